@@ -1,0 +1,349 @@
+// The part of every exercise's harness that is not about the exercise: reading the plan, reporting over the
+// result channel, device buffers, seeded input generation, poisoning, timing and the case loop.
+// An exercise's harness.cu supplies one function, `CaseOutcome run_case(const Case&)`, and calls run_harness().
+#pragma once
+
+#include <cuda_runtime.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "protocol.hpp"
+
+namespace cugrade::harness {
+
+// A CUDA call failed. `origin` says whether the submission's own work failed (its launches surface at the
+// synchronisation after its call) or the harness's.
+struct CudaFailure : std::runtime_error {
+    CudaFailure(cudaError_t code, const std::string& what) : std::runtime_error(what), code(code) {}
+    cudaError_t code;
+};
+
+inline void check_cuda(cudaError_t code, const char* call, const char* file, int line) {
+    if (code != cudaSuccess) {
+        std::ostringstream message;
+        message << file << ":" << line << ": " << call << " failed: " << cudaGetErrorName(code) << " ("
+                << cudaGetErrorString(code) << ")";
+        throw CudaFailure(code, message.str());
+    }
+}
+
+#define CUGRADE_CUDA_CHECK(call) ::cugrade::harness::check_cuda((call), #call, __FILE__, __LINE__)
+
+template <class T>
+class DeviceBuffer {
+public:
+    explicit DeviceBuffer(std::size_t count) : count_(count) {
+        // cudaMalloc(0) may return null; one element keeps every buffer a real address.
+        CUGRADE_CUDA_CHECK(cudaMalloc(&data_, std::max<std::size_t>(count, 1) * sizeof(T)));
+    }
+    ~DeviceBuffer() { cudaFree(data_); }
+    DeviceBuffer(const DeviceBuffer&) = delete;
+    DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+
+    T* get() const { return data_; }
+    std::size_t size() const { return count_; }
+
+    std::vector<T> to_host() const {
+        std::vector<T> host(count_);
+        if (count_ > 0) {
+            CUGRADE_CUDA_CHECK(cudaMemcpy(host.data(), data_, count_ * sizeof(T), cudaMemcpyDeviceToHost));
+        }
+        return host;
+    }
+
+private:
+    T* data_ = nullptr;
+    std::size_t count_;
+};
+
+// A named input distribution from the rubric.
+struct Distribution {
+    std::string name;
+    std::string kind;  // "uniform": floats in [low, high); "integers": whole numbers in [low, high]
+    double low = 0.0;
+    double high = 1.0;
+};
+
+struct Timing {
+    int warmup = 2;
+    int samples = 20;
+};
+
+struct Case {
+    std::string id;
+    std::uint64_t size = 0;
+    Distribution input;
+    std::uint64_t seed = 0;
+    int calls = 1;
+    double lambda = 8.0;
+    std::optional<Timing> timing;
+};
+
+struct CaseOutcome {
+    std::string status;
+    std::string detail;
+    nlohmann::json measurements = nlohmann::json::object();
+
+    static CaseOutcome passed(nlohmann::json measurements = nlohmann::json::object()) {
+        return {protocol::status_passed, "", std::move(measurements)};
+    }
+    static CaseOutcome wrong_answer(std::string detail) {
+        return {protocol::status_wrong_answer, std::move(detail), nlohmann::json::object()};
+    }
+};
+
+// ---------------------------------------------------------------------------------------------------------------
+// Seeded inputs, generated on the GPU from a counter-based hash so any element can be recomputed from (seed, i).
+
+__host__ __device__ inline std::uint64_t mix64(std::uint64_t x) {
+    x += 0x9e3779b97f4a7c15ull;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+
+// A uniform number in [0, 1) with 24 random bits.
+__host__ __device__ inline float unit_float(std::uint64_t seed, std::uint64_t index) {
+    return static_cast<float>(mix64(seed ^ mix64(index)) >> 40) * 0x1p-24f;
+}
+
+__global__ void generate_kernel(float* out, std::size_t n, std::uint64_t seed, int integers, float low, float high) {
+    const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+    for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
+        const float u = unit_float(seed, i);
+        out[i] = integers ? fminf(high, floorf(low + u * (high - low + 1.0f))) : low + u * (high - low);
+    }
+}
+
+inline void generate(float* out, std::size_t n, const Distribution& input, std::uint64_t seed) {
+    if (n == 0) {
+        return;
+    }
+    const unsigned blocks = static_cast<unsigned>(std::min<std::size_t>((n + 255) / 256, 4096));
+    generate_kernel<<<blocks, 256>>>(out, n, seed, input.kind == "integers", static_cast<float>(input.low),
+                                     static_cast<float>(input.high));
+    CUGRADE_CUDA_CHECK(cudaGetLastError());
+    CUGRADE_CUDA_CHECK(cudaDeviceSynchronize());
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Poison: outputs and scratch are filled with a NaN of a recognisable pattern before every call, so an unwritten
+// result never passes and a report can say "never written" rather than "wrong".
+
+inline constexpr std::uint32_t poison_bits = 0x7fbadbadu;
+
+inline bool is_poison(float value) {
+    std::uint32_t bits;
+    std::memcpy(&bits, &value, sizeof bits);
+    return bits == poison_bits;
+}
+
+__global__ void poison_kernel(std::uint32_t* out, std::size_t n) {
+    const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+    for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
+        out[i] = poison_bits;
+    }
+}
+
+inline void poison(float* out, std::size_t n) {
+    const unsigned blocks = static_cast<unsigned>(std::min<std::size_t>((n + 255) / 256, 1024));
+    poison_kernel<<<std::max(blocks, 1u), 256>>>(reinterpret_cast<std::uint32_t*>(out), n);
+    CUGRADE_CUDA_CHECK(cudaGetLastError());
+    CUGRADE_CUDA_CHECK(cudaDeviceSynchronize());
+}
+
+// Runs the submission's entry point, then surfaces any error its launches raised. Synchronises the whole device, so
+// work the submission left on other streams is finished (and its errors seen) before anything is checked.
+template <class Call>
+void call_submission(Call&& call) {
+    call();
+    CUGRADE_CUDA_CHECK(cudaGetLastError());
+    CUGRADE_CUDA_CHECK(cudaDeviceSynchronize());
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Timing: the submission and the reference run alternately on the same inputs; each sample is one call bracketed by
+// CUDA events on the harness's stream.
+
+struct TimingResult {
+    double submission_ms = 0.0;
+    double reference_ms = 0.0;
+    int samples = 0;
+};
+
+inline double median(std::vector<double> values) {
+    if (values.empty()) {
+        return 0.0;
+    }
+    std::sort(values.begin(), values.end());
+    const std::size_t mid = values.size() / 2;
+    return values.size() % 2 == 1 ? values[mid] : 0.5 * (values[mid - 1] + values[mid]);
+}
+
+class EventTimer {
+public:
+    EventTimer() {
+        CUGRADE_CUDA_CHECK(cudaEventCreate(&start_));
+        CUGRADE_CUDA_CHECK(cudaEventCreate(&stop_));
+    }
+    ~EventTimer() {
+        cudaEventDestroy(start_);
+        cudaEventDestroy(stop_);
+    }
+    EventTimer(const EventTimer&) = delete;
+    EventTimer& operator=(const EventTimer&) = delete;
+
+    template <class Call>
+    double time_ms(cudaStream_t stream, Call&& call) {
+        CUGRADE_CUDA_CHECK(cudaEventRecord(start_, stream));
+        call();
+        CUGRADE_CUDA_CHECK(cudaGetLastError());
+        CUGRADE_CUDA_CHECK(cudaEventRecord(stop_, stream));
+        CUGRADE_CUDA_CHECK(cudaEventSynchronize(stop_));
+        CUGRADE_CUDA_CHECK(cudaDeviceSynchronize());
+        float ms = 0.0f;
+        CUGRADE_CUDA_CHECK(cudaEventElapsedTime(&ms, start_, stop_));
+        return ms;
+    }
+
+private:
+    cudaEvent_t start_{};
+    cudaEvent_t stop_{};
+};
+
+template <class Submission, class Reference>
+TimingResult time_interleaved(const Timing& timing, cudaStream_t stream, Submission&& submission,
+                              Reference&& reference) {
+    EventTimer timer;
+    for (int i = 0; i < timing.warmup; ++i) {
+        timer.time_ms(stream, reference);
+        timer.time_ms(stream, submission);
+    }
+    std::vector<double> submission_ms;
+    std::vector<double> reference_ms;
+    for (int i = 0; i < timing.samples; ++i) {
+        reference_ms.push_back(timer.time_ms(stream, reference));
+        submission_ms.push_back(timer.time_ms(stream, submission));
+    }
+    return {median(submission_ms), median(reference_ms), timing.samples};
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// The result channel and the case loop.
+
+class Channel {
+public:
+    Channel() {
+        const char* fd_text = std::getenv(protocol::result_fd_env);
+        const int fd = fd_text != nullptr ? std::atoi(fd_text) : -1;
+        // Without the grader (a person running the harness by hand) results go to stderr.
+        out_ = fd > 2 ? fdopen(fd, "w") : stderr;
+        if (out_ == nullptr) {
+            out_ = stderr;
+        }
+        unsetenv(protocol::result_fd_env);
+    }
+
+    void send(const nlohmann::json& record) {
+        const std::string line = record.dump(-1, ' ', true, nlohmann::json::error_handler_t::replace) + "\n";
+        std::fwrite(line.data(), 1, line.size(), out_);
+        std::fflush(out_);
+    }
+
+private:
+    std::FILE* out_;
+};
+
+inline Case parse_case(const nlohmann::json& j) {
+    Case c;
+    c.id = j.at("id").get<std::string>();
+    c.size = j.at("size").get<std::uint64_t>();
+    const auto& input = j.at("input");
+    c.input = {input.at("name").get<std::string>(), input.at("kind").get<std::string>(),
+               input.at("low").get<double>(), input.at("high").get<double>()};
+    c.seed = j.at("seed").get<std::uint64_t>();
+    c.calls = j.at("calls").get<int>();
+    c.lambda = j.at("lambda").get<double>();
+    if (j.contains("timing") && !j.at("timing").is_null()) {
+        c.timing = Timing{j.at("timing").at("warmup").get<int>(), j.at("timing").at("samples").get<int>()};
+    }
+    return c;
+}
+
+inline std::string describe_number(double value) {
+    if (std::isnan(value)) {
+        return "nan";
+    }
+    std::ostringstream text;
+    text.precision(9);
+    text << value;
+    return text.str();
+}
+
+// `run_case` runs one case and returns its outcome; CUDA failures propagate as CudaFailure.
+inline int run_harness(int argc, char** argv, const std::function<CaseOutcome(const Case&)>& run_case) {
+    Channel channel;
+    if (argc != 2) {
+        channel.send({{"event", "fatal"}, {"detail", "usage: harness PLAN.json"}});
+        return protocol::exit_usage;
+    }
+    std::vector<Case> cases;
+    try {
+        std::ifstream plan_file(argv[1]);
+        const auto plan = nlohmann::json::parse(plan_file);
+        for (const auto& c : plan.at("cases")) {
+            cases.push_back(parse_case(c));
+        }
+    } catch (const std::exception& e) {
+        channel.send({{"event", "fatal"}, {"detail", std::string("cannot read the plan: ") + e.what()}});
+        return protocol::exit_usage;
+    }
+
+    try {
+        CUGRADE_CUDA_CHECK(cudaSetDevice(0));
+        CUGRADE_CUDA_CHECK(cudaFree(nullptr));  // creates the context now, outside every case's clock
+    } catch (const CudaFailure& e) {
+        channel.send({{"event", "fatal"}, {"detail", std::string("cannot initialise CUDA: ") + e.what()}});
+        return protocol::exit_fatal;
+    }
+    channel.send({{"event", "ready"}});
+
+    for (const Case& c : cases) {
+        channel.send({{"event", "start"}, {"case", c.id}});
+        CaseOutcome outcome;
+        try {
+            outcome = run_case(c);
+        } catch (const CudaFailure& e) {
+            channel.send({{"event", "result"},
+                          {"case", c.id},
+                          {"status", protocol::status_cuda_error},
+                          {"detail", std::string(cudaGetErrorName(e.code)) + ": " + cudaGetErrorString(e.code)},
+                          {"where", e.what()}});
+            // A fault can leave the context unusable; a fresh process runs the remaining cases.
+            return protocol::exit_restart;
+        } catch (const std::exception& e) {
+            outcome = {protocol::status_harness_error, e.what(), nlohmann::json::object()};
+        }
+        channel.send({{"event", "result"},
+                      {"case", c.id},
+                      {"status", outcome.status},
+                      {"detail", outcome.detail},
+                      {"measurements", outcome.measurements}});
+    }
+    return protocol::exit_done;
+}
+
+}  // namespace cugrade::harness

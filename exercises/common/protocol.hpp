@@ -1,0 +1,29 @@
+// The contract between the grader and an exercise's harness process. Both sides include this file, so a field
+// renamed here is renamed everywhere.
+//
+// The grader starts the harness as `harness PLAN.json` with the write end of a pipe as file descriptor
+// result_fd_env names. The harness writes one JSON object per line to it:
+//   {"event":"ready"}                                   CUDA is initialised; per-case clocks start now
+//   {"event":"start","case":ID}                         the case ID begins
+//   {"event":"result","case":ID,"status":S,"detail":D,"measurements":{...}}
+//   {"event":"fatal","detail":D}                        the harness cannot go on (not the submission's fault)
+// The submission's stdout and stderr never reach this channel.
+#pragma once
+
+namespace cugrade::protocol {
+
+inline constexpr const char* result_fd_env = "CUGRADE_RESULT_FD";
+
+// Exit codes of the harness process.
+inline constexpr int exit_done = 0;     // every case in the plan reported
+inline constexpr int exit_usage = 2;    // the plan could not be read
+inline constexpr int exit_restart = 3;  // a CUDA error poisoned the context: restart for the remaining cases
+inline constexpr int exit_fatal = 4;    // the harness reported a fatal event
+
+// Statuses the harness itself reports in a result event.
+inline constexpr const char* status_passed = "passed";
+inline constexpr const char* status_wrong_answer = "wrong_answer";
+inline constexpr const char* status_cuda_error = "cuda_error";
+inline constexpr const char* status_harness_error = "harness_error";
+
+}  // namespace cugrade::protocol

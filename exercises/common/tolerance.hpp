@@ -1,0 +1,68 @@
+// Tolerance models shared by the harnesses (which check results) and the grader's tests (which check the models).
+// Plain C++: no CUDA here.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+
+namespace cugrade::tolerance {
+
+// Unit roundoff of float32 (round to nearest): every float32 addition a + b returns (a + b)(1 + d) with |d| <= u.
+inline constexpr double float32_unit_roundoff = 0x1p-24;
+
+// Integers up to 2^24 in magnitude are exactly representable in float32.
+inline constexpr double float32_exact_integer_limit = 0x1p24;
+
+// What a harness knows of an input before it checks a sum of it.
+struct SumReference {
+    double sum = 0.0;      // the sum in double precision with compensation: exact for every rubric size
+    double abs_sum = 0.0;  // the sum of |x|, which sets the condition of the sum
+    bool all_integers = true;
+};
+
+// Neumaier's compensated summation in double. For float32 inputs and n below 2^29 its error is far below
+// float32's resolution, so it serves as the exact sum.
+template <class Iterator>
+SumReference reference_sum(Iterator first, Iterator last) {
+    SumReference ref;
+    double compensation = 0.0;
+    for (; first != last; ++first) {
+        const double x = static_cast<double>(*first);
+        const double t = ref.sum + x;
+        compensation += std::abs(ref.sum) >= std::abs(x) ? (ref.sum - t) + x : (x - t) + ref.sum;
+        ref.sum = t;
+        ref.abs_sum += std::abs(x);
+        ref.all_integers = ref.all_integers && std::nearbyint(x) == x;
+    }
+    ref.sum += compensation;
+    return ref;
+}
+
+// When every input is an integer and sum |x| <= 2^24, every partial sum in every order is an integer no larger
+// than 2^24 in magnitude, hence exact in float32: any correct float32 summation returns the exact sum.
+inline bool exactly_summable_in_float32(const SumReference& ref) {
+    return ref.all_integers && ref.abs_sum <= float32_exact_integer_limit;
+}
+
+// How far a correct float32 sum of n values may lie from the exact sum, in any summation order.
+//   - Deterministic bound (Higham, Accuracy and Stability, 4.2): gamma_{n-1} * sum|x|, gamma_k = k u / (1 - k u).
+//   - Probabilistic bound (Higham & Mary, SIAM J. Sci. Comput. 41(5), 2019): lambda * sqrt(n-1) * u * sum|x|,
+//     exceeded with probability at most about 2 exp(-lambda^2 / 2) when rounding errors are independent.
+// The tolerance is the smaller of the two, and zero where the sum is exact in every order.
+inline double summation_tolerance(std::size_t n, const SumReference& ref, double lambda) {
+    if (n <= 1 || exactly_summable_in_float32(ref)) {
+        return 0.0;
+    }
+    const double k = static_cast<double>(n - 1);
+    const double ku = k * float32_unit_roundoff;
+    const double deterministic = ku < 1.0 ? ku / (1.0 - ku) : INFINITY;
+    const double probabilistic = lambda * std::sqrt(k) * float32_unit_roundoff;
+    return std::min(deterministic, probabilistic) * ref.abs_sum;
+}
+
+inline bool within_tolerance(double obtained, double expected, double tolerance) {
+    return std::isfinite(obtained) && std::abs(obtained - expected) <= tolerance;
+}
+
+}  // namespace cugrade::tolerance

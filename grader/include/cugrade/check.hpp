@@ -1,0 +1,28 @@
+// `cugrade check`: for each exercise, rubric -> build -> run -> check -> score -> report.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "cugrade/exercise.hpp"
+#include "cugrade/report.hpp"
+
+namespace cugrade {
+
+struct CheckOptions {
+    std::filesystem::path submission_dir = ".";
+    std::vector<std::string> exercises;           // empty: every exercise whose file the folder holds
+    std::optional<std::filesystem::path> rubric;  // instead of rubrics/NAME.yaml (one exercise only)
+    std::optional<std::string> nvcc;
+    std::filesystem::path cache_dir;              // empty: no cache
+    std::ostream* progress = nullptr;             // one line per step, for people waiting
+};
+
+// Grades every selected exercise. Bad usage or a bad rubric throws UsageError before anything is built; a failure
+// while grading one exercise is recorded in its report, and the others are still graded.
+Report check(const Course& course, const CheckOptions& options);
+
+}  // namespace cugrade

@@ -1,0 +1,36 @@
+// An exercise as the grader sees it: the files of exercises/NAME plus the instructor's reference.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace cugrade {
+
+// The folder that holds exercises/, reference/ and rubrics/.
+struct Course {
+    std::filesystem::path root;
+
+    std::filesystem::path exercises_dir() const { return root / "exercises"; }
+    std::filesystem::path common_dir() const { return root / "exercises" / "common"; }
+    std::filesystem::path rubric_for(const std::string& exercise) const {
+        return root / "rubrics" / (exercise + ".yaml");
+    }
+    std::vector<std::string> exercise_names() const;  // sorted; every folder of exercises/ with an exercise.yaml
+};
+
+struct Exercise {
+    std::string name;
+    std::string title;
+    std::string submission_file;            // e.g. "sum.cu", the file a student writes
+    std::filesystem::path directory;        // exercises/NAME
+    std::filesystem::path contract_header;  // exercises/NAME/NAME.h
+    std::filesystem::path harness_source;   // exercises/NAME/harness.cu
+    std::filesystem::path reference_source; // reference/NAME.cu
+    std::vector<std::string> entry_points;  // extern "C" functions both the submission and the reference define
+};
+
+// Reads exercises/NAME/exercise.yaml. Throws UsageError for an unknown exercise, FileError for a bad description.
+Exercise load_exercise(const Course& course, const std::string& name);
+
+}  // namespace cugrade

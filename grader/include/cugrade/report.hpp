@@ -1,0 +1,59 @@
+// What a check found, as a table for people and as JSON for machines (docs/results-schema.md).
+#pragma once
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "cugrade/build.hpp"
+#include "cugrade/exit_codes.hpp"
+#include "cugrade/gpu.hpp"
+#include "cugrade/score.hpp"
+
+namespace cugrade {
+
+inline constexpr int results_schema_version = 1;
+
+enum class Outcome { passed, failed, skipped, error };
+std::string to_string(Outcome outcome);
+
+struct ExerciseReport {
+    std::string exercise;
+    std::string title;
+    std::filesystem::path submission;
+    std::filesystem::path rubric;
+    BuildResult build;
+    std::vector<ScoredCase> cases;
+    std::string program_output;
+    bool program_output_truncated = false;
+    std::optional<std::string> skipped_reason;  // why the cases did not run (no GPU)
+    std::optional<std::string> error;           // cugrade failed on this exercise; its cases carry no verdict
+
+    double points() const;
+    double max_points() const;
+    Outcome outcome() const;
+};
+
+struct Report {
+    std::string cugrade_version;
+    GpuInfo gpu;
+    std::vector<ExerciseReport> exercises;
+
+    double points() const;
+    double max_points() const;
+    Outcome outcome() const;
+    ExitCode exit_code() const;
+};
+
+struct ReportOptions {
+    bool show_hidden = false;  // instructors: show hidden cases' names and details
+    int width = 100;           // the table's width in columns
+};
+
+void print_report(std::ostream& out, const Report& report, const ReportOptions& options);
+nlohmann::json report_to_json(const Report& report, const ReportOptions& options);
+
+}  // namespace cugrade

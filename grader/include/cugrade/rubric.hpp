@@ -1,0 +1,90 @@
+// A rubric: the cases an exercise is graded on, their points, limits and speed tiers (docs/rubric.md).
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cugrade/error.hpp"
+
+namespace cugrade {
+
+enum class Visibility { visible, hidden };
+
+struct InputDistribution {
+    std::string name;
+    std::string kind;  // "uniform" or "integers"
+    double low = 0.0;
+    double high = 1.0;
+};
+
+struct Limits {
+    double compile_seconds = 300.0;
+    double case_seconds = 20.0;
+};
+
+struct CaseGroup {
+    std::string name;
+    Visibility visibility = Visibility::visible;
+    double points = 0.0;
+    std::vector<std::uint64_t> sizes;
+    std::vector<std::string> inputs;
+    std::uint64_t seed = 0;
+    double case_seconds = 0.0;
+};
+
+// One step of the speed scale: a time at most max_ratio times the reference's earns `points`.
+struct SpeedTier {
+    double max_ratio = 1.0;
+    double points = 0.0;
+};
+
+struct SpeedTest {
+    std::uint64_t size = 0;
+    std::string input;
+    std::uint64_t seed = 0;
+    Visibility visibility = Visibility::visible;
+    int warmup = 2;
+    int samples = 20;
+    double case_seconds = 0.0;
+    std::vector<SpeedTier> tiers;  // ordered by max_ratio, points falling
+
+    double max_points() const { return tiers.empty() ? 0.0 : tiers.front().points; }
+};
+
+struct Rubric {
+    std::filesystem::path file;
+    std::string exercise;
+    Limits limits;
+    int calls_per_case = 3;
+    double tolerance_lambda = 8.0;
+    std::map<std::string, InputDistribution> inputs;
+    std::vector<CaseGroup> groups;
+    std::optional<SpeedTest> speed;
+};
+
+// Reads and validates a rubric. Every mistake is a FileError at its place.
+Rubric load_rubric(const std::filesystem::path& file);
+
+// One case as the grader runs it: a group's size and input, or the speed test.
+struct CasePlan {
+    std::string id;      // "edges/n=31/integers", unique within the rubric
+    std::string group;   // the group's name, or "speed"
+    Visibility visibility = Visibility::visible;
+    std::uint64_t size = 0;
+    InputDistribution input;
+    std::uint64_t seed = 0;
+    double max_points = 0.0;
+    double case_seconds = 0.0;
+    bool timed = false;  // the speed test: correctness first, then timing against the reference
+};
+
+// The rubric's cases in the order they run: groups as written, sizes then inputs, the speed test last.
+std::vector<CasePlan> plan_cases(const Rubric& rubric);
+
+std::string to_string(Visibility visibility);
+
+}  // namespace cugrade

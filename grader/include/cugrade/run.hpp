@@ -1,0 +1,40 @@
+// Running a built program on the rubric's cases: the harness in a child process, restarted after a crash, a CUDA
+// error or a hang, so one bad case never hides the verdicts of the others.
+#pragma once
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "cugrade/rubric.hpp"
+#include "cugrade/status.hpp"
+
+namespace cugrade {
+
+struct CaseResult {
+    Status status = Status::harness_error;
+    std::string detail;
+    nlohmann::json measurements = nlohmann::json::object();
+};
+
+struct RunResult {
+    std::vector<CaseResult> cases;  // one per planned case, in plan order
+    std::string output;             // what the program printed, capped
+    bool output_truncated = false;
+    int processes = 0;              // how many times the harness was started
+};
+
+struct RunOptions {
+    std::filesystem::path work_dir;     // a private folder for the plan files; the program runs there
+    double startup_seconds = 60.0;      // from start to "ready", and between cases
+    std::size_t output_limit = 64 * 1024;
+};
+
+RunResult run_cases(const std::filesystem::path& program, const std::vector<CasePlan>& cases, const Rubric& rubric,
+                    const RunOptions& options);
+
+// The plan the harness reads (exercises/common/protocol.hpp), for the given cases.
+nlohmann::json make_plan(const std::vector<const CasePlan*>& cases, const Rubric& rubric);
+
+}  // namespace cugrade

@@ -1,0 +1,26 @@
+// Points: a case's share of its group when it passes; for the speed test, the tier its time reaches.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "cugrade/rubric.hpp"
+#include "cugrade/run.hpp"
+#include "cugrade/status.hpp"
+
+namespace cugrade {
+
+struct ScoredCase {
+    CasePlan plan;
+    Status status = Status::skipped;
+    std::string detail;
+    nlohmann::json measurements = nlohmann::json::object();
+    double points = 0.0;
+};
+
+ScoredCase score_case(const CasePlan& plan, const CaseResult& result, const Rubric& rubric);
+
+// A number of points as a report shows it: at most two decimals, no trailing zeros ("1.25", "30").
+std::string format_points(double points);
+
+}  // namespace cugrade

@@ -1,0 +1,28 @@
+// The verdict of one case.
+#pragma once
+
+#include <optional>
+#include <string>
+
+namespace cugrade {
+
+enum class Status {
+    passed,         // correct (and, for the speed test, in the top tier)
+    slow,           // correct, but the speed test earned less than its top tier
+    wrong_answer,   // ran, and a result was wrong or missing
+    build_failed,   // the submission did not compile or link
+    timed_out,      // the case ran past its wall-clock limit
+    crashed,        // the process died of a signal during the case
+    cuda_error,     // a CUDA call or kernel of the case failed (illegal address, bad launch, ...)
+    exited_early,   // the process exited before reporting the case
+    skipped,        // not run: no GPU is visible
+    harness_error,  // the grader's side failed; not the submission's fault
+};
+
+std::string to_string(Status status);
+std::optional<Status> status_from_string(const std::string& text);
+
+// The words a report shows: "wrong answer", "timed out".
+std::string display_name(Status status);
+
+}  // namespace cugrade

@@ -1,0 +1,183 @@
+#include "cugrade/check.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <stdlib.h>
+
+#include <algorithm>
+
+#include "config.hpp"
+#include "cugrade/build.hpp"
+#include "cugrade/error.hpp"
+#include "cugrade/gpu.hpp"
+#include "cugrade/rubric.hpp"
+#include "cugrade/run.hpp"
+#include "cugrade/score.hpp"
+
+namespace cugrade {
+namespace fs = std::filesystem;
+namespace {
+
+struct Assignment {
+    Exercise exercise;
+    Rubric rubric;
+    fs::path submission;
+};
+
+class Progress {
+public:
+    explicit Progress(std::ostream* out) : out_(out) {}
+    template <class... Args>
+    void say(fmt::format_string<Args...> format, Args&&... args) {
+        if (out_ != nullptr) {
+            *out_ << "cugrade: " << fmt::format(format, std::forward<Args>(args)...) << std::endl;
+        }
+    }
+
+private:
+    std::ostream* out_;
+};
+
+// Which exercises to grade, each with its rubric and the student's file. Everything is validated before any build.
+std::vector<Assignment> plan_assignments(const Course& course, const CheckOptions& options) {
+    if (!fs::is_directory(options.submission_dir)) {
+        throw UsageError(fmt::format("'{}' is not a folder; give the folder that holds your submission",
+                                     options.submission_dir.string()));
+    }
+    std::vector<std::string> names = options.exercises;
+    if (names.empty()) {
+        std::vector<std::string> expected;
+        for (const auto& name : course.exercise_names()) {
+            const Exercise exercise = load_exercise(course, name);
+            expected.push_back(exercise.submission_file);
+            if (fs::is_regular_file(options.submission_dir / exercise.submission_file)) {
+                names.push_back(name);
+            }
+        }
+        if (names.empty()) {
+            throw UsageError(fmt::format("no submission found in '{}': expected one of {}",
+                                         options.submission_dir.string(), fmt::join(expected, ", ")));
+        }
+    }
+    if (options.rubric && names.size() != 1) {
+        throw UsageError("--rubric needs exactly one exercise; name it with --exercise");
+    }
+
+    std::vector<Assignment> assignments;
+    for (const auto& name : names) {
+        Assignment a{load_exercise(course, name), {}, {}};
+        a.submission = options.submission_dir / a.exercise.submission_file;
+        if (!fs::is_regular_file(a.submission)) {
+            throw UsageError(fmt::format("'{}' not found: the {} exercise is graded on that file",
+                                         a.submission.string(), name));
+        }
+        a.rubric = load_rubric(options.rubric.value_or(course.rubric_for(name)));
+        if (a.rubric.exercise != name) {
+            throw UsageError(fmt::format("rubric '{}' is for exercise '{}', not '{}'", a.rubric.file.string(),
+                                         a.rubric.exercise, name));
+        }
+        assignments.push_back(std::move(a));
+    }
+    return assignments;
+}
+
+// A private folder for one run's plan files, removed afterwards.
+class ScratchDir {
+public:
+    ScratchDir() {
+        std::string pattern = (fs::temp_directory_path() / "cugrade-run-XXXXXX").string();
+        if (::mkdtemp(pattern.data()) == nullptr) {
+            throw std::runtime_error("cannot create a temporary folder");
+        }
+        path_ = pattern;
+    }
+    ~ScratchDir() {
+        std::error_code ec;
+        fs::remove_all(path_, ec);
+    }
+    const fs::path& path() const { return path_; }
+
+private:
+    fs::path path_;
+};
+
+ExerciseReport grade(const Assignment& a, const Toolchain& toolchain, const GpuInfo& gpu,
+                     const CheckOptions& options, Progress& progress) {
+    ExerciseReport report;
+    report.exercise = a.exercise.name;
+    report.title = a.exercise.title;
+    report.submission = a.submission;
+    report.rubric = a.rubric.file;
+    const std::vector<CasePlan> cases = plan_cases(a.rubric);
+
+    BuildOptions build_options;
+    build_options.arch = gpu.available ? gpu.arch() : fallback_arch;
+    build_options.cache_dir = options.cache_dir;
+    build_options.compile_seconds = a.rubric.limits.compile_seconds;
+    progress.say("building {} for {}", a.submission.string(), build_options.arch);
+    report.build = build_submission(a.exercise, a.submission, toolchain, build_options);
+    struct Cleanup {
+        fs::path dir;
+        ~Cleanup() {
+            std::error_code ec;
+            if (!dir.empty()) {
+                fs::remove_all(dir, ec);
+            }
+        }
+    } cleanup{report.build.work_dir};
+
+    std::vector<CaseResult> results(cases.size());
+    if (!report.build.ok) {
+        for (auto& r : results) {
+            r = {Status::build_failed, fmt::format("the submission did not {}; see the compiler's messages below",
+                                                   report.build.step)};
+        }
+    } else if (!gpu.available) {
+        report.skipped_reason = gpu.unavailable_reason;
+        for (auto& r : results) {
+            r = {Status::skipped, "needs an NVIDIA GPU"};
+        }
+    } else {
+        progress.say("running {} cases on {}", cases.size(), gpu.name);
+        ScratchDir scratch;
+        RunOptions run_options;
+        run_options.work_dir = scratch.path();
+        RunResult run = run_cases(report.build.program, cases, a.rubric, run_options);
+        results = std::move(run.cases);
+        report.program_output = std::move(run.output);
+        report.program_output_truncated = run.output_truncated;
+    }
+    for (std::size_t i = 0; i < cases.size(); ++i) {
+        report.cases.push_back(score_case(cases[i], results[i], a.rubric));
+    }
+    return report;
+}
+
+}  // namespace
+
+Report check(const Course& course, const CheckOptions& options) {
+    const std::vector<Assignment> assignments = plan_assignments(course, options);
+    const Toolchain toolchain = find_toolchain(options.nvcc);
+    Progress progress(options.progress);
+
+    Report report;
+    report.cugrade_version = CUGRADE_VERSION;
+    report.gpu = probe_gpu();
+    for (const auto& a : assignments) {
+        try {
+            report.exercises.push_back(grade(a, toolchain, report.gpu, options, progress));
+        } catch (const std::exception& e) {
+            // One exercise's failure must not lose the others' results.
+            ExerciseReport failed;
+            failed.exercise = a.exercise.name;
+            failed.title = a.exercise.title;
+            failed.submission = a.submission;
+            failed.rubric = a.rubric.file;
+            failed.error = e.what();
+            report.exercises.push_back(std::move(failed));
+        }
+    }
+    return report;
+}
+
+}  // namespace cugrade

@@ -1,0 +1,58 @@
+#include "cugrade/exercise.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+
+#include "cugrade/error.hpp"
+#include "yaml_fields.hpp"
+
+namespace cugrade {
+
+std::vector<std::string> Course::exercise_names() const {
+    std::vector<std::string> names;
+    std::error_code ec;
+    for (const auto& entry : std::filesystem::directory_iterator(exercises_dir(), ec)) {
+        if (entry.is_directory() && std::filesystem::is_regular_file(entry.path() / "exercise.yaml")) {
+            names.push_back(entry.path().filename().string());
+        }
+    }
+    std::sort(names.begin(), names.end());
+    return names;
+}
+
+Exercise load_exercise(const Course& course, const std::string& name) {
+    const auto names = course.exercise_names();
+    if (std::find(names.begin(), names.end(), name) == names.end()) {
+        const std::string suggestion = yaml::closest(name, names);
+        throw UsageError(suggestion.empty()
+                             ? fmt::format("unknown exercise '{}' (known: {})", name, fmt::join(names, ", "))
+                             : fmt::format("unknown exercise '{}' (did you mean '{}'?)", name, suggestion));
+    }
+
+    Exercise exercise;
+    exercise.name = name;
+    exercise.directory = course.exercises_dir() / name;
+    const auto file = exercise.directory / "exercise.yaml";
+    yaml::Mapping fields(file, yaml::load_file(file), "the exercise description");
+    exercise.title = fields.text(fields.required("title"), "title");
+    exercise.submission_file = fields.text(fields.required("submission"), "submission");
+    const auto contract = fields.required("contract");
+    exercise.contract_header = exercise.directory / fields.text(contract, "contract");
+    for (const auto& entry : fields.sequence(fields.required("entry_points"), "entry_points")) {
+        exercise.entry_points.push_back(fields.text(entry, "entry_points"));
+    }
+    fields.finish();
+
+    exercise.harness_source = exercise.directory / "harness.cu";
+    exercise.reference_source = course.root / "reference" / exercise.submission_file;
+    for (const auto& required : {exercise.contract_header, exercise.harness_source, exercise.reference_source}) {
+        if (!std::filesystem::is_regular_file(required)) {
+            throw UsageError(fmt::format("exercise '{}' is incomplete: '{}' is missing", name, required.string()));
+        }
+    }
+    return exercise;
+}
+
+}  // namespace cugrade

@@ -1,0 +1,273 @@
+#include "cugrade/report.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <sstream>
+
+namespace cugrade {
+namespace {
+
+constexpr std::size_t max_output_lines = 40;
+
+// What a report may say about a case: hidden cases keep their verdict and points, but not their name or detail.
+struct ShownCase {
+    std::string name;
+    std::string detail;
+};
+
+std::vector<ShownCase> shown_cases(const ExerciseReport& exercise, const ReportOptions& options) {
+    std::vector<ShownCase> shown;
+    int hidden = 0;
+    for (const auto& c : exercise.cases) {
+        if (c.plan.visibility == Visibility::hidden && !options.show_hidden) {
+            shown.push_back({fmt::format("hidden-{}", ++hidden),
+                             c.detail.empty() ? "" : "details of hidden cases are not shown"});
+        } else {
+            shown.push_back({c.plan.id, c.detail});
+        }
+    }
+    return shown;
+}
+
+std::vector<std::string> wrap(const std::string& text, std::size_t width) {
+    std::vector<std::string> lines;
+    std::istringstream words(text);
+    std::string word;
+    std::string line;
+    while (words >> word) {
+        if (!line.empty() && line.size() + 1 + word.size() > width) {
+            lines.push_back(line);
+            line.clear();
+        }
+        line += (line.empty() ? "" : " ") + word;
+    }
+    if (!line.empty() || lines.empty()) {
+        lines.push_back(line);
+    }
+    return lines;
+}
+
+std::string first_lines(const std::string& text, std::size_t count, bool& cut) {
+    std::istringstream lines(text);
+    std::string result;
+    std::string line;
+    std::size_t n = 0;
+    while (std::getline(lines, line)) {
+        if (n++ == count) {
+            cut = true;
+            break;
+        }
+        result += "    " + line + "\n";
+    }
+    return result;
+}
+
+std::string gpu_description(const GpuInfo& gpu) {
+    return gpu.available ? fmt::format("{} ({})", gpu.name, gpu.arch()) : "none: " + gpu.unavailable_reason;
+}
+
+void print_exercise(std::ostream& out, const ExerciseReport& exercise, const ReportOptions& options) {
+    out << fmt::format("{} ({}): {}\n", exercise.exercise, exercise.title, exercise.submission.string());
+    if (exercise.error) {
+        out << fmt::format("  cugrade could not grade this exercise: {}\n\n", *exercise.error);
+        return;
+    }
+    out << fmt::format("  build: {}{}\n", exercise.build.ok ? "ok" : exercise.build.step + " failed",
+                       exercise.build.cached ? " (cached)" : "");
+
+    const auto shown = shown_cases(exercise, options);
+    std::size_t name_width = 4;
+    for (const auto& s : shown) {
+        name_width = std::max(name_width, s.name.size());
+    }
+    constexpr std::size_t status_width = 13;
+    constexpr std::size_t points_width = 11;
+    const std::size_t used = 2 + name_width + 2 + status_width + 2 + 2 + points_width;
+    const std::size_t detail_width = options.width > static_cast<int>(used + 20) ? options.width - used : 20;
+
+    out << fmt::format("\n  {:<{}}  {:<{}}  {:<{}}  {:>{}}\n", "case", name_width, "status", status_width, "detail",
+                       detail_width, "points", points_width);
+    for (std::size_t i = 0; i < exercise.cases.size(); ++i) {
+        const auto& c = exercise.cases[i];
+        const auto detail = wrap(shown[i].detail, detail_width);
+        const std::string points = fmt::format("{}/{}", format_points(c.points), format_points(c.plan.max_points));
+        out << fmt::format("  {:<{}}  {:<{}}  {:<{}}  {:>{}}\n", shown[i].name, name_width, display_name(c.status),
+                           status_width, detail[0], detail_width, points, points_width);
+        for (std::size_t line = 1; line < detail.size(); ++line) {
+            out << fmt::format("  {:<{}}  {:<{}}  {}\n", "", name_width, "", status_width, detail[line]);
+        }
+    }
+    out << fmt::format("  {:<{}}  {:>{}}\n\n", "total", name_width + 2 + status_width + 2 + detail_width,
+                       fmt::format("{}/{}", format_points(exercise.points()), format_points(exercise.max_points())),
+                       points_width);
+
+    if (!exercise.build.diagnostics.empty()) {
+        bool cut = false;
+        out << (exercise.build.ok ? "  compiler warnings:\n" : fmt::format("  the {} failed:\n", exercise.build.step));
+        out << first_lines(exercise.build.diagnostics, max_output_lines, cut);
+        out << (cut ? "    ... (more in the JSON report)\n\n" : "\n");
+    }
+    if (exercise.skipped_reason) {
+        out << fmt::format("  correctness and speed need an NVIDIA GPU: {}\n\n", *exercise.skipped_reason);
+    }
+    if (!exercise.program_output.empty() && exercise.outcome() != Outcome::passed) {
+        bool cut = exercise.program_output_truncated;
+        out << "  the program printed:\n" << first_lines(exercise.program_output, max_output_lines, cut);
+        out << (cut ? "    ... (cut short)\n\n" : "\n");
+    }
+}
+
+nlohmann::json gpu_to_json(const GpuInfo& gpu) {
+    if (!gpu.available) {
+        return {{"available", false}, {"reason", gpu.unavailable_reason}};
+    }
+    return {{"available", true}, {"name", gpu.name}, {"compute_capability", fmt::format("{}.{}", gpu.major, gpu.minor)}};
+}
+
+nlohmann::json optional_text(const std::optional<std::string>& text) {
+    return text ? nlohmann::json(*text) : nlohmann::json(nullptr);
+}
+
+}  // namespace
+
+std::string to_string(Outcome outcome) {
+    switch (outcome) {
+        case Outcome::passed: return "passed";
+        case Outcome::failed: return "failed";
+        case Outcome::skipped: return "skipped";
+        case Outcome::error: return "error";
+    }
+    return "error";
+}
+
+double ExerciseReport::points() const {
+    double total = 0.0;
+    for (const auto& c : cases) {
+        total += c.points;
+    }
+    return total;
+}
+
+double ExerciseReport::max_points() const {
+    double total = 0.0;
+    for (const auto& c : cases) {
+        total += c.plan.max_points;
+    }
+    return total;
+}
+
+Outcome ExerciseReport::outcome() const {
+    if (error) {
+        return Outcome::error;
+    }
+    if (std::any_of(cases.begin(), cases.end(), [](const auto& c) { return c.status == Status::harness_error; })) {
+        return Outcome::error;
+    }
+    if (std::any_of(cases.begin(), cases.end(),
+                    [](const auto& c) { return c.status != Status::passed && c.status != Status::skipped; })) {
+        return Outcome::failed;
+    }
+    if (std::any_of(cases.begin(), cases.end(), [](const auto& c) { return c.status == Status::skipped; })) {
+        return Outcome::skipped;
+    }
+    return Outcome::passed;
+}
+
+double Report::points() const {
+    double total = 0.0;
+    for (const auto& e : exercises) {
+        total += e.points();
+    }
+    return total;
+}
+
+double Report::max_points() const {
+    double total = 0.0;
+    for (const auto& e : exercises) {
+        total += e.max_points();
+    }
+    return total;
+}
+
+Outcome Report::outcome() const {
+    Outcome worst = Outcome::passed;
+    for (const auto& e : exercises) {
+        const Outcome o = e.outcome();
+        // error outranks failed, failed outranks skipped, skipped outranks passed
+        const auto rank = [](Outcome x) {
+            return x == Outcome::error ? 3 : x == Outcome::failed ? 2 : x == Outcome::skipped ? 1 : 0;
+        };
+        if (rank(o) > rank(worst)) {
+            worst = o;
+        }
+    }
+    return worst;
+}
+
+ExitCode Report::exit_code() const {
+    switch (outcome()) {
+        case Outcome::passed: return ExitCode::passed;
+        case Outcome::failed: return ExitCode::failed;
+        case Outcome::skipped: return ExitCode::skipped;
+        case Outcome::error: return ExitCode::internal_error;
+    }
+    return ExitCode::internal_error;
+}
+
+void print_report(std::ostream& out, const Report& report, const ReportOptions& options) {
+    out << fmt::format("cugrade {} on GPU {}\n\n", report.cugrade_version, gpu_description(report.gpu));
+    for (const auto& exercise : report.exercises) {
+        print_exercise(out, exercise, options);
+    }
+    out << fmt::format("result: {}, {}/{} points\n", to_string(report.outcome()), format_points(report.points()),
+                       format_points(report.max_points()));
+}
+
+nlohmann::json report_to_json(const Report& report, const ReportOptions& options) {
+    nlohmann::json exercises = nlohmann::json::array();
+    for (const auto& exercise : report.exercises) {
+        const auto shown = shown_cases(exercise, options);
+        nlohmann::json cases = nlohmann::json::array();
+        for (std::size_t i = 0; i < exercise.cases.size(); ++i) {
+            const auto& c = exercise.cases[i];
+            const bool hide = c.plan.visibility == Visibility::hidden && !options.show_hidden;
+            cases.push_back({{"id", shown[i].name},
+                             {"group", c.plan.group},
+                             {"visibility", to_string(c.plan.visibility)},
+                             {"status", to_string(c.status)},
+                             {"detail", shown[i].detail},
+                             {"points", c.points},
+                             {"max_points", c.plan.max_points},
+                             {"measurements", hide ? nlohmann::json::object() : c.measurements}});
+        }
+        exercises.push_back({{"exercise", exercise.exercise},
+                             {"title", exercise.title},
+                             {"submission", exercise.submission.string()},
+                             {"rubric", exercise.rubric.string()},
+                             {"outcome", to_string(exercise.outcome())},
+                             {"points", exercise.points()},
+                             {"max_points", exercise.max_points()},
+                             {"build",
+                              {{"ok", exercise.build.ok},
+                               {"cached", exercise.build.cached},
+                               {"failed_step", exercise.build.ok ? nlohmann::json(nullptr) : nlohmann::json(exercise.build.step)},
+                               {"diagnostics", exercise.build.diagnostics}}},
+                             {"skipped_reason", optional_text(exercise.skipped_reason)},
+                             {"error", optional_text(exercise.error)},
+                             {"cases", cases},
+                             {"program_output", exercise.program_output},
+                             {"program_output_truncated", exercise.program_output_truncated}});
+    }
+    return {{"schema", "cugrade-results"},
+            {"schema_version", results_schema_version},
+            {"cugrade_version", report.cugrade_version},
+            {"gpu", gpu_to_json(report.gpu)},
+            {"outcome", to_string(report.outcome())},
+            {"exit_code", to_int(report.exit_code())},
+            {"points", report.points()},
+            {"max_points", report.max_points()},
+            {"exercises", exercises}};
+}
+
+}  // namespace cugrade

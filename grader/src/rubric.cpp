@@ -1,0 +1,226 @@
+#include "cugrade/rubric.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <cmath>
+#include <regex>
+#include <set>
+
+#include "hash.hpp"
+#include "yaml_fields.hpp"
+
+namespace cugrade {
+namespace {
+
+// Large enough for any exercise that fits in a GPU's memory, small enough to catch a typo of several digits.
+constexpr std::int64_t max_size = std::int64_t{1} << 34;
+constexpr int schema_version = 1;
+
+Visibility read_visibility(const yaml::Mapping& fields, const std::optional<YAML::Node>& node) {
+    if (!node) {
+        return Visibility::visible;
+    }
+    return fields.choice(*node, "visibility", {"visible", "hidden"}) == "hidden" ? Visibility::hidden
+                                                                                  : Visibility::visible;
+}
+
+std::string read_name(const yaml::Mapping& fields, const YAML::Node& node, const std::string& key) {
+    static const std::regex pattern("[a-z0-9][a-z0-9_-]*");
+    const std::string name = fields.text(node, key);
+    if (!std::regex_match(name, pattern)) {
+        fields.fail(node, fmt::format("'{}' must use lowercase letters, digits, '-' and '_', got '{}'", key, name));
+    }
+    return name;
+}
+
+std::string read_input_reference(const yaml::Mapping& fields, const YAML::Node& node, const Rubric& rubric) {
+    const std::string name = fields.text(node, "inputs");
+    if (rubric.inputs.count(name) == 0) {
+        std::vector<std::string> known;
+        for (const auto& [known_name, input] : rubric.inputs) {
+            known.push_back(known_name);
+        }
+        fields.fail(node, fmt::format("unknown input '{}' (defined in 'inputs': {})", name, fmt::join(known, ", ")));
+    }
+    return name;
+}
+
+InputDistribution read_input(const std::filesystem::path& file, const std::string& name, const YAML::Node& node) {
+    yaml::Mapping fields(file, node, fmt::format("input '{}'", name));
+    InputDistribution input;
+    input.name = name;
+    input.kind = fields.choice(fields.required("kind"), "kind", {"uniform", "integers"});
+    const auto low = fields.required("low");
+    const auto high = fields.required("high");
+    input.low = fields.number(low, "low", -1e30, 1e30);
+    input.high = fields.number(high, "high", -1e30, 1e30);
+    if (input.kind == "integers" && (std::nearbyint(input.low) != input.low || std::nearbyint(input.high) != input.high)) {
+        fields.fail(std::nearbyint(input.low) != input.low ? low : high,
+                    "'low' and 'high' of an integers input must be whole numbers");
+    }
+    if (input.kind == "uniform" ? !(input.low < input.high) : !(input.low <= input.high)) {
+        fields.fail(high, fmt::format("'high' must be greater than 'low' ({})", input.low));
+    }
+    fields.finish();
+    return input;
+}
+
+CaseGroup read_group(const std::filesystem::path& file, const YAML::Node& node, const Rubric& rubric) {
+    yaml::Mapping fields(file, node, "a group");
+    CaseGroup group;
+    group.name = read_name(fields, fields.required("name"), "name");
+    group.visibility = read_visibility(fields, fields.optional("visibility"));
+    group.points = fields.number(fields.required("points"), "points", 0.0, 1e6);
+    for (const auto& size : fields.sequence(fields.required("sizes"), "sizes")) {
+        group.sizes.push_back(static_cast<std::uint64_t>(fields.integer(size, "sizes", 0, max_size)));
+    }
+    for (const auto& input : fields.sequence(fields.required("inputs"), "inputs")) {
+        group.inputs.push_back(read_input_reference(fields, input, rubric));
+    }
+    group.seed = static_cast<std::uint64_t>(fields.integer(fields.required("seed"), "seed", 0, INT64_MAX));
+    if (auto seconds = fields.optional("case_seconds")) {
+        group.case_seconds = fields.number(*seconds, "case_seconds", 0.1, 3600.0);
+    }
+    fields.finish();
+    return group;
+}
+
+SpeedTest read_speed(const std::filesystem::path& file, const YAML::Node& node, const Rubric& rubric) {
+    yaml::Mapping fields(file, node, "'speed'");
+    SpeedTest speed;
+    speed.size = static_cast<std::uint64_t>(fields.integer(fields.required("size"), "size", 1, max_size));
+    speed.input = read_input_reference(fields, fields.required("input"), rubric);
+    speed.seed = static_cast<std::uint64_t>(fields.integer(fields.required("seed"), "seed", 0, INT64_MAX));
+    speed.visibility = read_visibility(fields, fields.optional("visibility"));
+    if (auto warmup = fields.optional("warmup")) {
+        speed.warmup = static_cast<int>(fields.integer(*warmup, "warmup", 0, 1000));
+    }
+    if (auto samples = fields.optional("samples")) {
+        speed.samples = static_cast<int>(fields.integer(*samples, "samples", 1, 10000));
+    }
+    if (auto seconds = fields.optional("case_seconds")) {
+        speed.case_seconds = fields.number(*seconds, "case_seconds", 0.1, 3600.0);
+    }
+    for (const auto& tier_node : fields.sequence(fields.required("tiers"), "tiers")) {
+        yaml::Mapping tier_fields(file, tier_node, "a speed tier");
+        SpeedTier tier;
+        const auto ratio_node = tier_fields.required("max_ratio");
+        const auto points_node = tier_fields.required("points");
+        tier.max_ratio = tier_fields.number(ratio_node, "max_ratio", 0.01, 1e6);
+        tier.points = tier_fields.number(points_node, "points", 0.0, 1e6);
+        tier_fields.finish();
+        if (!speed.tiers.empty() && tier.max_ratio <= speed.tiers.back().max_ratio) {
+            tier_fields.fail(ratio_node, fmt::format("tiers must be ordered by 'max_ratio', increasing: {} follows {}",
+                                                     tier.max_ratio, speed.tiers.back().max_ratio));
+        }
+        if (!speed.tiers.empty() && tier.points >= speed.tiers.back().points) {
+            tier_fields.fail(points_node, fmt::format("a slower tier must earn fewer points: {} follows {}",
+                                                      tier.points, speed.tiers.back().points));
+        }
+        speed.tiers.push_back(tier);
+    }
+    fields.finish();
+    return speed;
+}
+
+}  // namespace
+
+std::string to_string(Visibility visibility) { return visibility == Visibility::hidden ? "hidden" : "visible"; }
+
+Rubric load_rubric(const std::filesystem::path& file) {
+    const YAML::Node document = yaml::load_file(file);
+    yaml::Mapping fields(file, document, "the rubric");
+    Rubric rubric;
+    rubric.file = file;
+
+    const auto schema = fields.required("schema");
+    if (fields.integer(schema, "schema", 1, 1000) != schema_version) {
+        fields.fail(schema, fmt::format("unsupported rubric schema {}; this cugrade reads schema {}",
+                                        schema.Scalar(), schema_version));
+    }
+    rubric.exercise = read_name(fields, fields.required("exercise"), "exercise");
+
+    if (auto limits = fields.optional("limits")) {
+        yaml::Mapping limit_fields(file, *limits, "'limits'");
+        if (auto seconds = limit_fields.optional("compile_seconds")) {
+            rubric.limits.compile_seconds = limit_fields.number(*seconds, "compile_seconds", 1.0, 3600.0);
+        }
+        if (auto seconds = limit_fields.optional("case_seconds")) {
+            rubric.limits.case_seconds = limit_fields.number(*seconds, "case_seconds", 0.1, 3600.0);
+        }
+        limit_fields.finish();
+    }
+    if (auto calls = fields.optional("calls_per_case")) {
+        rubric.calls_per_case = static_cast<int>(fields.integer(*calls, "calls_per_case", 1, 100));
+    }
+    if (auto tolerance = fields.optional("tolerance")) {
+        yaml::Mapping tolerance_fields(file, *tolerance, "'tolerance'");
+        if (auto lambda = tolerance_fields.optional("lambda")) {
+            rubric.tolerance_lambda = tolerance_fields.number(*lambda, "lambda", 1.0, 100.0);
+        }
+        tolerance_fields.finish();
+    }
+
+    const auto inputs = fields.required("inputs");
+    if (!inputs.IsMap() || inputs.size() == 0) {
+        fields.fail(inputs, "'inputs' must map names to input distributions");
+    }
+    for (const auto& entry : inputs) {
+        const std::string name = read_name(fields, entry.first, "inputs");
+        rubric.inputs[name] = read_input(file, name, entry.second);
+    }
+
+    std::set<std::string> group_names;
+    for (const auto& group_node : fields.sequence(fields.required("groups"), "groups")) {
+        CaseGroup group = read_group(file, group_node, rubric);
+        if (group.name == "speed" || !group_names.insert(group.name).second) {
+            fields.fail(group_node["name"], fmt::format("group name '{}' is used twice", group.name));
+        }
+        rubric.groups.push_back(std::move(group));
+    }
+    if (auto speed = fields.optional("speed")) {
+        rubric.speed = read_speed(file, *speed, rubric);
+    }
+    fields.finish();
+    return rubric;
+}
+
+std::vector<CasePlan> plan_cases(const Rubric& rubric) {
+    std::vector<CasePlan> cases;
+    for (const auto& group : rubric.groups) {
+        const double per_case = group.points / static_cast<double>(group.sizes.size() * group.inputs.size());
+        for (const std::uint64_t size : group.sizes) {
+            for (const auto& input : group.inputs) {
+                CasePlan plan;
+                plan.id = fmt::format("{}/n={}/{}", group.name, size, input);
+                plan.group = group.name;
+                plan.visibility = group.visibility;
+                plan.size = size;
+                plan.input = rubric.inputs.at(input);
+                // Each case draws its own data: the group's seed, the size and the input together pick it.
+                plan.seed = fnv1a64(plan.id, group.seed);
+                plan.max_points = per_case;
+                plan.case_seconds = group.case_seconds > 0 ? group.case_seconds : rubric.limits.case_seconds;
+                cases.push_back(std::move(plan));
+            }
+        }
+    }
+    if (rubric.speed) {
+        const SpeedTest& speed = *rubric.speed;
+        CasePlan plan;
+        plan.id = fmt::format("speed/n={}/{}", speed.size, speed.input);
+        plan.group = "speed";
+        plan.visibility = speed.visibility;
+        plan.size = speed.size;
+        plan.input = rubric.inputs.at(speed.input);
+        plan.seed = speed.seed;
+        plan.max_points = speed.max_points();
+        plan.case_seconds = speed.case_seconds > 0 ? speed.case_seconds : rubric.limits.case_seconds;
+        plan.timed = true;
+        cases.push_back(std::move(plan));
+    }
+    return cases;
+}
+
+}  // namespace cugrade

@@ -1,0 +1,54 @@
+// Reading YAML with errors that point at the offending place: FILE:LINE:COLUMN: MESSAGE.
+#pragma once
+
+#include <yaml-cpp/yaml.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <initializer_list>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "cugrade/error.hpp"
+
+namespace cugrade::yaml {
+
+// Loads a YAML file; a syntax error becomes a FileError at its place.
+YAML::Node load_file(const std::filesystem::path& path);
+
+SourceLocation location(const std::filesystem::path& file, const YAML::Node& node);
+
+// One mapping of a YAML file whose keys are checked off as they are read: finish() rejects any key that nothing
+// read, with the closest known key as a suggestion.
+class Mapping {
+public:
+    Mapping(const std::filesystem::path& file, const YAML::Node& node, std::string what);
+
+    YAML::Node required(const std::string& key);
+    std::optional<YAML::Node> optional(const std::string& key);
+    void finish(std::initializer_list<const char*> also_allowed = {});
+
+    [[noreturn]] void fail(const YAML::Node& at, const std::string& message) const;
+    const std::filesystem::path& file() const { return file_; }
+
+    // Typed readers: each reports the value's own place when it is out of range or of the wrong type.
+    std::string text(const YAML::Node& node, const std::string& key) const;
+    std::string choice(const YAML::Node& node, const std::string& key,
+                       std::initializer_list<const char*> choices) const;
+    std::int64_t integer(const YAML::Node& node, const std::string& key, std::int64_t min, std::int64_t max) const;
+    double number(const YAML::Node& node, const std::string& key, double min, double max) const;
+    std::vector<YAML::Node> sequence(const YAML::Node& node, const std::string& key) const;
+
+private:
+    std::filesystem::path file_;
+    YAML::Node node_;
+    std::string what_;
+    std::set<std::string> read_;
+};
+
+// "did you mean 'points'?" for a misspelt key, or an empty string when nothing is close.
+std::string closest(const std::string& word, const std::vector<std::string>& candidates);
+
+}  // namespace cugrade::yaml
