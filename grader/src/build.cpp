@@ -101,11 +101,14 @@ public:
         }
         write_file(staging_ / "key.txt", key_);
         std::error_code ec;
-        fs::remove_all(final_, ec);  // a stale entry whose key differs
         fs::rename(staging_, final_, ec);
-        if (ec) {
-            fs::remove_all(staging_, ec);  // another cugrade committed the same entry first
+        if (ec && !hit()) {
+            // An entry of another key holds the name (the digests collided): this build replaces it.
+            fs::remove_all(final_, ec);
+            fs::rename(staging_, final_, ec);
         }
+        // Otherwise another cugrade committed the same entry first, and its copy serves.
+        fs::remove_all(staging_, ec);
     }
 
 private:

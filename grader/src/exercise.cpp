@@ -35,7 +35,8 @@ Exercise load_exercise(const Course& course, const std::string& name) {
     exercise.name = name;
     exercise.directory = course.exercises_dir() / name;
     const auto file = exercise.directory / "exercise.yaml";
-    yaml::Mapping fields(file, yaml::load_file(file), "the exercise description");
+    yaml::Mapping fields(file, yaml::load_file(file), "the exercise description",
+                         {"title", "submission", "contract", "entry_points"});
     exercise.title = fields.text(fields.required("title"), "title");
     exercise.submission_file = fields.text(fields.required("submission"), "submission");
     const auto contract = fields.required("contract");
@@ -43,7 +44,6 @@ Exercise load_exercise(const Course& course, const std::string& name) {
     for (const auto& entry : fields.sequence(fields.required("entry_points"), "entry_points")) {
         exercise.entry_points.push_back(fields.text(entry, "entry_points"));
     }
-    fields.finish();
 
     exercise.harness_source = exercise.directory / "harness.cu";
     exercise.reference_source = course.root / "reference" / exercise.submission_file;

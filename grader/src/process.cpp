@@ -61,7 +61,7 @@ std::string ExitStatus::describe() const {
     }
     if (signal != 0) {
         const char* abbrev = sigabbrev_np(signal);
-        return fmt::format("killed by signal {} (SIG{})", signal, abbrev != nullptr ? abbrev : "?");
+        return fmt::format("was killed by signal {} (SIG{})", signal, abbrev != nullptr ? abbrev : "?");
     }
     return fmt::format("exited with code {}", code);
 }

@@ -47,7 +47,7 @@ std::string read_input_reference(const yaml::Mapping& fields, const YAML::Node& 
 }
 
 InputDistribution read_input(const std::filesystem::path& file, const std::string& name, const YAML::Node& node) {
-    yaml::Mapping fields(file, node, fmt::format("input '{}'", name));
+    yaml::Mapping fields(file, node, fmt::format("input '{}'", name), {"kind", "low", "high"});
     InputDistribution input;
     input.name = name;
     input.kind = fields.choice(fields.required("kind"), "kind", {"uniform", "integers"});
@@ -62,12 +62,12 @@ InputDistribution read_input(const std::filesystem::path& file, const std::strin
     if (input.kind == "uniform" ? !(input.low < input.high) : !(input.low <= input.high)) {
         fields.fail(high, fmt::format("'high' must be greater than 'low' ({})", input.low));
     }
-    fields.finish();
     return input;
 }
 
 CaseGroup read_group(const std::filesystem::path& file, const YAML::Node& node, const Rubric& rubric) {
-    yaml::Mapping fields(file, node, "a group");
+    yaml::Mapping fields(file, node, "a group",
+                         {"name", "visibility", "points", "sizes", "inputs", "seed", "case_seconds"});
     CaseGroup group;
     group.name = read_name(fields, fields.required("name"), "name");
     group.visibility = read_visibility(fields, fields.optional("visibility"));
@@ -82,12 +82,12 @@ CaseGroup read_group(const std::filesystem::path& file, const YAML::Node& node, 
     if (auto seconds = fields.optional("case_seconds")) {
         group.case_seconds = fields.number(*seconds, "case_seconds", 0.1, 3600.0);
     }
-    fields.finish();
     return group;
 }
 
 SpeedTest read_speed(const std::filesystem::path& file, const YAML::Node& node, const Rubric& rubric) {
-    yaml::Mapping fields(file, node, "'speed'");
+    yaml::Mapping fields(file, node, "'speed'",
+                         {"size", "input", "seed", "visibility", "warmup", "samples", "case_seconds", "tiers"});
     SpeedTest speed;
     speed.size = static_cast<std::uint64_t>(fields.integer(fields.required("size"), "size", 1, max_size));
     speed.input = read_input_reference(fields, fields.required("input"), rubric);
@@ -103,13 +103,12 @@ SpeedTest read_speed(const std::filesystem::path& file, const YAML::Node& node, 
         speed.case_seconds = fields.number(*seconds, "case_seconds", 0.1, 3600.0);
     }
     for (const auto& tier_node : fields.sequence(fields.required("tiers"), "tiers")) {
-        yaml::Mapping tier_fields(file, tier_node, "a speed tier");
+        yaml::Mapping tier_fields(file, tier_node, "a speed tier", {"max_ratio", "points"});
         SpeedTier tier;
         const auto ratio_node = tier_fields.required("max_ratio");
         const auto points_node = tier_fields.required("points");
         tier.max_ratio = tier_fields.number(ratio_node, "max_ratio", 0.01, 1e6);
         tier.points = tier_fields.number(points_node, "points", 0.0, 1e6);
-        tier_fields.finish();
         if (!speed.tiers.empty() && tier.max_ratio <= speed.tiers.back().max_ratio) {
             tier_fields.fail(ratio_node, fmt::format("tiers must be ordered by 'max_ratio', increasing: {} follows {}",
                                                      tier.max_ratio, speed.tiers.back().max_ratio));
@@ -120,7 +119,6 @@ SpeedTest read_speed(const std::filesystem::path& file, const YAML::Node& node, 
         }
         speed.tiers.push_back(tier);
     }
-    fields.finish();
     return speed;
 }
 
@@ -130,7 +128,8 @@ std::string to_string(Visibility visibility) { return visibility == Visibility::
 
 Rubric load_rubric(const std::filesystem::path& file) {
     const YAML::Node document = yaml::load_file(file);
-    yaml::Mapping fields(file, document, "the rubric");
+    yaml::Mapping fields(file, document, "the rubric",
+                         {"schema", "exercise", "limits", "calls_per_case", "tolerance", "inputs", "groups", "speed"});
     Rubric rubric;
     rubric.file = file;
 
@@ -142,24 +141,22 @@ Rubric load_rubric(const std::filesystem::path& file) {
     rubric.exercise = read_name(fields, fields.required("exercise"), "exercise");
 
     if (auto limits = fields.optional("limits")) {
-        yaml::Mapping limit_fields(file, *limits, "'limits'");
+        yaml::Mapping limit_fields(file, *limits, "'limits'", {"compile_seconds", "case_seconds"});
         if (auto seconds = limit_fields.optional("compile_seconds")) {
             rubric.limits.compile_seconds = limit_fields.number(*seconds, "compile_seconds", 1.0, 3600.0);
         }
         if (auto seconds = limit_fields.optional("case_seconds")) {
             rubric.limits.case_seconds = limit_fields.number(*seconds, "case_seconds", 0.1, 3600.0);
         }
-        limit_fields.finish();
     }
     if (auto calls = fields.optional("calls_per_case")) {
         rubric.calls_per_case = static_cast<int>(fields.integer(*calls, "calls_per_case", 1, 100));
     }
     if (auto tolerance = fields.optional("tolerance")) {
-        yaml::Mapping tolerance_fields(file, *tolerance, "'tolerance'");
+        yaml::Mapping tolerance_fields(file, *tolerance, "'tolerance'", {"lambda"});
         if (auto lambda = tolerance_fields.optional("lambda")) {
             rubric.tolerance_lambda = tolerance_fields.number(*lambda, "lambda", 1.0, 100.0);
         }
-        tolerance_fields.finish();
     }
 
     const auto inputs = fields.required("inputs");
@@ -182,7 +179,6 @@ Rubric load_rubric(const std::filesystem::path& file) {
     if (auto speed = fields.optional("speed")) {
         rubric.speed = read_speed(file, *speed, rubric);
     }
-    fields.finish();
     return rubric;
 }
 

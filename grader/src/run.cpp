@@ -25,7 +25,7 @@ CaseResult interrupted(const ExitStatus& status, double case_seconds) {
                             case_seconds)};
     }
     if (status.signal != 0) {
-        return {Status::crashed, fmt::format("the program was {} during this case", status.describe())};
+        return {Status::crashed, fmt::format("the program {} during this case", status.describe())};
     }
     return {Status::exited_early, fmt::format("the program {} before reporting this case", status.describe())};
 }

@@ -84,10 +84,22 @@ std::string closest(const std::string& word, const std::vector<std::string>& can
     return best_distance <= std::max<std::size_t>(2, word.size() / 3) ? best : "";
 }
 
-Mapping::Mapping(const std::filesystem::path& file, const YAML::Node& node, std::string what)
+Mapping::Mapping(const std::filesystem::path& file, const YAML::Node& node, std::string what,
+                 std::initializer_list<const char*> allowed)
     : file_(file), node_(node), what_(std::move(what)) {
     if (!node.IsMap()) {
         fail(node, fmt::format("{} must be a mapping of keys to values, got {}", what_, describe(node)));
+    }
+    const std::vector<std::string> known(allowed.begin(), allowed.end());
+    for (const auto& entry : node_) {
+        const std::string key = entry.first.Scalar();
+        if (std::find(known.begin(), known.end(), key) == known.end()) {
+            const std::string suggestion = closest(key, known);
+            fail(entry.first, suggestion.empty()
+                                  ? fmt::format("unknown key '{}' in {}", key, what_)
+                                  : fmt::format("unknown key '{}' in {} (did you mean '{}'?)", key, what_,
+                                                suggestion));
+        }
     }
 }
 
@@ -95,36 +107,19 @@ void Mapping::fail(const YAML::Node& at, const std::string& message) const {
     throw FileError(location(file_, at), message);
 }
 
-YAML::Node Mapping::required(const std::string& key) {
+YAML::Node Mapping::required(const std::string& key) const {
     if (auto value = optional(key)) {
         return *value;
     }
     fail(node_, fmt::format("{} is missing the required key '{}'", what_, key));
 }
 
-std::optional<YAML::Node> Mapping::optional(const std::string& key) {
-    read_.insert(key);
+std::optional<YAML::Node> Mapping::optional(const std::string& key) const {
     const YAML::Node value = node_[key];
     if (!value.IsDefined() || value.IsNull()) {
         return std::nullopt;
     }
     return value;
-}
-
-void Mapping::finish(std::initializer_list<const char*> also_allowed) {
-    for (const char* key : also_allowed) {
-        read_.insert(key);
-    }
-    for (const auto& entry : node_) {
-        const std::string key = entry.first.Scalar();
-        if (read_.count(key) == 0) {
-            const std::string suggestion = closest(key, {read_.begin(), read_.end()});
-            fail(entry.first, suggestion.empty()
-                                  ? fmt::format("unknown key '{}' in {}", key, what_)
-                                  : fmt::format("unknown key '{}' in {} (did you mean '{}'?)", key, what_,
-                                                suggestion));
-        }
-    }
 }
 
 std::string Mapping::text(const YAML::Node& node, const std::string& key) const {

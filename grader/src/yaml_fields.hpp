@@ -20,15 +20,15 @@ YAML::Node load_file(const std::filesystem::path& path);
 
 SourceLocation location(const std::filesystem::path& file, const YAML::Node& node);
 
-// One mapping of a YAML file whose keys are checked off as they are read: finish() rejects any key that nothing
-// read, with the closest known key as a suggestion.
+// One mapping of a YAML file. The constructor rejects keys outside `allowed` first, with the closest allowed key as
+// a suggestion, so a misspelt key is reported as such rather than as a missing one.
 class Mapping {
 public:
-    Mapping(const std::filesystem::path& file, const YAML::Node& node, std::string what);
+    Mapping(const std::filesystem::path& file, const YAML::Node& node, std::string what,
+            std::initializer_list<const char*> allowed);
 
-    YAML::Node required(const std::string& key);
-    std::optional<YAML::Node> optional(const std::string& key);
-    void finish(std::initializer_list<const char*> also_allowed = {});
+    YAML::Node required(const std::string& key) const;
+    std::optional<YAML::Node> optional(const std::string& key) const;
 
     [[noreturn]] void fail(const YAML::Node& at, const std::string& message) const;
     const std::filesystem::path& file() const { return file_; }
@@ -45,7 +45,6 @@ private:
     std::filesystem::path file_;
     YAML::Node node_;
     std::string what_;
-    std::set<std::string> read_;
 };
 
 // "did you mean 'points'?" for a misspelt key, or an empty string when nothing is close.

@@ -31,7 +31,7 @@ struct ExitStatus {
 
     bool exited() const { return signal == 0 && !timed_out; }
     bool success() const { return exited() && code == 0; }
-    std::string describe() const;  // "exited with code 3", "killed by signal 11 (SIGSEGV)", "timed out"
+    std::string describe() const;  // after "the program": "exited with code 3", "was killed by signal 11 (SIGSEGV)"
 };
 
 class ChildProcess {

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# The whole suite on a machine with an NVIDIA GPU: configure, build, every test (the GPU fixtures included), then a
+# verdict table of every fixture. Logs and reports go to $OUT (default build/gpu-suite).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+out=${OUT:-build/gpu-suite}
+mkdir -p "$out/reports"
+jobs=$(nproc)
+
+nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm --format=csv >"$out/gpu.txt" 2>&1
+cat "$out/gpu.txt"
+if ! { cmake --preset default && cmake --build --preset default -j "$jobs"; } >"$out/build.log" 2>&1; then
+    tail -40 "$out/build.log"
+    exit 1
+fi
+export CUGRADE_FIXTURE_REPORTS=$PWD/$out/reports
+ctest --preset default -j "${CTEST_JOBS:-4}" --timeout 1200 2>&1 | tee "$out/ctest.log"
+status=${PIPESTATUS[0]}
+python3 scripts/verdict_table.py "$out/reports" | tee "$out/verdicts.txt"
+tar -czf "$out/reports.tar.gz" -C "$out" reports && rm -rf "$out/reports"
+exit "$status"

@@ -1,0 +1,70 @@
+// A harness that speaks cugrade's protocol (exercises/common/protocol.hpp) without a GPU, for testing the grader's
+// run loop. Each case does what its id starts with:
+//   pass   reports passed            fail   reports a wrong answer
+//   crash  dies of SIGSEGV           hang   never reports
+//   cuda   reports a CUDA error and exits to be restarted
+//   exit   exits with code 0 without reporting
+//   noisy  prints a forged result on stdout, then reports a wrong answer on the channel
+// A plan with any case id starting with "early" makes the harness abort before it is ready.
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "protocol.hpp"
+
+namespace {
+
+void send(std::FILE* channel, const nlohmann::json& record) {
+    std::fprintf(channel, "%s\n", record.dump().c_str());
+    std::fflush(channel);
+}
+
+bool starts_with(const std::string& text, const char* prefix) { return text.rfind(prefix, 0) == 0; }
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    if (argc != 2) {
+        return cugrade::protocol::exit_usage;
+    }
+    std::FILE* channel = fdopen(std::atoi(std::getenv(cugrade::protocol::result_fd_env)), "w");
+    std::ifstream plan_file(argv[1]);
+    const auto plan = nlohmann::json::parse(plan_file);
+    for (const auto& c : plan["cases"]) {
+        if (starts_with(c["id"].get<std::string>(), "early")) {
+            std::abort();
+        }
+    }
+    send(channel, {{"event", "ready"}});
+    for (const auto& c : plan["cases"]) {
+        const std::string id = c["id"];
+        send(channel, {{"event", "start"}, {"case", id}});
+        if (starts_with(id, "crash")) {
+            ::raise(SIGSEGV);
+        } else if (starts_with(id, "hang")) {
+            while (true) {
+                ::pause();
+            }
+        } else if (starts_with(id, "cuda")) {
+            send(channel, {{"event", "result"}, {"case", id}, {"status", "cuda_error"},
+                           {"detail", "cudaErrorIllegalAddress: an illegal memory access was encountered"}});
+            return cugrade::protocol::exit_restart;
+        } else if (starts_with(id, "exit")) {
+            std::exit(0);
+        } else if (starts_with(id, "noisy")) {
+            std::printf("{\"event\":\"result\",\"case\":\"%s\",\"status\":\"passed\"}\n", id.c_str());
+            std::fflush(stdout);
+            send(channel, {{"event", "result"}, {"case", id}, {"status", "wrong_answer"}, {"detail", "wrong"}});
+        } else {
+            const bool pass = starts_with(id, "pass");
+            send(channel, {{"event", "result"}, {"case", id}, {"status", pass ? "passed" : "wrong_answer"},
+                           {"detail", pass ? "" : "expected 1, got 2"}});
+        }
+    }
+    return cugrade::protocol::exit_done;
+}

@@ -1,0 +1,70 @@
+#include "catch.hpp"
+#include "cugrade/process.hpp"
+
+using namespace cugrade;
+using namespace std::chrono_literals;
+
+namespace {
+
+ProcessResult shell(const std::string& script, std::chrono::duration<double> timeout = 10s,
+                    std::size_t output_limit = 1 << 20) {
+    ProcessOptions options;
+    options.argv = {"/bin/sh", "-c", script};
+    options.output_limit = output_limit;
+    return run_process(options, timeout);
+}
+
+}  // namespace
+
+TEST_CASE("a process's exit code and output are captured") {
+    const ProcessResult result = shell("echo out; echo err >&2; exit 3");
+    CHECK(result.status.exited());
+    CHECK(result.status.code == 3);
+    CHECK(result.output == "out\nerr\n");
+    CHECK(result.status.describe() == "exited with code 3");
+}
+
+TEST_CASE("a process past its deadline is killed with its whole group") {
+    const auto start = Clock::now();
+    const ProcessResult result = shell("sleep 30 & sleep 30", 0.3s);
+    CHECK(result.status.timed_out);
+    CHECK(result.status.describe() == "timed out");
+    CHECK(Clock::now() - start < 5s);
+}
+
+TEST_CASE("a process killed by a signal says which") {
+    const ProcessResult result = shell("kill -SEGV $$");
+    CHECK(result.status.signal == 11);
+    CHECK(result.status.describe() == "was killed by signal 11 (SIGSEGV)");
+}
+
+TEST_CASE("output past the cap is dropped, and the process still finishes") {
+    const ProcessResult result = shell("head -c 1000000 /dev/zero", 10s, 1000);
+    CHECK(result.status.success());
+    CHECK(result.output.size() == 1000);
+    CHECK(result.output_truncated);
+}
+
+TEST_CASE("a command that does not exist is reported by name") {
+    ProcessOptions options;
+    options.argv = {"cugrade-no-such-command"};
+    try {
+        run_process(options, 1s);
+        FAIL("no error");
+    } catch (const std::runtime_error& e) {
+        CHECK(std::string(e.what()) == "cannot run 'cugrade-no-such-command': No such file or directory");
+    }
+}
+
+TEST_CASE("the result channel is apart from the output") {
+    ProcessOptions options;
+    options.argv = {"/bin/sh", "-c", "echo printed; echo '{\"event\":\"ready\"}' >&$CUGRADE_RESULT_FD"};
+    options.result_channel = true;
+    ChildProcess child(options);
+    std::string line;
+    REQUIRE(child.next_line(line, Clock::now() + 5s) == ChildProcess::Next::line);
+    CHECK(line == "{\"event\":\"ready\"}");
+    CHECK(child.next_line(line, Clock::now() + 5s) == ChildProcess::Next::closed);
+    CHECK(child.finish(Clock::now() + 5s).success());
+    CHECK(child.output() == "printed\n");
+}

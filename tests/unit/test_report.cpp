@@ -1,0 +1,93 @@
+// The report's two forms against golden files. Set CUGRADE_UPDATE_GOLDEN=1 to rewrite them after a deliberate change.
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "catch.hpp"
+#include "cugrade/report.hpp"
+
+namespace {
+
+using namespace cugrade;
+
+ScoredCase scored(const std::string& id, Visibility visibility, Status status, double points, double max_points,
+                  const std::string& detail) {
+    ScoredCase c;
+    c.plan.id = id;
+    c.plan.group = id.substr(0, id.find('/'));
+    c.plan.visibility = visibility;
+    c.plan.max_points = max_points;
+    c.status = status;
+    c.points = points;
+    c.detail = detail;
+    return c;
+}
+
+Report sample_report() {
+    Report report;
+    report.cugrade_version = "0.1.0";
+    report.gpu = {true, "NVIDIA H100 80GB HBM3", 9, 0, ""};
+    ExerciseReport exercise;
+    exercise.exercise = "sum";
+    exercise.title = "Vector sum";
+    exercise.submission = "student/sum.cu";
+    exercise.rubric = "rubrics/sum.yaml";
+    exercise.build.ok = true;
+    exercise.build.cached = true;
+    exercise.build.diagnostics = "student/sum.cu:12: warning #177-D: variable \"unused\" was declared but never referenced\n";
+    exercise.cases.push_back(scored("edges/n=1/integers", Visibility::visible, Status::passed, 1.25, 1.25, ""));
+    exercise.cases.push_back(scored("edges/n=257/integers", Visibility::visible, Status::wrong_answer, 0, 1.25,
+                                    "call 1 of 3: n=257: expected 514, got 512 (off by 2, tolerance 0)"));
+    exercise.cases.push_back(scored("large/n=4194301/integers", Visibility::hidden, Status::wrong_answer, 0, 5,
+                                    "call 1 of 3: n=4194301: expected 8388045, got 8387790 (off by 255, tolerance 0)"));
+    ScoredCase speed = scored("speed/n=268435456/positive", Visibility::visible, Status::slow, 20, 30,
+                              "2.10x the reference's time: 0.840 ms vs 0.400 ms (1278 GB/s, median of 25); 1.50x "
+                              "or faster earns 30");
+    speed.measurements = {{"submission_ms", 0.84}, {"reference_ms", 0.4}, {"samples", 25}, {"ratio", 2.1}};
+    exercise.cases.push_back(speed);
+    exercise.program_output = "debug: blocks=1024\n";
+    report.exercises.push_back(exercise);
+    return report;
+}
+
+void check_golden(const std::string& name, const std::string& actual) {
+    const std::string path = std::string(CUGRADE_TEST_DATA) + "/golden/" + name;
+    if (std::getenv("CUGRADE_UPDATE_GOLDEN") != nullptr) {
+        std::ofstream(path) << actual;
+    }
+    std::ifstream in(path);
+    std::stringstream expected;
+    expected << in.rdbuf();
+    CHECK(actual == expected.str());
+}
+
+}  // namespace
+
+TEST_CASE("the text report matches its golden file") {
+    std::ostringstream text;
+    print_report(text, sample_report(), ReportOptions{false, 110});
+    check_golden("report.txt", text.str());
+}
+
+TEST_CASE("the JSON report matches its golden file and keeps hidden cases hidden") {
+    const auto json = report_to_json(sample_report(), ReportOptions{false, 110});
+    check_golden("report.json", json.dump(2) + "\n");
+    CHECK(json["exercises"][0]["cases"][2]["id"] == "hidden-1");
+    CHECK(json["exit_code"] == 1);
+}
+
+TEST_CASE("instructors may see hidden cases") {
+    const auto json = report_to_json(sample_report(), ReportOptions{true, 110});
+    CHECK(json["exercises"][0]["cases"][2]["id"] == "large/n=4194301/integers");
+}
+
+TEST_CASE("the outcome ranks error over failed over skipped over passed") {
+    Report report = sample_report();
+    CHECK(report.exit_code() == ExitCode::failed);
+    for (auto& c : report.exercises[0].cases) {
+        c.status = Status::skipped;
+    }
+    CHECK(report.exit_code() == ExitCode::skipped);
+    report.exercises[0].cases[0].status = Status::harness_error;
+    CHECK(report.exit_code() == ExitCode::internal_error);
+}

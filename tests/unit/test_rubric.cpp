@@ -1,0 +1,122 @@
+// Rubric parsing: the shipped rubric loads, and each kind of mistake is reported at its place, verbatim.
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include "catch.hpp"
+#include "cugrade/rubric.hpp"
+
+namespace {
+
+using namespace cugrade;
+namespace fs = std::filesystem;
+
+const std::string valid_start = R"(schema: 1
+exercise: sum
+inputs:
+  positive: {kind: uniform, low: 0, high: 1}
+)";
+
+const std::string valid_group = R"(groups:
+  - {name: edges, points: 10, sizes: [1, 2], inputs: [positive], seed: 1}
+)";
+
+// Loads `text` as rubric.yaml and returns the error message, with the temporary folder taken out of it.
+std::string error_of(const std::string& text) {
+    const fs::path dir = fs::temp_directory_path() / "cugrade-test-rubric";
+    fs::create_directories(dir);
+    std::ofstream(dir / "rubric.yaml") << text;
+    try {
+        load_rubric(dir / "rubric.yaml");
+    } catch (const FileError& e) {
+        std::string message = e.what();
+        return message.substr((dir.string() + "/").size());
+    } catch (const UsageError& e) {
+        return e.what();
+    }
+    return "no error";
+}
+
+}  // namespace
+
+TEST_CASE("the shipped sum rubric loads and plans its cases") {
+    const Rubric rubric = load_rubric(fs::path(CUGRADE_SOURCE_DIR) / "rubrics" / "sum.yaml");
+    CHECK(rubric.exercise == "sum");
+    CHECK(rubric.calls_per_case == 3);
+    REQUIRE(rubric.speed);
+    const auto cases = plan_cases(rubric);
+    CHECK(cases.size() == 35);
+    CHECK(cases.front().id == "edges/n=0/integers");
+    CHECK(cases.back().id == "speed/n=268435456/positive");
+    CHECK(cases.back().timed);
+    double points = 0.0;
+    std::set<std::string> ids;
+    std::set<std::uint64_t> seeds;
+    for (const auto& c : cases) {
+        points += c.max_points;
+        ids.insert(c.id);
+        seeds.insert(c.seed);
+    }
+    CHECK(points == Approx(100.0));
+    CHECK(ids.size() == cases.size());
+    CHECK(seeds.size() == cases.size());
+}
+
+TEST_CASE("a valid minimal rubric loads with defaults") {
+    const std::string file = valid_start + valid_group;
+    CHECK(error_of(file) == "no error");
+}
+
+TEST_CASE("rubric mistakes are reported at their place") {
+    CHECK(error_of(valid_start) == "rubric.yaml:1:1: the rubric is missing the required key 'groups'");
+    CHECK(error_of(valid_start + valid_group + "calls_per_case: 0\n") ==
+          "rubric.yaml:7:17: 'calls_per_case' must be a whole number from 1 to 100, got '0'");
+    CHECK(error_of(valid_start + "groups:\n  - {name: edges, pionts: 10, sizes: [1], inputs: [positive], seed: 1}\n") ==
+          "rubric.yaml:6:19: unknown key 'pionts' in a group (did you mean 'points'?)");
+    CHECK(error_of(valid_start + "groups:\n  - {name: edges, points: 10, sizes: [1], inputs: [uniform], seed: 1}\n") ==
+          "rubric.yaml:6:52: unknown input 'uniform' (defined in 'inputs': positive)");
+    CHECK(error_of(valid_start + "groups:\n  - {name: edges, points: ten, sizes: [1], inputs: [positive], seed: 1}\n") ==
+          "rubric.yaml:6:27: 'points' must be a number from 0 to 1000000, got 'ten'");
+    CHECK(error_of(valid_start + "groups:\n  - {name: edges, points: 1, sizes: [], inputs: [positive], seed: 1}\n") ==
+          "rubric.yaml:6:37: 'sizes' must be a non-empty list, got a list");
+    CHECK(error_of(valid_start + "groups:\n  - {name: edges, points: 1, sizes: [-1], inputs: [positive], seed: 1}\n") ==
+          "rubric.yaml:6:38: 'sizes' must be a whole number from 0 to 17179869184, got '-1'");
+    CHECK(error_of(valid_start + "groups:\n  - {name: Edges, points: 1, sizes: [1], inputs: [positive], seed: 1}\n") ==
+          "rubric.yaml:6:12: 'name' must use lowercase letters, digits, '-' and '_', got 'Edges'");
+    CHECK(error_of(valid_start + valid_group + valid_group.substr(8)) ==
+          "rubric.yaml:7:12: group name 'edges' is used twice");
+    CHECK(error_of(valid_start + "groups:\n  - {name: a, visibility: secret, points: 1, sizes: [1], inputs: [positive], seed: 1}\n") ==
+          "rubric.yaml:6:27: 'visibility' must be one of visible, hidden, got 'secret'");
+    CHECK(error_of("schema: 2\nexercise: sum\n") ==
+          "rubric.yaml:1:9: unsupported rubric schema 2; this cugrade reads schema 1");
+    CHECK(error_of("- a\n- b\n") == "rubric.yaml:1:1: the rubric must be a mapping of keys to values, got a list");
+}
+
+TEST_CASE("input distributions are checked") {
+    CHECK(error_of("schema: 1\nexercise: sum\ninputs:\n  p: {kind: normal, low: 0, high: 1}\n") ==
+          "rubric.yaml:4:13: 'kind' must be one of uniform, integers, got 'normal'");
+    CHECK(error_of("schema: 1\nexercise: sum\ninputs:\n  p: {kind: uniform, low: 1, high: 1}\n") ==
+          "rubric.yaml:4:36: 'high' must be greater than 'low' (1)");
+    CHECK(error_of("schema: 1\nexercise: sum\ninputs:\n  p: {kind: integers, low: 0.5, high: 2}\n") ==
+          "rubric.yaml:4:28: 'low' and 'high' of an integers input must be whole numbers");
+}
+
+TEST_CASE("speed tiers must get slower and cheaper") {
+    const std::string speed = "speed:\n  size: 100\n  input: positive\n  seed: 1\n  tiers:\n"
+                              "    - {max_ratio: 2, points: 10}\n";
+    CHECK(error_of(valid_start + valid_group + speed) == "no error");
+    CHECK(error_of(valid_start + valid_group + speed + "    - {max_ratio: 1.5, points: 5}\n") ==
+          "rubric.yaml:13:19: tiers must be ordered by 'max_ratio', increasing: 1.5 follows 2");
+    CHECK(error_of(valid_start + valid_group + speed + "    - {max_ratio: 3, points: 10}\n") ==
+          "rubric.yaml:13:30: a slower tier must earn fewer points: 10 follows 10");
+}
+
+TEST_CASE("broken yaml and missing files are reported, not crashed on") {
+    CHECK_THAT(error_of("schema: [1\n"), Catch::Matchers::StartsWith("rubric.yaml:2:1: invalid yaml: "));
+    try {
+        load_rubric("no/such/rubric.yaml");
+        FAIL("no error");
+    } catch (const UsageError& e) {
+        CHECK(std::string(e.what()) == "cannot read 'no/such/rubric.yaml': no such file");
+    }
+}

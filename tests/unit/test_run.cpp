@@ -1,0 +1,70 @@
+// The run loop against a scripted harness: every kind of failure lands on its own case, the others still run.
+#include "catch.hpp"
+#include "cugrade/run.hpp"
+
+#include <filesystem>
+
+namespace {
+
+using namespace cugrade;
+
+std::vector<CasePlan> plans(const std::vector<std::string>& ids) {
+    std::vector<CasePlan> cases;
+    for (const auto& id : ids) {
+        CasePlan plan;
+        plan.id = id;
+        plan.group = "g";
+        plan.input = {"positive", "uniform", 0.0, 1.0};
+        plan.case_seconds = 1.0;
+        cases.push_back(plan);
+    }
+    return cases;
+}
+
+RunResult run(const std::vector<std::string>& ids) {
+    const auto dir = std::filesystem::temp_directory_path() / "cugrade-test-run";
+    std::filesystem::create_directories(dir);
+    RunOptions options;
+    options.work_dir = dir;
+    options.startup_seconds = 5.0;
+    return run_cases(CUGRADE_SCRIPTED_HARNESS, plans(ids), Rubric{}, options);
+}
+
+}  // namespace
+
+TEST_CASE("each failure is pinned on its own case and the remaining cases still run") {
+    const RunResult result =
+        run({"pass-1", "crash-2", "pass-3", "hang-4", "cuda-5", "pass-6", "exit-7", "fail-8", "pass-9"});
+    REQUIRE(result.cases.size() == 9);
+    CHECK(result.cases[0].status == Status::passed);
+    CHECK(result.cases[1].status == Status::crashed);
+    CHECK(result.cases[1].detail == "the program was killed by signal 11 (SIGSEGV) during this case");
+    CHECK(result.cases[2].status == Status::passed);
+    CHECK(result.cases[3].status == Status::timed_out);
+    CHECK(result.cases[3].detail ==
+          "no result within 1 s: an endless loop, blocks waiting on each other, or far too slow");
+    CHECK(result.cases[4].status == Status::cuda_error);
+    CHECK(result.cases[5].status == Status::passed);
+    CHECK(result.cases[6].status == Status::exited_early);
+    CHECK(result.cases[6].detail == "the program exited with code 0 before reporting this case");
+    CHECK(result.cases[7].status == Status::wrong_answer);
+    CHECK(result.cases[7].detail == "expected 1, got 2");
+    CHECK(result.cases[8].status == Status::passed);
+    CHECK(result.processes == 5);  // the first run, then one restart after each crash, hang, CUDA error and exit
+}
+
+TEST_CASE("what the program prints never counts as a result") {
+    const RunResult result = run({"noisy-1", "pass-2"});
+    CHECK(result.cases[0].status == Status::wrong_answer);
+    CHECK(result.cases[1].status == Status::passed);
+    CHECK(result.output.find("\"status\":\"passed\"") != std::string::npos);
+}
+
+TEST_CASE("a program that dies before its first case fails every case once, without restarting forever") {
+    const RunResult result = run({"early-1", "pass-2"});
+    CHECK(result.processes == 1);
+    for (const auto& c : result.cases) {
+        CHECK(c.status == Status::crashed);
+        CHECK(c.detail == "the program was killed by signal 6 (SIGABRT) before running any case");
+    }
+}
