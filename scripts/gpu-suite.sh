@@ -18,4 +18,13 @@ ctest --preset default -j "${CTEST_JOBS:-4}" --timeout 1200 2>&1 | tee "$out/cte
 status=${PIPESTATUS[0]}
 python3 scripts/verdict_table.py "$out/reports" | tee "$out/verdicts.txt"
 tar -czf "$out/reports.tar.gz" -C "$out" reports && rm -rf "$out/reports"
+
+# Figures taken alone on the GPU (the suite above runs several fixtures at once): the reference and the seed-style
+# solution graded as submissions, hidden cases shown.
+for submission in reference tests/fixtures/sum/seed_tree; do
+    name=$(basename "$submission")
+    build/grader/cugrade check "$submission" --show-hidden --cache-dir build/test-cache \
+        --json "$out/figures-$name.json" >"$out/figures-$name.txt" 2>&1
+    tail -4 "$out/figures-$name.txt"
+done
 exit "$status"
