@@ -3,28 +3,27 @@
 # verdict table of every fixture. Logs and reports go to $OUT (default build/gpu-suite).
 set -uo pipefail
 cd "$(dirname "$0")/.."
-out=${OUT:-build/gpu-suite}
+out=$(realpath -m "${OUT:-build/gpu-suite}")
 mkdir -p "$out/reports"
 jobs=$(nproc)
 
-nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm --format=csv >"$out/gpu.txt" 2>&1
-cat "$out/gpu.txt"
+nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm --format=csv 2>&1 | tee "$out/figures.txt"
 if ! { cmake --preset default && cmake --build --preset default -j "$jobs"; } >"$out/build.log" 2>&1; then
     tail -40 "$out/build.log"
     exit 1
 fi
-export CUGRADE_FIXTURE_REPORTS=$PWD/$out/reports
+export CUGRADE_FIXTURE_REPORTS=$out/reports
 ctest --preset default -j "${CTEST_JOBS:-4}" --timeout 1200 2>&1 | tee "$out/ctest.log"
 status=${PIPESTATUS[0]}
-python3 scripts/verdict_table.py "$out/reports" | tee "$out/verdicts.txt"
-tar -czf "$out/reports.tar.gz" -C "$out" reports && rm -rf "$out/reports"
+python3 scripts/verdict_table.py "$out/reports" | tee -a "$out/figures.txt"
 
 # Figures taken alone on the GPU (the suite above runs several fixtures at once): the reference and the seed-style
 # solution graded as submissions, hidden cases shown.
 for submission in reference tests/fixtures/sum/seed_tree; do
     name=$(basename "$submission")
     build/grader/cugrade check "$submission" --show-hidden --cache-dir build/test-cache \
-        --json "$out/figures-$name.json" >"$out/figures-$name.txt" 2>&1
-    tail -4 "$out/figures-$name.txt"
+        --json "$out/reports/figures-$name.json" >>"$out/figures.txt" 2>&1
 done
+tail -45 "$out/figures.txt"
+tar -czf "$out/reports.tar.gz" -C "$out" reports && rm -rf "$out/reports"
 exit "$status"

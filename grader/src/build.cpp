@@ -322,8 +322,15 @@ BuildResult build_submission(const Exercise& exercise, const fs::path& submissio
     // The harness comes first, so its definitions win wherever the linker picks one of several (inline functions).
     std::vector<std::string> link = {toolchain.nvcc, "-arch=" + options.arch, harness.string(), "submission.o",
                                      "-o", "program"};
-    const ProcessResult linked = run_tool(link, dir, options.compile_seconds);
+    ProcessResult linked = run_tool(link, dir, options.compile_seconds);
     if (!linked.status.success()) {
+        for (const auto& entry_point : exercise.entry_points) {
+            if (linked.output.find(fmt::format("undefined reference to `{}'", entry_point)) != std::string::npos) {
+                linked.output += fmt::format("hint: {} must define {}() exactly as {} declares it\n",
+                                             exercise.submission_file, entry_point,
+                                             exercise.contract_header.filename().string());
+            }
+        }
         record_failure("link", linked);
         return result;
     }

@@ -82,7 +82,7 @@ RunResult run_cases(const fs::path& program, const std::vector<CasePlan>& cases,
         std::ofstream(plan_file) << make_plan(left, rubric).dump(2);
 
         ProcessOptions process;
-        process.argv = {program.string(), plan_file.string()};
+        process.argv = {fs::absolute(program).string(), plan_file.string()};
         process.working_directory = options.work_dir;
         process.result_channel = true;
         process.output_limit = options.output_limit > run.output.size() ? options.output_limit - run.output.size() : 0;
