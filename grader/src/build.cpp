@@ -22,6 +22,7 @@ namespace {
 
 constexpr const char* reference_prefix = "cugrade_reference_";
 constexpr double tool_seconds = 60.0;
+// The key names this build of cugrade too: a cugrade whose build steps or messages changed never reuses another's.
 
 std::string read_file(const fs::path& path) {
     std::ifstream in(path, std::ios::binary);
@@ -147,7 +148,7 @@ std::string present_diagnostics(const std::string& output, const std::string& fi
 // The harness and the reference, compiled once per course revision and toolchain.
 fs::path build_harness(const Exercise& exercise, const Toolchain& toolchain, const BuildOptions& options,
                        CacheKey& key) {
-    key.add("cugrade", CUGRADE_VERSION).add("nvcc", toolchain.nvcc_version).add("arch", options.arch);
+    key.add("cugrade", CUGRADE_VERSION " built " __DATE__ " " __TIME__).add("nvcc", toolchain.nvcc_version).add("arch", options.arch);
     key.add_file(exercise.harness_source).add_file(exercise.reference_source).add_file(exercise.contract_header);
     std::vector<fs::path> common_files;
     for (const auto& file : fs::directory_iterator(exercise.directory.parent_path() / "common")) {

@@ -1,5 +1,6 @@
 // Building submissions with the real nvcc: the cache, compile errors at the student's line, and the wall between
 // the submission and the reference.
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 
@@ -41,14 +42,17 @@ std::string template_source() {
 
 TEST_CASE("a submission is built once, then served from the cache until it changes") {
     Workspace w;
-    const auto submission = w.submit(template_source() + "// build cache test\n");
+    // A comment no earlier run wrote, so the first build cannot come from an older test's cache.
+    const std::string unique = std::to_string(std::chrono::steady_clock::now().time_since_epoch().count());
+    const auto submission = w.submit(template_source() + "// build cache test " + unique + "\n");
     const BuildResult first = w.build(submission);
     REQUIRE(first.ok);
+    CHECK_FALSE(first.cached);
     const BuildResult second = w.build(submission);
     CHECK(second.ok);
     CHECK(second.cached);
     CHECK(second.program == first.program);
-    const BuildResult changed = w.build(w.submit(template_source() + "// build cache test, changed\n"));
+    const BuildResult changed = w.build(w.submit(template_source() + "// build cache test, changed " + unique + "\n"));
     CHECK(changed.ok);
     CHECK_FALSE(changed.cached);
 }
