@@ -80,6 +80,6 @@ TEST_CASE("the template builds; without a GPU the verdict is 'skipped', with one
     } else {
         CHECK(result.status.code == 77);
         CHECK(results["outcome"] == "skipped");
-        CHECK_THAT(result.output, Catch::Matchers::Contains("correctness and speed need an NVIDIA GPU: "));
+        CHECK_THAT(result.output, contains_text("correctness and speed need an NVIDIA GPU: "));
     }
 }
