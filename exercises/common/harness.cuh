@@ -27,8 +27,16 @@ namespace cugrade::harness {
 // A CUDA call failed. `origin` says whether the submission's own work failed (its launches surface at the
 // synchronisation after its call) or the harness's.
 struct CudaFailure : std::runtime_error {
-    CudaFailure(cudaError_t code, const std::string& what) : std::runtime_error(what), code(code) {}
+    CudaFailure(cudaError_t code, const std::string& what, std::string submission_call = "")
+        : std::runtime_error(what), code(code), submission_call(std::move(submission_call)) {}
     cudaError_t code;
+    std::string submission_call;  // "call 2 of 3" when a call of the entry point failed; empty for the harness's own
+
+    // What the report says: the submission's call and the error, or where in the harness it failed.
+    std::string detail() const {
+        const std::string error = std::string(cudaGetErrorName(code)) + " (" + cudaGetErrorString(code) + ")";
+        return submission_call.empty() ? std::string(what()) : submission_call + ": " + error;
+    }
 };
 
 inline void check_cuda(cudaError_t code, const char* call, const char* file, int line) {
@@ -168,10 +176,14 @@ inline void poison(float* out, std::size_t n) {
 // Runs the submission's entry point, then surfaces any error its launches raised. Synchronises the whole device, so
 // work the submission left on other streams is finished (and its errors seen) before anything is checked.
 template <class Call>
-void call_submission(Call&& call) {
-    call();
-    CUGRADE_CUDA_CHECK(cudaGetLastError());
-    CUGRADE_CUDA_CHECK(cudaDeviceSynchronize());
+void call_submission(Call&& call, const std::string& which_call) {
+    try {
+        call();
+        CUGRADE_CUDA_CHECK(cudaGetLastError());
+        CUGRADE_CUDA_CHECK(cudaDeviceSynchronize());
+    } catch (const CudaFailure& e) {
+        throw CudaFailure(e.code, e.what(), which_call);
+    }
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -330,8 +342,7 @@ inline int run_harness(int argc, char** argv, const std::function<CaseOutcome(co
             channel.send({{"event", "result"},
                           {"case", c.id},
                           {"status", protocol::status_cuda_error},
-                          {"detail", std::string(cudaGetErrorName(e.code)) + ": " + cudaGetErrorString(e.code)},
-                          {"where", e.what()}});
+                          {"detail", e.detail()}});
             // A fault can leave the context unusable; a fresh process runs the remaining cases.
             return protocol::exit_restart;
         } catch (const std::exception& e) {

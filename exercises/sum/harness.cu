@@ -50,16 +50,13 @@ CaseOutcome run_case(const Case& c) {
     } guard{stream};
 
     const auto run_and_check = [&](auto entry, const char* who, int call) -> std::string {
+        std::ostringstream which;
+        which << who << "call " << call << " of " << c.calls;
         poison(result.get(), 1);
         poison(scratch.get(), SUM_SCRATCH_FLOATS);
-        call_submission([&] { entry(input.get(), n, result.get(), scratch.get(), stream); });
+        call_submission([&] { entry(input.get(), n, result.get(), scratch.get(), stream); }, which.str());
         const std::string problem = check_sum(result.to_host()[0], reference, tolerance, n);
-        if (problem.empty()) {
-            return "";
-        }
-        std::ostringstream detail;
-        detail << who << "call " << call << " of " << c.calls << ": " << problem;
-        return detail.str();
+        return problem.empty() ? "" : which.str() + ": " + problem;
     };
 
     for (int call = 1; call <= c.calls; ++call) {
