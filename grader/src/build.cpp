@@ -215,6 +215,29 @@ fs::path build_harness(const Exercise& exercise, const Toolchain& toolchain, con
     return entry.path() / "harness.o";
 }
 
+// `tool` from the folder `program` lives in (found on PATH when it names no folder), else from PATH; or empty.
+std::string find_beside(const std::string& program, const std::string& tool) {
+    std::vector<fs::path> dirs;
+    if (program.find('/') != std::string::npos) {
+        dirs.push_back(fs::path(program).parent_path());
+    }
+    if (const char* path = std::getenv("PATH"); path != nullptr) {
+        std::istringstream entries(path);
+        for (std::string entry; std::getline(entries, entry, ':');) {
+            if (!entry.empty() && program.find('/') == std::string::npos && fs::exists(fs::path(entry) / program)) {
+                dirs.insert(dirs.begin(), entry);
+            }
+            dirs.push_back(entry);
+        }
+    }
+    for (const auto& dir : dirs) {
+        if (::access((dir / tool).c_str(), X_OK) == 0) {
+            return (dir / tool).string();
+        }
+    }
+    return "";
+}
+
 }  // namespace
 
 fs::path default_cache_dir() {
@@ -255,6 +278,7 @@ Toolchain find_toolchain(const std::optional<std::string>& preferred) {
                     toolchain.nvcc_version = line;
                 }
             }
+            toolchain.compute_sanitizer = find_beside(nvcc, "compute-sanitizer");
             for (const char* dir : {CUGRADE_JSON_INCLUDE_DIR}) {
                 const fs::path path = dir;
                 // The system folders are searched anyway; naming them with -I reorders them and breaks libstdc++.

@@ -142,6 +142,7 @@ ExerciseReport grade(const Assignment& a, const Toolchain& toolchain, const GpuI
         ScratchDir scratch;
         RunOptions run_options;
         run_options.work_dir = scratch.path();
+        run_options.compute_sanitizer = toolchain.compute_sanitizer;
         RunResult run = run_cases(report.build.program, cases, a.rubric, run_options);
         results = std::move(run.cases);
         report.program_output = std::move(run.output);

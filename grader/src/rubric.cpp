@@ -67,7 +67,7 @@ InputDistribution read_input(const std::filesystem::path& file, const std::strin
 
 CaseGroup read_group(const std::filesystem::path& file, const YAML::Node& node, const Rubric& rubric) {
     yaml::Mapping fields(file, node, "a group",
-                         {"name", "visibility", "points", "sizes", "inputs", "seed", "case_seconds"});
+                         {"name", "visibility", "points", "sizes", "inputs", "seed", "case_seconds", "race_check"});
     CaseGroup group;
     group.name = read_name(fields, fields.required("name"), "name");
     group.visibility = read_visibility(fields, fields.optional("visibility"));
@@ -81,6 +81,9 @@ CaseGroup read_group(const std::filesystem::path& file, const YAML::Node& node, 
     group.seed = static_cast<std::uint64_t>(fields.integer(fields.required("seed"), "seed", 0, INT64_MAX));
     if (auto seconds = fields.optional("case_seconds")) {
         group.case_seconds = fields.number(*seconds, "case_seconds", 0.1, 3600.0);
+    }
+    if (auto race_check = fields.optional("race_check")) {
+        group.race_check = fields.choice(*race_check, "race_check", {"true", "false"}) == "true";
     }
     return group;
 }
@@ -198,6 +201,7 @@ std::vector<CasePlan> plan_cases(const Rubric& rubric) {
                 plan.seed = fnv1a64(plan.id, group.seed);
                 plan.max_points = per_case;
                 plan.case_seconds = group.case_seconds > 0 ? group.case_seconds : rubric.limits.case_seconds;
+                plan.race_check = group.race_check;
                 cases.push_back(std::move(plan));
             }
         }

@@ -5,6 +5,8 @@
 #include <fstream>
 #include <map>
 #include <optional>
+#include <regex>
+#include <sstream>
 
 #include "cugrade/process.hpp"
 #include "protocol.hpp"
@@ -54,47 +56,96 @@ nlohmann::json make_plan(const std::vector<const CasePlan*>& cases, const Rubric
     return plan;
 }
 
-RunResult run_cases(const fs::path& program, const std::vector<CasePlan>& cases, const Rubric& rubric,
-                    const RunOptions& options) {
-    RunResult run;
-    run.cases.resize(cases.size());
-    std::map<std::string, std::size_t> index_of;
-    for (std::size_t i = 0; i < cases.size(); ++i) {
-        index_of[cases[i].id] = i;
+std::string first_race_report(const std::string& output) {
+    std::istringstream lines(output);
+    std::string report;
+    for (std::string line; std::getline(lines, line);) {
+        const bool hazard = line.find("Race reported") != std::string::npos;
+        const bool continuation = !report.empty() && line.find("and ") != std::string::npos;
+        if (!hazard && !continuation) {
+            if (!report.empty()) {
+                break;
+            }
+            continue;
+        }
+        line = std::regex_replace(line, std::regex(R"(^=+\s*(Error:\s*)?)"), "");
+        if (!report.empty()) {
+            report += ' ';
+        }
+        report += std::regex_replace(line, std::regex(R"(\s+)"), " ");
+        if (continuation) {
+            break;
+        }
     }
-    std::vector<bool> done(cases.size(), false);
-    const auto remaining = [&] {
-        std::vector<const CasePlan*> left;
+    return report;
+}
+
+namespace {
+
+// Runs cases in harness processes, restarting after each failure, and records what became of every case.
+class CaseRunner {
+public:
+    CaseRunner(const fs::path& program, const std::vector<CasePlan>& cases, const Rubric& rubric,
+               const RunOptions& options)
+        : program_(fs::absolute(program)), cases_(cases), rubric_(rubric), options_(options), done_(cases.size()) {
+        run_.cases.resize(cases.size());
         for (std::size_t i = 0; i < cases.size(); ++i) {
-            if (!done[i]) {
-                left.push_back(&cases[i]);
+            index_of_[cases[i].id] = i;
+        }
+    }
+
+    // Runs the given cases until each has a verdict; returns how the last process ended.
+    ExitStatus run(const std::vector<std::size_t>& indices, const std::vector<std::string>& launcher) {
+        ExitStatus last;
+        for (auto left = remaining(indices); !left.empty(); left = remaining(indices)) {
+            last = run_process_once(left, launcher);
+        }
+        return last;
+    }
+
+    void settle(std::size_t i, CaseResult result) {
+        run_.cases[i] = std::move(result);
+        done_[i] = true;
+    }
+
+    RunResult& result() { return run_; }
+
+private:
+    std::vector<std::size_t> remaining(const std::vector<std::size_t>& indices) const {
+        std::vector<std::size_t> left;
+        for (const std::size_t i : indices) {
+            if (!done_[i]) {
+                left.push_back(i);
             }
         }
         return left;
-    };
-    const auto settle = [&](std::size_t i, CaseResult result) {
-        run.cases[i] = std::move(result);
-        done[i] = true;
-    };
+    }
 
-    for (auto left = remaining(); !left.empty(); left = remaining()) {
-        const fs::path plan_file = options.work_dir / fmt::format("plan-{}.json", run.processes + 1);
-        std::ofstream(plan_file) << make_plan(left, rubric).dump(2);
+    ExitStatus run_process_once(const std::vector<std::size_t>& left, const std::vector<std::string>& launcher) {
+        std::vector<const CasePlan*> plan_cases;
+        for (const std::size_t i : left) {
+            plan_cases.push_back(&cases_[i]);
+        }
+        const fs::path plan_file = options_.work_dir / fmt::format("plan-{}.json", run_.processes + 1);
+        std::ofstream(plan_file) << make_plan(plan_cases, rubric_).dump(2);
 
         ProcessOptions process;
-        process.argv = {fs::absolute(program).string(), plan_file.string()};
-        process.working_directory = options.work_dir;
+        process.argv = launcher;
+        process.argv.push_back(program_.string());
+        process.argv.push_back(plan_file.string());
+        process.working_directory = options_.work_dir;
         process.result_channel = true;
-        process.output_limit = options.output_limit > run.output.size() ? options.output_limit - run.output.size() : 0;
+        process.output_limit =
+            options_.output_limit > run_.output.size() ? options_.output_limit - run_.output.size() : 0;
         ChildProcess child(process);
-        ++run.processes;
+        ++run_.processes;
 
         constexpr std::size_t none = static_cast<std::size_t>(-1);
         std::size_t current = none;  // the case the harness is running
         std::optional<std::string> fatal;
         bool started_any = false;
         bool killed_at_deadline = false;
-        auto deadline = after(options.startup_seconds);
+        auto deadline = after(options_.startup_seconds);
         std::string line;
         while (true) {
             const auto next = child.next_line(line, deadline);
@@ -112,11 +163,11 @@ RunResult run_cases(const fs::path& program, const std::vector<CasePlan>& cases,
             }
             const std::string event = record.value("event", "");
             const std::string id = record.value("case", "");
-            if (event == "start" && index_of.count(id) != 0 && !done[index_of[id]]) {
-                current = index_of[id];
+            if (event == "start" && index_of_.count(id) != 0 && !done_[index_of_[id]]) {
+                current = index_of_[id];
                 started_any = true;
-                deadline = after(cases[current].case_seconds);
-            } else if (event == "result" && current != none && id == cases[current].id) {
+                deadline = after(cases_[current].case_seconds);
+            } else if (event == "result" && current != none && id == cases_[current].id) {
                 CaseResult result;
                 result.status = status_from_string(record.value("status", "")).value_or(Status::harness_error);
                 result.detail = record.value("detail", "");
@@ -125,37 +176,84 @@ RunResult run_cases(const fs::path& program, const std::vector<CasePlan>& cases,
                 }
                 settle(current, std::move(result));
                 current = none;
-                deadline = after(options.startup_seconds);
+                deadline = after(options_.startup_seconds);
             } else if (event == "fatal") {
                 fatal = record.value("detail", "the harness stopped");
             }
         }
-        const ExitStatus status = child.finish(after(5.0));
-        ExitStatus as_seen = status;
-        as_seen.timed_out = as_seen.timed_out || killed_at_deadline;
-        run.output += child.output();
-        run.output_truncated = run.output_truncated || child.output_truncated();
+        ExitStatus status = child.finish(after(5.0));
+        status.timed_out = status.timed_out || killed_at_deadline;
+        run_.output += child.output();
+        run_.output_truncated = run_.output_truncated || child.output_truncated();
 
         if (current != none) {
-            settle(current, interrupted(as_seen, cases[current].case_seconds));
+            settle(current, interrupted(status, cases_[current].case_seconds));
         } else if (!started_any) {
             // It ended before its first case: whatever stopped it would stop every restart too.
             CaseResult result;
             if (fatal) {
                 result = {Status::harness_error, *fatal};
-            } else if (as_seen.timed_out) {
+            } else if (status.timed_out) {
                 result = {Status::timed_out, fmt::format("the program did not start its first case within {} s",
-                                                         options.startup_seconds)};
+                                                         options_.startup_seconds)};
             } else {
-                result = {as_seen.signal != 0 ? Status::crashed : Status::exited_early,
-                          fmt::format("the program {} before running any case", as_seen.describe())};
+                result = {status.signal != 0 ? Status::crashed : Status::exited_early,
+                          fmt::format("the program {} before running any case", status.describe())};
             }
-            for (const CasePlan* c : remaining()) {
-                settle(index_of[c->id], result);
+            for (const std::size_t i : left) {
+                if (!done_[i]) {
+                    settle(i, result);
+                }
             }
         }
+        return status;
     }
-    return run;
+
+    fs::path program_;
+    const std::vector<CasePlan>& cases_;
+    const Rubric& rubric_;
+    const RunOptions& options_;
+    std::vector<bool> done_;
+    std::map<std::string, std::size_t> index_of_;
+    RunResult run_;
+};
+
+}  // namespace
+
+RunResult run_cases(const fs::path& program, const std::vector<CasePlan>& cases, const Rubric& rubric,
+                    const RunOptions& options) {
+    CaseRunner runner(program, cases, rubric, options);
+    std::vector<std::size_t> plain;
+    std::vector<std::size_t> race_checked;
+    for (std::size_t i = 0; i < cases.size(); ++i) {
+        (cases[i].race_check ? race_checked : plain).push_back(i);
+    }
+    runner.run(plain, {});
+
+    // Each race-check case runs alone under racecheck, so a hazard is pinned on the case that raised it.
+    for (const std::size_t i : race_checked) {
+        if (options.compute_sanitizer.empty()) {
+            runner.settle(i, {Status::harness_error, "compute-sanitizer was not found, so the race check could not run"});
+            continue;
+        }
+        const std::size_t output_before = runner.result().output.size();
+        const ExitStatus status =
+            runner.run({i}, {options.compute_sanitizer, "--tool", "racecheck", "--racecheck-report", "hazard",
+                             "--error-exitcode", std::to_string(sanitizer_error_exit_code), "--print-limit", "10"});
+        CaseResult& result = runner.result().cases[i];
+        const bool checked = result.status == Status::passed || result.status == Status::wrong_answer;
+        if (checked && status.exited() && status.code == sanitizer_error_exit_code) {
+            // The race is the cause to report, whether or not it spoiled this run's result.
+            const std::string report = first_race_report(runner.result().output.substr(output_before));
+            const std::string also_wrong =
+                result.status == Status::wrong_answer ? " (the result was wrong too: " + result.detail + ")" : "";
+            result.status = Status::race;
+            result.detail = "compute-sanitizer racecheck: " +
+                            (report.empty() ? std::string("a race on shared memory") : report) +
+                            "; a __syncthreads() is missing between a write and another thread's read" + also_wrong;
+        }
+    }
+    return std::move(runner.result());
 }
 
 }  // namespace cugrade

@@ -6,10 +6,11 @@
 namespace cugrade {
 namespace {
 
-constexpr std::array<std::pair<Status, const char*>, 10> names{{
+constexpr std::array<std::pair<Status, const char*>, 11> names{{
     {Status::passed, "passed"},
     {Status::slow, "slow"},
     {Status::wrong_answer, "wrong_answer"},
+    {Status::race, "race"},
     {Status::build_failed, "build_failed"},
     {Status::timed_out, "timed_out"},
     {Status::crashed, "crashed"},

@@ -45,10 +45,12 @@ TEST_CASE("the shipped sum rubric loads and plans its cases") {
     CHECK(rubric.calls_per_case == 3);
     REQUIRE(rubric.speed);
     const auto cases = plan_cases(rubric);
-    CHECK(cases.size() == 35);
+    CHECK(cases.size() == 37);
     CHECK(cases.front().id == "edges/n=0/integers");
     CHECK(cases.back().id == "speed/n=268435456/positive");
     CHECK(cases.back().timed);
+    CHECK(cases[cases.size() - 3].id == "races/n=1025/integers");
+    CHECK(cases[cases.size() - 3].race_check);
     double points = 0.0;
     std::set<std::string> ids;
     std::set<std::uint64_t> seeds;

@@ -68,3 +68,16 @@ TEST_CASE("a program that dies before its first case fails every case once, with
         CHECK(c.detail == "the program was killed by signal 6 (SIGABRT) before running any case");
     }
 }
+
+TEST_CASE("the first racecheck hazard becomes one line") {
+    const std::string output =
+        "========= COMPUTE-SANITIZER\n"
+        "========= Error: Race reported between Write access at partial_sums(const float *, unsigned long, float *)+0x2a0 in sum.cu:20\n"
+        "=========     and Read access at partial_sums(const float *, unsigned long, float *)+0x250 in sum.cu:19 [4 hazards]\n"
+        "=========\n"
+        "========= RACECHECK SUMMARY: 1 hazard displayed (1 error, 0 warnings)\n";
+    CHECK(first_race_report(output) ==
+          "Race reported between Write access at partial_sums(const float *, unsigned long, float *)+0x2a0 in sum.cu:20 "
+          "and Read access at partial_sums(const float *, unsigned long, float *)+0x250 in sum.cu:19 [4 hazards]");
+    CHECK(first_race_report("========= RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)\n").empty());
+}

@@ -17,6 +17,7 @@ struct Toolchain {
     std::string ld = "ld";
     std::string nm = "nm";
     std::string objcopy = "objcopy";
+    std::string compute_sanitizer;  // beside nvcc or on PATH; empty when neither has it
     std::vector<std::filesystem::path> include_dirs;  // headers the harness needs (nlohmann-json)
 };
 

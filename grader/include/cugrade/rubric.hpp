@@ -34,6 +34,7 @@ struct CaseGroup {
     std::vector<std::string> inputs;
     std::uint64_t seed = 0;
     double case_seconds = 0.0;
+    bool race_check = false;  // run each case under compute-sanitizer racecheck
 };
 
 // One step of the speed scale: a time at most max_ratio times the reference's earns `points`.
@@ -79,7 +80,8 @@ struct CasePlan {
     std::uint64_t seed = 0;
     double max_points = 0.0;
     double case_seconds = 0.0;
-    bool timed = false;  // the speed test: correctness first, then timing against the reference
+    bool timed = false;       // the speed test: correctness first, then timing against the reference
+    bool race_check = false;  // run alone under compute-sanitizer racecheck: a shared-memory race fails the case
 };
 
 // The rubric's cases in the order they run: groups as written, sizes then inputs, the speed test last.

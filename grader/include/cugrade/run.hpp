@@ -29,7 +29,14 @@ struct RunOptions {
     std::filesystem::path work_dir;     // a private folder for the plan files; the program runs there
     double startup_seconds = 60.0;      // from start to "ready", and between cases
     std::size_t output_limit = 64 * 1024;
+    std::string compute_sanitizer;      // runs the race-check cases; empty: they cannot run
 };
+
+// The exit code compute-sanitizer is asked to return when it finds a hazard.
+inline constexpr int sanitizer_error_exit_code = 86;
+
+// What compute-sanitizer's racecheck reported, as one line: the first hazard, or empty when none.
+std::string first_race_report(const std::string& output);
 
 RunResult run_cases(const std::filesystem::path& program, const std::vector<CasePlan>& cases, const Rubric& rubric,
                     const RunOptions& options);

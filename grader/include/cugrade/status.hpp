@@ -10,6 +10,7 @@ enum class Status {
     passed,         // correct (and, for the speed test, in the top tier)
     slow,           // correct, but the speed test earned less than its top tier
     wrong_answer,   // ran, and a result was wrong or missing
+    race,           // results were right, but compute-sanitizer found a data race on shared memory
     build_failed,   // the submission did not compile or link
     timed_out,      // the case ran past its wall-clock limit
     crashed,        // the process died of a signal during the case
