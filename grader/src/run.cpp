@@ -56,24 +56,38 @@ nlohmann::json make_plan(const std::vector<const CasePlan*>& cases, const Rubric
     return plan;
 }
 
+// racecheck prints a hazard as a headline and the two accesses, each line behind "=========":
+//   Error: Potential RAW hazard detected at __shared__ 0x580 in block (2,0,0) :
+//       Write Thread (96,0,0) at partial_sums(const float *, unsigned long, float *)+0x2f0 in sum.cu:16
+//       Read Thread (32,0,0) at partial_sums(const float *, unsigned long, float *)+0x2d0 in sum.cu:16
 std::string first_race_report(const std::string& output) {
+    static const std::regex prefix(R"(^=+\s*(Error:\s*)?)");
+    static const std::regex offset(R"(\+0x[0-9a-fA-F]+)");
+    static const std::regex spaces(R"(\s+)");
+    static const std::regex before_colon(R"(\s+:\s*$)");
     std::istringstream lines(output);
     std::string report;
+    int accesses = 0;
     for (std::string line; std::getline(lines, line);) {
-        const bool hazard = line.find("Race reported") != std::string::npos;
-        const bool continuation = !report.empty() && line.find("and ") != std::string::npos;
-        if (!hazard && !continuation) {
+        const bool headline = line.find("hazard detected") != std::string::npos ||
+                              line.find("Race reported") != std::string::npos;
+        const bool access = !report.empty() && (line.find(" Thread (") != std::string::npos ||
+                                                line.find(" and ") != std::string::npos);
+        if (report.empty() ? !headline : !access) {
             if (!report.empty()) {
                 break;
             }
             continue;
         }
-        line = std::regex_replace(line, std::regex(R"(^=+\s*(Error:\s*)?)"), "");
+        line = std::regex_replace(line, prefix, "");
+        line = std::regex_replace(line, offset, "");
+        line = std::regex_replace(line, before_colon, ":");
+        line = std::regex_replace(line, spaces, " ");
         if (!report.empty()) {
-            report += ' ';
+            report += accesses++ == 0 && report.back() == ':' ? " " : "; ";
         }
-        report += std::regex_replace(line, std::regex(R"(\s+)"), " ");
-        if (continuation) {
+        report += line;
+        if (accesses == 2) {
             break;
         }
     }
