@@ -11,6 +11,7 @@
 #include "cugrade/check.hpp"
 #include "cugrade/error.hpp"
 #include "cugrade/exit_codes.hpp"
+#include "cugrade/process.hpp"
 
 namespace {
 
@@ -96,6 +97,7 @@ int main(int argc, char** argv) {
     }
 
     try {
+        kill_children_on_interrupt();
         options.submission_dir = submission_dir;
         if (!rubric.empty()) {
             options.rubric = rubric;

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -10,6 +11,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <stdexcept>
@@ -22,6 +24,37 @@ namespace cugrade {
 namespace {
 
 constexpr int channel_fd_in_child = 3;
+
+// The process groups cugrade has running, so that an interrupted cugrade takes them down with it. Signal handlers
+// may only touch lock-free atomics.
+constexpr std::size_t max_children = 64;
+std::array<std::atomic<pid_t>, max_children> running_groups{};
+
+void remember_group(pid_t group) {
+    for (auto& slot : running_groups) {
+        pid_t empty = 0;
+        if (slot.compare_exchange_strong(empty, group)) {
+            return;
+        }
+    }
+}
+
+void forget_group(pid_t group) {
+    for (auto& slot : running_groups) {
+        pid_t expected = group;
+        slot.compare_exchange_strong(expected, 0);
+    }
+}
+
+extern "C" void kill_groups_and_reraise(int signal) {
+    for (auto& slot : running_groups) {
+        if (const pid_t group = slot.load(); group > 0) {
+            ::kill(-group, SIGKILL);
+        }
+    }
+    ::signal(signal, SIG_DFL);
+    ::raise(signal);
+}
 
 void close_fd(int& fd) {
     if (fd >= 0) {
@@ -110,6 +143,7 @@ ChildProcess::ChildProcess(const ProcessOptions& options) : output_limit_(option
     }
     if (pid_ == 0) {
         ::setpgid(0, 0);
+        ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // should cugrade itself be killed, its child goes too
         const int null_fd = ::open("/dev/null", O_RDONLY);
         ::dup2(null_fd, 0);
         ::dup2(output[1], 1);
@@ -128,6 +162,7 @@ ChildProcess::ChildProcess(const ProcessOptions& options) : output_limit_(option
         ::_exit(127);
     }
     ::setpgid(pid_, pid_);  // also from here, so the group exists before either side goes on
+    remember_group(pid_);
     ::close(output[1]);
     ::close(exec_error[1]);
     if (channel[1] >= 0) {
@@ -141,6 +176,7 @@ ChildProcess::ChildProcess(const ProcessOptions& options) : output_limit_(option
     ::close(exec_error[0]);
     if (got == static_cast<ssize_t>(sizeof error)) {
         ::waitpid(pid_, nullptr, 0);
+        forget_group(pid_);
         pid_ = -1;
         close_fd(output_fd_);
         close_fd(channel_fd_);
@@ -152,6 +188,10 @@ ChildProcess::~ChildProcess() {
     if (pid_ > 0 && !status_) {
         kill_group();
         ::waitpid(pid_, nullptr, 0);
+    }
+    if (pid_ > 0) {
+        kill_group();  // leftovers of the group, if any
+        forget_group(pid_);
     }
     close_fd(output_fd_);
     close_fd(channel_fd_);
@@ -243,6 +283,12 @@ ExitStatus ChildProcess::finish(Clock::time_point deadline) {
         poll_once(milliseconds_until(grace));
     }
     return *status_;
+}
+
+void kill_children_on_interrupt() {
+    for (const int signal : {SIGINT, SIGTERM, SIGHUP}) {
+        ::signal(signal, kill_groups_and_reraise);
+    }
 }
 
 ProcessResult run_process(const ProcessOptions& options, std::chrono::duration<double> timeout) {

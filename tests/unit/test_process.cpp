@@ -1,3 +1,10 @@
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+
 #include "catch.hpp"
 #include "cugrade/process.hpp"
 
@@ -67,4 +74,47 @@ TEST_CASE("the result channel is apart from the output") {
     CHECK(child.next_line(line, Clock::now() + 5s) == ChildProcess::Next::closed);
     CHECK(child.finish(Clock::now() + 5s).success());
     CHECK(child.output() == "printed\n");
+}
+
+namespace {
+
+// True once `pid` is gone or a zombie: it runs no more.
+bool ended(pid_t pid) {
+    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+    std::string text;
+    std::getline(stat, text);
+    const auto state = text.find(") ");
+    return text.empty() || (state != std::string::npos && text[state + 2] == 'Z');
+}
+
+}  // namespace
+
+TEST_CASE("an interrupted cugrade takes its running children with it") {
+    const std::string pid_file = "/tmp/cugrade-test-interrupt.pid";
+    std::remove(pid_file.c_str());
+    const pid_t grader = ::fork();
+    if (grader == 0) {
+        kill_children_on_interrupt();
+        ProcessOptions options;
+        // The sleeper is a grandchild: only killing the whole group reaches it.
+        options.argv = {"/bin/sh", "-c", "sleep 60 & echo $! > " + pid_file + ".partial && mv " + pid_file +
+                                             ".partial " + pid_file + " && wait"};
+        ChildProcess child(options);
+        while (!std::ifstream(pid_file)) {
+            ::usleep(10000);
+        }
+        ::raise(SIGTERM);
+        ::_exit(0);
+    }
+    int status = 0;
+    ::waitpid(grader, &status, 0);
+    CHECK(WIFSIGNALED(status));
+    pid_t sleeper = 0;
+    std::ifstream(pid_file) >> sleeper;
+    REQUIRE(sleeper > 0);
+    const auto deadline = Clock::now() + 5s;
+    while (!ended(sleeper) && Clock::now() < deadline) {
+        ::usleep(10000);
+    }
+    CHECK(ended(sleeper));
 }

@@ -76,6 +76,10 @@ struct ProcessResult {
     bool output_truncated = false;
 };
 
+// Makes SIGINT, SIGTERM and SIGHUP kill every running child process group before cugrade itself ends: a harness
+// spinning on the GPU must not outlive an interrupted grading.
+void kill_children_on_interrupt();
+
 // Runs a command to completion (compilers and binutils): no result channel.
 ProcessResult run_process(const ProcessOptions& options, std::chrono::duration<double> timeout);
 
