@@ -73,10 +73,22 @@ void print_exercise(std::ostream& out, const ExerciseReport& exercise, const Rep
         out << fmt::format("  cugrade could not grade this exercise: {}\n\n", *exercise.error);
         return;
     }
-    out << fmt::format("  build: {}{}\n", exercise.build.ok ? "ok" : exercise.build.step + " failed",
+    out << fmt::format("  build: {}{}\n", exercise.build.ok ? "ok" : "failed to " + exercise.build.step,
                        exercise.build.cached ? " (cached)" : "");
 
-    const auto shown = shown_cases(exercise, options);
+    // When nothing ran (the build failed, or no GPU), one row says so for every case.
+    std::vector<ShownCase> shown = shown_cases(exercise, options);
+    std::vector<ScoredCase> rows = exercise.cases;
+    const bool none_ran = !rows.empty() && std::all_of(rows.begin(), rows.end(), [&](const ScoredCase& c) {
+        return (c.status == Status::build_failed || c.status == Status::skipped) && c.status == rows[0].status;
+    });
+    if (none_ran) {
+        ScoredCase all = rows[0];
+        all.points = exercise.points();
+        all.plan.max_points = exercise.max_points();
+        shown = {{fmt::format("all {} cases", rows.size()), rows[0].detail}};
+        rows = {all};
+    }
     std::size_t name_width = 4;
     for (const auto& s : shown) {
         name_width = std::max(name_width, s.name.size());
@@ -88,8 +100,8 @@ void print_exercise(std::ostream& out, const ExerciseReport& exercise, const Rep
 
     out << fmt::format("\n  {:<{}}  {:<{}}  {:<{}}  {:>{}}\n", "case", name_width, "status", status_width, "detail",
                        detail_width, "points", points_width);
-    for (std::size_t i = 0; i < exercise.cases.size(); ++i) {
-        const auto& c = exercise.cases[i];
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+        const auto& c = rows[i];
         const auto detail = wrap(shown[i].detail, detail_width);
         const std::string points = fmt::format("{}/{}", format_points(c.points), format_points(c.plan.max_points));
         out << fmt::format("  {:<{}}  {:<{}}  {:<{}}  {:>{}}\n", shown[i].name, name_width, display_name(c.status),
@@ -104,7 +116,7 @@ void print_exercise(std::ostream& out, const ExerciseReport& exercise, const Rep
 
     if (!exercise.build.diagnostics.empty()) {
         bool cut = false;
-        out << (exercise.build.ok ? "  compiler warnings:\n" : fmt::format("  the {} failed:\n", exercise.build.step));
+        out << (exercise.build.ok ? "  compiler warnings:\n" : "  compiler messages:\n");
         out << first_lines(exercise.build.diagnostics, max_output_lines, cut);
         out << (cut ? "    ... (more in the JSON report)\n\n" : "\n");
     }

@@ -76,6 +76,23 @@ TEST_CASE("the JSON report matches its golden file and keeps hidden cases hidden
     CHECK(json["exit_code"] == 1);
 }
 
+TEST_CASE("a report where nothing ran says so in one row") {
+    Report report = sample_report();
+    ExerciseReport& exercise = report.exercises[0];
+    exercise.build = {};
+    exercise.build.step = "compile";
+    exercise.build.diagnostics = "student/sum.cu:10: error: identifier \"inptu\" is undefined\n";
+    exercise.program_output.clear();
+    for (auto& c : exercise.cases) {
+        c.status = Status::build_failed;
+        c.points = 0;
+        c.detail = "the submission did not compile; see the compiler's messages below";
+    }
+    std::ostringstream text;
+    print_report(text, report, ReportOptions{false, 110});
+    check_golden("report-build-failed.txt", text.str());
+}
+
 TEST_CASE("instructors may see hidden cases") {
     const auto json = report_to_json(sample_report(), ReportOptions{true, 110});
     CHECK(json["exercises"][0]["cases"][2]["id"] == "large/n=4194301/integers");
