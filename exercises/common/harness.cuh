@@ -237,8 +237,8 @@ private:
 };
 
 template <class Submission, class Reference>
-TimingResult time_interleaved(const Timing& timing, cudaStream_t stream, Submission&& submission,
-                              Reference&& reference) {
+TimingResult time_interleaved_unchecked(const Timing& timing, cudaStream_t stream, Submission&& submission,
+                                        Reference&& reference) {
     EventTimer timer;
     for (int i = 0; i < timing.warmup; ++i) {
         timer.time_ms(stream, reference);
@@ -251,6 +251,17 @@ TimingResult time_interleaved(const Timing& timing, cudaStream_t stream, Submiss
         submission_ms.push_back(timer.time_ms(stream, submission));
     }
     return {median(submission_ms), median(reference_ms), timing.samples};
+}
+
+template <class Submission, class Reference>
+TimingResult time_interleaved(const Timing& timing, cudaStream_t stream, Submission&& submission,
+                              Reference&& reference) {
+    try {
+        return time_interleaved_unchecked(timing, stream, submission, reference);
+    } catch (const CudaFailure& e) {
+        // The reference passed its own check before timing, so the submission's calls are the ones to blame.
+        throw CudaFailure(e.code, e.what(), "while timing");
+    }
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -339,9 +350,11 @@ inline int run_harness(int argc, char** argv, const std::function<CaseOutcome(co
         try {
             outcome = run_case(c);
         } catch (const CudaFailure& e) {
+            // A failure inside the submission's calls is its own; any other is the harness's or the machine's.
             channel.send({{"event", "result"},
                           {"case", c.id},
-                          {"status", protocol::status_cuda_error},
+                          {"status", e.submission_call.empty() ? protocol::status_harness_error
+                                                               : protocol::status_cuda_error},
                           {"detail", e.detail()}});
             // A fault can leave the context unusable; a fresh process runs the remaining cases.
             return protocol::exit_restart;
