@@ -77,12 +77,16 @@ private:
     std::size_t count_;
 };
 
-// A named input distribution from the rubric.
+// A named input distribution from the rubric (docs/rubric.md).
 struct Distribution {
     std::string name;
-    std::string kind;  // "uniform": floats in [low, high); "integers": whole numbers in [low, high]
+    std::string kind;  // uniform, integers, constant, ascending, descending
     double low = 0.0;
     double high = 1.0;
+    double value = 0.0;
+    std::string min_at;  // "", "first", "last"
+    std::string max_at;
+    bool infinities = false;
 };
 
 struct Timing {
@@ -92,7 +96,8 @@ struct Timing {
 
 struct Case {
     std::string id;
-    std::uint64_t size = 0;
+    std::vector<std::uint64_t> shape;  // {n} or {rows, cols}
+    std::uint64_t size = 0;            // the number of elements
     Distribution input;
     std::uint64_t seed = 0;
     int calls = 1;
@@ -128,23 +133,64 @@ __host__ __device__ inline float unit_float(std::uint64_t seed, std::uint64_t in
     return static_cast<float>(mix64(seed ^ mix64(index)) >> 40) * 0x1p-24f;
 }
 
-__global__ void generate_kernel(float* out, std::size_t n, std::uint64_t seed, int integers, float low, float high) {
+enum class Kind : int { uniform, integers, constant, ascending, descending };
+
+inline Kind kind_of(const std::string& name) {
+    if (name == "integers") return Kind::integers;
+    if (name == "constant") return Kind::constant;
+    if (name == "ascending") return Kind::ascending;
+    if (name == "descending") return Kind::descending;
+    if (name == "uniform") return Kind::uniform;
+    throw std::runtime_error("unknown input kind '" + name + "'");
+}
+
+__global__ void generate_kernel(float* out, std::size_t n, std::uint64_t seed, Kind kind, float low, float high,
+                                float value) {
     const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+    const double step = n > 1 ? (static_cast<double>(high) - low) / static_cast<double>(n - 1) : 0.0;
     for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
         const float u = unit_float(seed, i);
-        out[i] = integers ? fminf(high, floorf(low + u * (high - low + 1.0f))) : low + u * (high - low);
+        switch (kind) {
+            case Kind::uniform: out[i] = low + u * (high - low); break;
+            case Kind::integers: out[i] = fminf(high, floorf(low + u * (high - low + 1.0f))); break;
+            case Kind::constant: out[i] = value; break;
+            case Kind::ascending: out[i] = static_cast<float>(low + step * static_cast<double>(i)); break;
+            case Kind::descending: out[i] = static_cast<float>(high - step * static_cast<double>(i)); break;
+        }
     }
 }
 
+inline std::size_t place_index(const std::string& at, std::size_t n) { return at == "first" ? 0 : n - 1; }
+
+inline void set_element(float* out, std::size_t index, float value) {
+    CUGRADE_CUDA_CHECK(cudaMemcpy(out + index, &value, sizeof value, cudaMemcpyHostToDevice));
+}
+
+// Fills out[0, n) from the distribution, then places its planted extremes: min_at and max_at put one value below
+// (above) every other, infinities put -inf and +inf at seeded places.
 inline void generate(float* out, std::size_t n, const Distribution& input, std::uint64_t seed) {
     if (n == 0) {
         return;
     }
     const unsigned blocks = static_cast<unsigned>(std::min<std::size_t>((n + 255) / 256, 4096));
-    generate_kernel<<<blocks, 256>>>(out, n, seed, input.kind == "integers", static_cast<float>(input.low),
-                                     static_cast<float>(input.high));
+    generate_kernel<<<blocks, 256>>>(out, n, seed, kind_of(input.kind), static_cast<float>(input.low),
+                                     static_cast<float>(input.high), static_cast<float>(input.value));
     CUGRADE_CUDA_CHECK(cudaGetLastError());
     CUGRADE_CUDA_CHECK(cudaDeviceSynchronize());
+    const float span = static_cast<float>(std::max(1.0, input.high - input.low));
+    if (!input.min_at.empty()) {
+        set_element(out, place_index(input.min_at, n), static_cast<float>(input.low) - span);
+    }
+    if (!input.max_at.empty()) {
+        set_element(out, place_index(input.max_at, n), static_cast<float>(input.high) + span);
+    }
+    if (input.infinities) {
+        set_element(out, mix64(seed + 1) % n, -INFINITY);
+        if (n > 1) {
+            const std::size_t minus = mix64(seed + 1) % n;
+            set_element(out, (minus + 1 + mix64(seed + 2) % (n - 1)) % n, INFINITY);
+        }
+    }
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -293,10 +339,16 @@ private:
 inline Case parse_case(const nlohmann::json& j) {
     Case c;
     c.id = j.at("id").get<std::string>();
-    c.size = j.at("size").get<std::uint64_t>();
+    c.shape = j.at("shape").get<std::vector<std::uint64_t>>();
+    c.size = 1;
+    for (const auto extent : c.shape) {
+        c.size *= extent;
+    }
     const auto& input = j.at("input");
     c.input = {input.at("name").get<std::string>(), input.at("kind").get<std::string>(),
-               input.at("low").get<double>(), input.at("high").get<double>()};
+               input.at("low").get<double>(),        input.at("high").get<double>(),
+               input.at("value").get<double>(),      input.at("min_at").get<std::string>(),
+               input.at("max_at").get<std::string>(), input.at("infinities").get<bool>()};
     c.seed = j.at("seed").get<std::uint64_t>();
     c.calls = j.at("calls").get<int>();
     c.lambda = j.at("lambda").get<double>();

@@ -47,34 +47,86 @@ std::string read_input_reference(const yaml::Mapping& fields, const YAML::Node& 
 }
 
 InputDistribution read_input(const std::filesystem::path& file, const std::string& name, const YAML::Node& node) {
-    yaml::Mapping fields(file, node, fmt::format("input '{}'", name), {"kind", "low", "high"});
+    yaml::Mapping fields(file, node, fmt::format("input '{}'", name),
+                         {"kind", "low", "high", "value", "min_at", "max_at", "infinities"});
     InputDistribution input;
     input.name = name;
-    input.kind = fields.choice(fields.required("kind"), "kind", {"uniform", "integers"});
-    const auto low = fields.required("low");
-    const auto high = fields.required("high");
-    input.low = fields.number(low, "low", -1e30, 1e30);
-    input.high = fields.number(high, "high", -1e30, 1e30);
-    if (input.kind == "integers" && (std::nearbyint(input.low) != input.low || std::nearbyint(input.high) != input.high)) {
-        fields.fail(std::nearbyint(input.low) != input.low ? low : high,
-                    "'low' and 'high' of an integers input must be whole numbers");
+    input.kind = fields.choice(fields.required("kind"), "kind",
+                               {"uniform", "integers", "constant", "ascending", "descending"});
+    if (input.kind == "constant") {
+        input.value = fields.number(fields.required("value"), "value", -1e30, 1e30);
+        input.low = input.high = input.value;
+    } else {
+        const auto low = fields.required("low");
+        const auto high = fields.required("high");
+        input.low = fields.number(low, "low", -1e30, 1e30);
+        input.high = fields.number(high, "high", -1e30, 1e30);
+        if (input.kind == "integers" &&
+            (std::nearbyint(input.low) != input.low || std::nearbyint(input.high) != input.high)) {
+            fields.fail(std::nearbyint(input.low) != input.low ? low : high,
+                        "'low' and 'high' of an integers input must be whole numbers");
+        }
+        if (input.kind == "integers" ? !(input.low <= input.high) : !(input.low < input.high)) {
+            fields.fail(high, fmt::format("'high' must be greater than 'low' ({})", input.low));
+        }
     }
-    if (input.kind == "uniform" ? !(input.low < input.high) : !(input.low <= input.high)) {
-        fields.fail(high, fmt::format("'high' must be greater than 'low' ({})", input.low));
+    if (auto at = fields.optional("min_at")) {
+        input.min_at = fields.choice(*at, "min_at", {"first", "last"});
+    }
+    if (auto at = fields.optional("max_at")) {
+        input.max_at = fields.choice(*at, "max_at", {"first", "last"});
+    }
+    if (auto infinities = fields.optional("infinities")) {
+        input.infinities = fields.choice(*infinities, "infinities", {"true", "false"}) == "true";
     }
     return input;
 }
 
+Shape read_shape(const yaml::Mapping& fields, const YAML::Node& node, const std::string& key) {
+    if (key == "sizes" || key == "size") {
+        return {static_cast<std::uint64_t>(fields.integer(node, key, 0, max_size))};
+    }
+    const auto extents = fields.sequence(node, key);
+    if (extents.size() != 2) {
+        fields.fail(node, fmt::format("each of '{}' must be [rows, cols]", key));
+    }
+    Shape shape;
+    for (const auto& extent : extents) {
+        shape.push_back(static_cast<std::uint64_t>(fields.integer(extent, key, 1, max_size)));
+    }
+    if (element_count(shape) > static_cast<std::uint64_t>(max_size)) {
+        fields.fail(node, fmt::format("'{}': {} elements is more than {}", key, element_count(shape), max_size));
+    }
+    return shape;
+}
+
+// `sizes` (vectors) or `shapes` (matrices), exactly one of them.
+std::vector<Shape> read_extents(const yaml::Mapping& fields, const YAML::Node& at, const char* one, const char* many,
+                                bool list) {
+    const auto sizes = fields.optional(list ? "sizes" : "size");
+    const auto shapes = fields.optional(list ? "shapes" : "shape");
+    if (sizes.has_value() == shapes.has_value()) {
+        fields.fail(at, fmt::format("give either '{}' or '{}'", one, many));
+    }
+    const std::string key = sizes ? one : many;
+    if (!list) {
+        return {read_shape(fields, sizes ? *sizes : *shapes, key)};
+    }
+    std::vector<Shape> result;
+    for (const auto& node : fields.sequence(sizes ? *sizes : *shapes, key)) {
+        result.push_back(read_shape(fields, node, key));
+    }
+    return result;
+}
+
 CaseGroup read_group(const std::filesystem::path& file, const YAML::Node& node, const Rubric& rubric) {
     yaml::Mapping fields(file, node, "a group",
-                         {"name", "visibility", "points", "sizes", "inputs", "seed", "case_seconds", "race_check"});
+                         {"name", "visibility", "points", "sizes", "shapes", "inputs", "seed", "case_seconds", "race_check"});
     CaseGroup group;
     group.name = read_name(fields, fields.required("name"), "name");
     group.visibility = read_visibility(fields, fields.optional("visibility"));
     group.points = fields.number(fields.required("points"), "points", 0.0, 1e6);
-    for (const auto& size : fields.sequence(fields.required("sizes"), "sizes")) {
-        group.sizes.push_back(static_cast<std::uint64_t>(fields.integer(size, "sizes", 0, max_size)));
-    }
+    group.shapes = read_extents(fields, node, "sizes", "shapes", true);
     for (const auto& input : fields.sequence(fields.required("inputs"), "inputs")) {
         group.inputs.push_back(read_input_reference(fields, input, rubric));
     }
@@ -90,9 +142,9 @@ CaseGroup read_group(const std::filesystem::path& file, const YAML::Node& node, 
 
 SpeedTest read_speed(const std::filesystem::path& file, const YAML::Node& node, const Rubric& rubric) {
     yaml::Mapping fields(file, node, "'speed'",
-                         {"size", "input", "seed", "visibility", "warmup", "samples", "case_seconds", "tiers"});
+                         {"size", "shape", "input", "seed", "visibility", "warmup", "samples", "case_seconds", "tiers"});
     SpeedTest speed;
-    speed.size = static_cast<std::uint64_t>(fields.integer(fields.required("size"), "size", 1, max_size));
+    speed.shape = read_extents(fields, node, "size", "shape", false).front();
     speed.input = read_input_reference(fields, fields.required("input"), rubric);
     speed.seed = static_cast<std::uint64_t>(fields.integer(fields.required("seed"), "seed", 0, INT64_MAX));
     speed.visibility = read_visibility(fields, fields.optional("visibility"));
@@ -126,6 +178,18 @@ SpeedTest read_speed(const std::filesystem::path& file, const YAML::Node& node, 
 }
 
 }  // namespace
+
+std::string format_shape(const Shape& shape) {
+    return shape.size() == 1 ? fmt::format("n={}", shape[0]) : fmt::format("{}", fmt::join(shape, "x"));
+}
+
+std::uint64_t element_count(const Shape& shape) {
+    std::uint64_t count = 1;
+    for (const auto extent : shape) {
+        count *= extent;
+    }
+    return count;
+}
 
 std::string to_string(Visibility visibility) { return visibility == Visibility::hidden ? "hidden" : "visible"; }
 
@@ -172,7 +236,8 @@ Rubric load_rubric(const std::filesystem::path& file) {
     }
 
     std::set<std::string> group_names;
-    for (const auto& group_node : fields.sequence(fields.required("groups"), "groups")) {
+    const auto group_nodes = fields.sequence(fields.required("groups"), "groups");
+    for (const auto& group_node : group_nodes) {
         CaseGroup group = read_group(file, group_node, rubric);
         if (group.name == "speed" || !group_names.insert(group.name).second) {
             fields.fail(group_node["name"], fmt::format("group name '{}' is used twice", group.name));
@@ -182,20 +247,30 @@ Rubric load_rubric(const std::filesystem::path& file) {
     if (auto speed = fields.optional("speed")) {
         rubric.speed = read_speed(file, *speed, rubric);
     }
+    rubric.dimensions = rubric.groups.front().shapes.front().size();
+    for (std::size_t i = 0; i < rubric.groups.size(); ++i) {
+        if (rubric.groups[i].shapes.front().size() != rubric.dimensions) {
+            fields.fail(group_nodes[i], "every group must give 'sizes', or every group 'shapes'");
+        }
+    }
+    if (rubric.speed && rubric.speed->shape.size() != rubric.dimensions) {
+        fields.fail(fields.required("speed"), rubric.dimensions == 1 ? "'speed' must give a 'size', as the groups do"
+                                                                    : "'speed' must give a 'shape', as the groups do");
+    }
     return rubric;
 }
 
 std::vector<CasePlan> plan_cases(const Rubric& rubric) {
     std::vector<CasePlan> cases;
     for (const auto& group : rubric.groups) {
-        const double per_case = group.points / static_cast<double>(group.sizes.size() * group.inputs.size());
-        for (const std::uint64_t size : group.sizes) {
+        const double per_case = group.points / static_cast<double>(group.shapes.size() * group.inputs.size());
+        for (const Shape& shape : group.shapes) {
             for (const auto& input : group.inputs) {
                 CasePlan plan;
-                plan.id = fmt::format("{}/n={}/{}", group.name, size, input);
+                plan.id = fmt::format("{}/{}/{}", group.name, format_shape(shape), input);
                 plan.group = group.name;
                 plan.visibility = group.visibility;
-                plan.size = size;
+                plan.shape = shape;
                 plan.input = rubric.inputs.at(input);
                 // Each case draws its own data: the group's seed, the size and the input together pick it.
                 plan.seed = fnv1a64(plan.id, group.seed);
@@ -209,10 +284,10 @@ std::vector<CasePlan> plan_cases(const Rubric& rubric) {
     if (rubric.speed) {
         const SpeedTest& speed = *rubric.speed;
         CasePlan plan;
-        plan.id = fmt::format("speed/n={}/{}", speed.size, speed.input);
+        plan.id = fmt::format("speed/{}/{}", format_shape(speed.shape), speed.input);
         plan.group = "speed";
         plan.visibility = speed.visibility;
-        plan.size = speed.size;
+        plan.shape = speed.shape;
         plan.input = rubric.inputs.at(speed.input);
         plan.seed = speed.seed;
         plan.max_points = speed.max_points();

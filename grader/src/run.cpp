@@ -42,12 +42,16 @@ nlohmann::json make_plan(const std::vector<const CasePlan*>& cases, const Rubric
             timing = {{"warmup", rubric.speed->warmup}, {"samples", rubric.speed->samples}};
         }
         plan["cases"].push_back({{"id", c->id},
-                                 {"size", c->size},
+                                 {"shape", c->shape},
                                  {"input",
                                   {{"name", c->input.name},
                                    {"kind", c->input.kind},
                                    {"low", c->input.low},
-                                   {"high", c->input.high}}},
+                                   {"high", c->input.high},
+                                   {"value", c->input.value},
+                                   {"min_at", c->input.min_at},
+                                   {"max_at", c->input.max_at},
+                                   {"infinities", c->input.infinities}}},
                                  {"seed", c->seed},
                                  {"calls", rubric.calls_per_case},
                                  {"lambda", rubric.tolerance_lambda},

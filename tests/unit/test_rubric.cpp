@@ -96,11 +96,32 @@ TEST_CASE("rubric mistakes are reported at their place") {
 
 TEST_CASE("input distributions are checked") {
     CHECK(error_of("schema: 1\nexercise: sum\ninputs:\n  p: {kind: normal, low: 0, high: 1}\n") ==
-          "rubric.yaml:4:13: 'kind' must be one of uniform, integers, got 'normal'");
+          "rubric.yaml:4:13: 'kind' must be one of uniform, integers, constant, ascending, descending, got 'normal'");
     CHECK(error_of("schema: 1\nexercise: sum\ninputs:\n  p: {kind: uniform, low: 1, high: 1}\n") ==
           "rubric.yaml:4:36: 'high' must be greater than 'low' (1)");
     CHECK(error_of("schema: 1\nexercise: sum\ninputs:\n  p: {kind: integers, low: 0.5, high: 2}\n") ==
           "rubric.yaml:4:28: 'low' and 'high' of an integers input must be whole numbers");
+}
+
+TEST_CASE("matrix exercises give shapes, and every group gives the same kind of extent") {
+    const std::string shapes = "groups:\n  - {name: tiles, points: 1, shapes: [[31, 33], [1, 1025]], inputs: [positive], seed: 1}\n";
+    CHECK(error_of(valid_start + shapes) == "no error");
+    CHECK(error_of(valid_start + "groups:\n  - {name: t, points: 1, shapes: [[31]], inputs: [positive], seed: 1}\n") ==
+          "rubric.yaml:6:35: each of 'shapes' must be [rows, cols]");
+    CHECK(error_of(valid_start + "groups:\n  - {name: t, points: 1, inputs: [positive], seed: 1}\n") ==
+          "rubric.yaml:6:5: give either 'sizes' or 'shapes'");
+    CHECK(error_of(valid_start + shapes + valid_group.substr(8)) ==
+          "rubric.yaml:7:5: every group must give 'sizes', or every group 'shapes'");
+}
+
+TEST_CASE("planted extremes and infinities are part of an input") {
+    const std::string file = "schema: 1\nexercise: minmax\ninputs:\n"
+                             "  p: {kind: uniform, low: 0, high: 1, min_at: first, max_at: last, infinities: true}\n"
+                             "  c: {kind: constant, value: 2.5}\n"
+                             "groups:\n  - {name: edges, points: 10, sizes: [1, 2], inputs: [p, c], seed: 1}\n";
+    CHECK(error_of(file) == "no error");
+    CHECK(error_of("schema: 1\nexercise: sum\ninputs:\n  p: {kind: uniform, low: 0, high: 1, min_at: middle}\n") ==
+          "rubric.yaml:4:47: 'min_at' must be one of first, last, got 'middle'");
 }
 
 TEST_CASE("speed tiers must get slower and cheaper") {

@@ -16,10 +16,19 @@ enum class Visibility { visible, hidden };
 
 struct InputDistribution {
     std::string name;
-    std::string kind;  // "uniform" or "integers"
+    std::string kind;  // "uniform", "integers", "constant", "ascending" or "descending"
     double low = 0.0;
     double high = 1.0;
+    double value = 0.0;       // constant's value
+    std::string min_at;       // "", "first" or "last": one value below all others placed there
+    std::string max_at;       // "", "first" or "last": one value above all others placed there
+    bool infinities = false;  // one -inf and one +inf at seeded places
 };
+
+// A case's extent: {n} for vectors, {rows, cols} for matrices.
+using Shape = std::vector<std::uint64_t>;
+std::string format_shape(const Shape& shape);  // "n=31", "33x31"
+std::uint64_t element_count(const Shape& shape);
 
 struct Limits {
     double compile_seconds = 300.0;
@@ -30,7 +39,7 @@ struct CaseGroup {
     std::string name;
     Visibility visibility = Visibility::visible;
     double points = 0.0;
-    std::vector<std::uint64_t> sizes;
+    std::vector<Shape> shapes;  // from `sizes` or `shapes`
     std::vector<std::string> inputs;
     std::uint64_t seed = 0;
     double case_seconds = 0.0;
@@ -44,7 +53,7 @@ struct SpeedTier {
 };
 
 struct SpeedTest {
-    std::uint64_t size = 0;
+    Shape shape;
     std::string input;
     std::uint64_t seed = 0;
     Visibility visibility = Visibility::visible;
@@ -59,6 +68,7 @@ struct SpeedTest {
 struct Rubric {
     std::filesystem::path file;
     std::string exercise;
+    std::size_t dimensions = 1;  // 1 when the cases give `sizes`, 2 when they give `shapes`
     Limits limits;
     int calls_per_case = 3;
     double tolerance_lambda = 8.0;
@@ -72,10 +82,10 @@ Rubric load_rubric(const std::filesystem::path& file);
 
 // One case as the grader runs it: a group's size and input, or the speed test.
 struct CasePlan {
-    std::string id;      // "edges/n=31/integers", unique within the rubric
+    std::string id;      // "edges/n=31/integers" or "tiles/33x31/uniform", unique within the rubric
     std::string group;   // the group's name, or "speed"
     Visibility visibility = Visibility::visible;
-    std::uint64_t size = 0;
+    Shape shape;
     InputDistribution input;
     std::uint64_t seed = 0;
     double max_points = 0.0;
