@@ -17,13 +17,15 @@ ctest --preset default -j "${CTEST_JOBS:-4}" --timeout 1200 2>&1 | tee "$out/cte
 status=${PIPESTATUS[0]}
 python3 scripts/verdict_table.py "$out/reports" | tee -a "$out/figures.txt"
 
-# Figures taken alone on the GPU (the suite above runs several fixtures at once): the reference and the seed-style
-# solution graded as submissions, hidden cases shown.
-for submission in reference tests/fixtures/sum/seed_tree; do
+# Figures taken alone on the GPU (the suite above runs several fixtures at once): the references graded as
+# submissions, hidden cases shown.
+for submission in reference; do
     name=$(basename "$submission")
     build/grader/cugrade check "$submission" --show-hidden --cache-dir build/test-cache \
         --json "$out/reports/figures-$name.json" >>"$out/figures.txt" 2>&1
 done
-tail -45 "$out/figures.txt"
+# The references against CUB and the copy, alone on the GPU.
+scripts/bench-references.sh 2>&1 | tee -a "$out/figures.txt"
+tail -60 "$out/figures.txt"
 tar -czf "$out/reports.tar.gz" -C "$out" reports && rm -rf "$out/reports"
 exit "$status"

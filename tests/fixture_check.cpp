@@ -1,4 +1,4 @@
-// Grades one submission folder with cugrade's own pipeline and compares every case's verdict with the folder's
+// Grades one exercise of a submission folder with cugrade's own pipeline and compares every case's verdict with an
 // expected.yaml. Exit codes: 0 as expected, 1 a mismatch, 77 the build was as expected but no GPU ran the cases.
 //
 // expected.yaml:
@@ -41,22 +41,25 @@ std::vector<std::string> expected_statuses(const YAML::Node& expected, const std
 }  // namespace
 
 int main(int argc, char** argv) {
-    if (argc != 5) {
-        std::cerr << "usage: fixture_check COURSE_DIR SUBMISSION_DIR EXPECTED_YAML CACHE_DIR\n";
+    if (argc != 6) {
+        std::cerr << "usage: fixture_check COURSE_DIR SUBMISSION_DIR EXERCISE EXPECTED_YAML CACHE_DIR\n";
         return 2;
     }
+    const std::string exercise_name = argv[3];
+    const char* expected_file = argv[4];
+    const char* cache_dir = argv[5];
     try {
-        const YAML::Node expected = YAML::LoadFile(argv[3]);
+        const YAML::Node expected = YAML::LoadFile(expected_file);
         CheckOptions options;
         options.submission_dir = argv[2];
-        options.cache_dir = argv[4];
+        options.exercises = {exercise_name};
+        options.cache_dir = cache_dir;
         options.progress = &std::cerr;
         const Report report = check(Course{argv[1]}, options);
         print_report(std::cout, report, ReportOptions{true, 140});
         // For the record of a GPU run: every fixture's full report as JSON, named after its folder.
         if (const char* dir = std::getenv("CUGRADE_FIXTURE_REPORTS"); dir != nullptr && *dir != '\0') {
-            const auto name = std::filesystem::path(argv[3]).parent_path().filename().string() + "-" +
-                              std::filesystem::path(argv[2]).filename().string() + ".json";
+            const auto name = exercise_name + "-" + std::filesystem::path(argv[2]).filename().string() + ".json";
             std::ofstream(std::filesystem::path(dir) / name) << report_to_json(report, ReportOptions{true, 140}).dump(2);
         }
 

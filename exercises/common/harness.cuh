@@ -311,6 +311,59 @@ TimingResult time_interleaved(const Timing& timing, cudaStream_t stream, Submiss
 }
 
 // ---------------------------------------------------------------------------------------------------------------
+// The shape of every case: the submission's calls, each on freshly poisoned outputs and checked; then, for the speed
+// test, the reference checked once, both timed alternately on the same inputs, and the submission checked again.
+
+class Stream {
+public:
+    Stream() { CUGRADE_CUDA_CHECK(cudaStreamCreate(&stream_)); }
+    ~Stream() { cudaStreamDestroy(stream_); }
+    Stream(const Stream&) = delete;
+    Stream& operator=(const Stream&) = delete;
+    operator cudaStream_t() const { return stream_; }
+
+private:
+    cudaStream_t stream_{};
+};
+
+// `invoke(entry, stream)` calls an entry point on the case's buffers; `poison()` refills the outputs and scratch;
+// `check()` says what is wrong with the outputs, or returns "". `bytes` is what the exercise must move at least.
+template <class Entry, class Invoke, class Poison, class Check>
+CaseOutcome run_calls(const Case& c, Entry submission, Entry reference, Invoke&& invoke, Poison&& poison, Check&& check,
+                      double bytes, nlohmann::json measurements = nlohmann::json::object()) {
+    Stream stream;
+    const auto checked_call = [&](Entry entry, const std::string& which) -> std::string {
+        poison();
+        call_submission([&] { invoke(entry, stream); }, which);
+        const std::string problem = check();
+        return problem.empty() ? "" : which + ": " + problem;
+    };
+    const auto label = [&](int call) { return "call " + std::to_string(call) + " of " + std::to_string(c.calls); };
+
+    for (int call = 1; call <= c.calls; ++call) {
+        if (std::string problem = checked_call(submission, label(call)); !problem.empty()) {
+            return CaseOutcome::wrong_answer(problem);
+        }
+    }
+    if (c.timing) {
+        if (std::string problem = checked_call(reference, "the reference's call"); !problem.empty()) {
+            return {protocol::status_harness_error, problem, {}};
+        }
+        const TimingResult t = time_interleaved(
+            *c.timing, stream, [&] { invoke(submission, stream); }, [&] { invoke(reference, stream); });
+        // The timed calls must still compute the answer: a submission that is fast because it is wrong earns nothing.
+        if (std::string problem = checked_call(submission, "the call after timing"); !problem.empty()) {
+            return CaseOutcome::wrong_answer(problem);
+        }
+        measurements["submission_ms"] = t.submission_ms;
+        measurements["reference_ms"] = t.reference_ms;
+        measurements["samples"] = t.samples;
+        measurements["bytes"] = bytes;
+    }
+    return CaseOutcome::passed(std::move(measurements));
+}
+
+// ---------------------------------------------------------------------------------------------------------------
 // The result channel and the case loop.
 
 class Channel {

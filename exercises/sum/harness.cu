@@ -1,6 +1,7 @@
 // The vector-sum harness: seeded input, exact host reference, the submission's calls, one tolerance check.
 #include <cmath>
 #include <sstream>
+#include <string>
 
 #include "harness.cuh"
 #include "sum.h"
@@ -42,48 +43,16 @@ CaseOutcome run_case(const Case& c) {
     const tol::SumReference reference = tol::reference_sum(host_input.begin(), host_input.end());
     const double tolerance = tol::summation_tolerance(n, reference, c.lambda);
 
-    cudaStream_t stream;
-    CUGRADE_CUDA_CHECK(cudaStreamCreate(&stream));
-    struct StreamGuard {
-        cudaStream_t s;
-        ~StreamGuard() { cudaStreamDestroy(s); }
-    } guard{stream};
-
-    const auto run_and_check = [&](auto entry, const char* who, int call) -> std::string {
-        std::ostringstream which;
-        which << who << "call " << call << " of " << c.calls;
-        poison(result.get(), 1);
-        poison(scratch.get(), SUM_SCRATCH_FLOATS);
-        call_submission([&] { entry(input.get(), n, result.get(), scratch.get(), stream); }, which.str());
-        const std::string problem = check_sum(result.to_host()[0], reference, tolerance, n);
-        return problem.empty() ? "" : which.str() + ": " + problem;
-    };
-
-    for (int call = 1; call <= c.calls; ++call) {
-        if (std::string problem = run_and_check(sum, "", call); !problem.empty()) {
-            return CaseOutcome::wrong_answer(problem);
-        }
-    }
-
-    nlohmann::json measurements = {{"exact", tol::exactly_summable_in_float32(reference)},
-                                   {"tolerance", tolerance}};
-    if (c.timing) {
-        if (std::string problem = run_and_check(cugrade_reference_sum, "reference ", 1); !problem.empty()) {
-            return {cugrade::protocol::status_harness_error, "the reference solution failed: " + problem, {}};
-        }
-        const TimingResult t = time_interleaved(
-            *c.timing, stream, [&] { sum(input.get(), n, result.get(), scratch.get(), stream); },
-            [&] { cugrade_reference_sum(input.get(), n, result.get(), scratch.get(), stream); });
-        // The timed calls must still compute the sum: a submission that is fast because it is wrong earns nothing.
-        if (std::string problem = run_and_check(sum, "after timing, ", 1); !problem.empty()) {
-            return CaseOutcome::wrong_answer(problem);
-        }
-        measurements["submission_ms"] = t.submission_ms;
-        measurements["reference_ms"] = t.reference_ms;
-        measurements["samples"] = t.samples;
-        measurements["bytes"] = static_cast<double>(n) * sizeof(float);
-    }
-    return CaseOutcome::passed(std::move(measurements));
+    return run_calls(
+        c, &sum, &cugrade_reference_sum,
+        [&](auto entry, cudaStream_t stream) { entry(input.get(), n, result.get(), scratch.get(), stream); },
+        [&] {
+            poison(result.get(), 1);
+            poison(scratch.get(), SUM_SCRATCH_FLOATS);
+        },
+        [&] { return check_sum(result.to_host()[0], reference, tolerance, n); },
+        static_cast<double>(n) * sizeof(float),
+        {{"exact", tol::exactly_summable_in_float32(reference)}, {"tolerance", tolerance}});
 }
 
 }  // namespace

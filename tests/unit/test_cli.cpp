@@ -43,7 +43,7 @@ TEST_CASE("bad usage exits with code 2 and says what to do") {
     const fs::path empty = scratch("empty");
     result = cugrade_cli({"check", empty.string()});
     CHECK(result.status.code == 2);
-    CHECK(result.output == "cugrade: error: no submission found in '" + empty.string() + "': expected one of sum.cu\n");
+    CHECK(result.output == "cugrade: error: no submission found in '" + empty.string() + "': expected one of minmax.cu, sum.cu, transpose.cu\n");
 
     result = cugrade_cli({"check", "--exercise", "summ", CUGRADE_SOURCE_DIR "/student_template"});
     CHECK(result.status.code == 2);
@@ -54,12 +54,19 @@ TEST_CASE("bad usage exits with code 2 and says what to do") {
     CHECK_THAT(result.output, Catch::Matchers::StartsWith("cugrade: error: "));
 }
 
+TEST_CASE("--rubric needs one exercise") {
+    const ProcessResult result =
+        cugrade_cli({"check", CUGRADE_SOURCE_DIR "/student_template", "--rubric", CUGRADE_SOURCE_DIR "/rubrics/sum.yaml"});
+    CHECK(result.status.code == 2);
+    CHECK(result.output == "cugrade: error: --rubric needs exactly one exercise; name it with --exercise\n");
+}
+
 TEST_CASE("a bad rubric exits with code 2 and points at the mistake") {
     const fs::path dir = scratch("rubric");
     std::ofstream(dir / "bad.yaml") << "schema: 1\nexercise: sum\ninputs:\n  p: {kind: uniform, low: 0, high: 1}\n"
                                        "groups:\n  - {name: g, points: 1, sizes: [1], inputs: [p], seed: 1, tries: 3}\n";
     const ProcessResult result =
-        cugrade_cli({"check", CUGRADE_SOURCE_DIR "/student_template", "--rubric", (dir / "bad.yaml").string()});
+        cugrade_cli({"check", CUGRADE_SOURCE_DIR "/student_template", "--exercise", "sum", "--rubric", (dir / "bad.yaml").string()});
     CHECK(result.status.code == 2);
     CHECK(result.output == "cugrade: error: " + (dir / "bad.yaml").string() +
                                ":6:60: unknown key 'tries' in a group\n");

@@ -1,0 +1,83 @@
+// The min/max harness: seeded input (with planted extremes and infinities), exact host reference, the submission's
+// calls, an exact check.
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+#include <string>
+
+#include "harness.cuh"
+#include "minmax.h"
+
+// The instructor's reference, linked into this program under its own name and made local by the grader.
+extern "C" decltype(minmax) cugrade_reference_minmax;
+
+namespace {
+
+using namespace cugrade::harness;
+
+struct Extremes {
+    float min = INFINITY;
+    float max = -INFINITY;
+    bool has_zero = false;
+};
+
+Extremes extremes_of(const std::vector<float>& values) {
+    Extremes e;
+    for (const float v : values) {
+        e.min = std::min(e.min, v);
+        e.max = std::max(e.max, v);
+        e.has_zero = e.has_zero || v == 0.0f;
+    }
+    return e;
+}
+
+// What is wrong with one of the two results, with a hint for the mistakes students make most.
+std::string check_one(const char* which, float obtained, float expected, const Extremes& e) {
+    if (obtained == expected) {  // exact; -0.0 == +0.0
+        return "";
+    }
+    std::ostringstream detail;
+    detail << which << " expected " << describe_number(expected) << ", got " << describe_number(obtained);
+    if (is_poison(obtained)) {
+        detail << " (never written)";
+    } else if (obtained == 0.0f && !e.has_zero) {
+        detail << " (0 is not in the input: did the running " << which << " start at 0 instead of "
+               << (std::string(which) == "min" ? "+INFINITY" : "-INFINITY") << "?)";
+    }
+    return detail.str();
+}
+
+std::string check_minmax(const std::vector<float>& output, const Extremes& e, std::size_t n) {
+    if (e.min != e.max && output[0] == e.max && output[1] == e.min) {
+        return "n=" + std::to_string(n) + ": min and max are swapped (output[0] must hold the minimum)";
+    }
+    const std::string min_problem = check_one("min", output[0], e.min, e);
+    const std::string max_problem = check_one("max", output[1], e.max, e);
+    if (min_problem.empty() && max_problem.empty()) {
+        return "";
+    }
+    return "n=" + std::to_string(n) + ": " + min_problem + (min_problem.empty() || max_problem.empty() ? "" : "; ") +
+           max_problem;
+}
+
+CaseOutcome run_case(const Case& c) {
+    const std::size_t n = c.size;
+    DeviceBuffer<float> input(n);
+    DeviceBuffer<float> output(2);
+    DeviceBuffer<float> scratch(MINMAX_SCRATCH_FLOATS);
+    generate(input.get(), n, c.input, c.seed);
+    const Extremes expected = extremes_of(input.to_host());
+
+    return run_calls(
+        c, &minmax, &cugrade_reference_minmax,
+        [&](auto entry, cudaStream_t stream) { entry(input.get(), n, output.get(), scratch.get(), stream); },
+        [&] {
+            poison(output.get(), 2);
+            poison(scratch.get(), MINMAX_SCRATCH_FLOATS);
+        },
+        [&] { return check_minmax(output.to_host(), expected, n); }, static_cast<double>(n) * sizeof(float));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) { return cugrade::harness::run_harness(argc, argv, run_case); }
