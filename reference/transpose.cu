@@ -1,6 +1,7 @@
 // Reference transpose: 32 x 32 tiles through shared memory, so that both the reads of the input and the writes of the
 // output are coalesced; each tile row is padded by one float, so that reading a column of the tile touches 32
-// different banks. Blocks of 32 x 8 threads move four elements each, and walk the tiles in a grid-stride loop.
+// different banks. One block of 32 x 8 threads per tile, four elements per thread; blocks walk down the tile rows
+// only when there are more than a grid's 65535 of them.
 #include <algorithm>
 
 #include "transpose.h"
@@ -9,17 +10,15 @@ namespace {
 
 constexpr unsigned kTile = 32;
 constexpr unsigned kRowsPerPass = 8;
+constexpr std::size_t kMaxGridY = 65535;
 
 __global__ void __launch_bounds__(kTile * kRowsPerPass) transpose_tiles(const float* __restrict__ input,
                                                                         std::size_t rows, std::size_t cols,
-                                                                        float* __restrict__ output,
-                                                                        std::size_t tiles_across,
-                                                                        std::size_t tile_count) {
+                                                                        float* __restrict__ output) {
     __shared__ float tile[kTile][kTile + 1];
-    for (std::size_t t = blockIdx.x; t < tile_count; t += gridDim.x) {
-        const std::size_t tile_y = t / tiles_across * kTile;
-        const std::size_t tile_x = t % tiles_across * kTile;
-
+    const std::size_t tile_x = static_cast<std::size_t>(blockIdx.x) * kTile;
+    for (std::size_t tile_y = static_cast<std::size_t>(blockIdx.y) * kTile; tile_y < rows;
+         tile_y += static_cast<std::size_t>(gridDim.y) * kTile) {
         const std::size_t x = tile_x + threadIdx.x;
         if (x < cols) {
 #pragma unroll
@@ -46,25 +45,11 @@ __global__ void __launch_bounds__(kTile * kRowsPerPass) transpose_tiles(const fl
     }
 }
 
-unsigned grid_limit() {
-    static const unsigned limit = [] {
-        int device = 0;
-        int sms = 0;
-        int threads_per_sm = 0;
-        cudaGetDevice(&device);
-        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
-        cudaDeviceGetAttribute(&threads_per_sm, cudaDevAttrMaxThreadsPerMultiProcessor, device);
-        return static_cast<unsigned>(sms * (threads_per_sm / (kTile * kRowsPerPass)) * 4);
-    }();
-    return limit;
-}
-
 }  // namespace
 
 void transpose(const float* input, std::size_t rows, std::size_t cols, float* output, cudaStream_t stream) {
     const std::size_t tiles_across = (cols + kTile - 1) / kTile;
-    const std::size_t tile_count = tiles_across * ((rows + kTile - 1) / kTile);
-    const unsigned blocks = static_cast<unsigned>(std::min<std::size_t>(tile_count, grid_limit()));
-    transpose_tiles<<<blocks, dim3(kTile, kRowsPerPass), 0, stream>>>(input, rows, cols, output, tiles_across,
-                                                                       tile_count);
+    const std::size_t tiles_down = (rows + kTile - 1) / kTile;
+    const dim3 grid(static_cast<unsigned>(tiles_across), static_cast<unsigned>(std::min(tiles_down, kMaxGridY)));
+    transpose_tiles<<<grid, dim3(kTile, kRowsPerPass), 0, stream>>>(input, rows, cols, output);
 }
