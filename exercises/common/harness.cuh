@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "protocol.hpp"
+#include "statistics.hpp"
 
 namespace cugrade::harness {
 
@@ -88,10 +89,15 @@ struct Distribution {
     std::string max_at;
     bool infinities = false;
 };
-
-struct Timing {
-    int warmup = 2;
-    int samples = 20;
+// How the speed test samples (timing.cuh); the grader fills it from the rubric.
+struct SpeedPlan {
+    int warmup = 3;
+    int min_samples = 10;
+    int max_samples = 200;
+    double target_rse = 0.005;
+    double max_seconds = 20.0;
+    std::string metric = "ratio";    // or "bandwidth": the tiers' units, for re-measuring near a boundary
+    std::vector<double> boundaries;  // the tiers' bounds, in the metric's units
 };
 
 struct Case {
@@ -102,7 +108,7 @@ struct Case {
     std::uint64_t seed = 0;
     int calls = 1;
     double lambda = 8.0;
-    std::optional<Timing> timing;
+    std::optional<SpeedPlan> timing;  // the speed test
 };
 
 struct CaseOutcome {
@@ -232,87 +238,16 @@ void call_submission(Call&& call, const std::string& which_call) {
     }
 }
 
-// ---------------------------------------------------------------------------------------------------------------
-// Timing: the submission and the reference run alternately on the same inputs; each sample is one call bracketed by
-// CUDA events on the harness's stream.
+}  // namespace cugrade::harness
 
-struct TimingResult {
-    double submission_ms = 0.0;
-    double reference_ms = 0.0;
-    int samples = 0;
-};
+#include "timing.cuh"
 
-inline double median(std::vector<double> values) {
-    if (values.empty()) {
-        return 0.0;
-    }
-    std::sort(values.begin(), values.end());
-    const std::size_t mid = values.size() / 2;
-    return values.size() % 2 == 1 ? values[mid] : 0.5 * (values[mid - 1] + values[mid]);
-}
-
-class EventTimer {
-public:
-    EventTimer() {
-        CUGRADE_CUDA_CHECK(cudaEventCreate(&start_));
-        CUGRADE_CUDA_CHECK(cudaEventCreate(&stop_));
-    }
-    ~EventTimer() {
-        cudaEventDestroy(start_);
-        cudaEventDestroy(stop_);
-    }
-    EventTimer(const EventTimer&) = delete;
-    EventTimer& operator=(const EventTimer&) = delete;
-
-    template <class Call>
-    double time_ms(cudaStream_t stream, Call&& call) {
-        CUGRADE_CUDA_CHECK(cudaEventRecord(start_, stream));
-        call();
-        CUGRADE_CUDA_CHECK(cudaGetLastError());
-        CUGRADE_CUDA_CHECK(cudaEventRecord(stop_, stream));
-        CUGRADE_CUDA_CHECK(cudaEventSynchronize(stop_));
-        CUGRADE_CUDA_CHECK(cudaDeviceSynchronize());
-        float ms = 0.0f;
-        CUGRADE_CUDA_CHECK(cudaEventElapsedTime(&ms, start_, stop_));
-        return ms;
-    }
-
-private:
-    cudaEvent_t start_{};
-    cudaEvent_t stop_{};
-};
-
-template <class Submission, class Reference>
-TimingResult time_interleaved_unchecked(const Timing& timing, cudaStream_t stream, Submission&& submission,
-                                        Reference&& reference) {
-    EventTimer timer;
-    for (int i = 0; i < timing.warmup; ++i) {
-        timer.time_ms(stream, reference);
-        timer.time_ms(stream, submission);
-    }
-    std::vector<double> submission_ms;
-    std::vector<double> reference_ms;
-    for (int i = 0; i < timing.samples; ++i) {
-        reference_ms.push_back(timer.time_ms(stream, reference));
-        submission_ms.push_back(timer.time_ms(stream, submission));
-    }
-    return {median(submission_ms), median(reference_ms), timing.samples};
-}
-
-template <class Submission, class Reference>
-TimingResult time_interleaved(const Timing& timing, cudaStream_t stream, Submission&& submission,
-                              Reference&& reference) {
-    try {
-        return time_interleaved_unchecked(timing, stream, submission, reference);
-    } catch (const CudaFailure& e) {
-        // The reference passed its own check before timing, so the submission's calls are the ones to blame.
-        throw CudaFailure(e.code, e.what(), "while timing");
-    }
-}
+namespace cugrade::harness {
 
 // ---------------------------------------------------------------------------------------------------------------
 // The shape of every case: the submission's calls, each on freshly poisoned outputs and checked; then, for the speed
-// test, the reference checked once, both timed alternately on the same inputs, and the submission checked again.
+// test, the reference checked once, and both timed alternately (timing.cuh), every timed output of the submission
+// checked.
 
 class Stream {
 public:
@@ -326,39 +261,72 @@ private:
     cudaStream_t stream_{};
 };
 
-// `invoke(entry, stream)` calls an entry point on the case's buffers; `poison()` refills the outputs and scratch;
-// `check()` says what is wrong with the outputs, or returns "". `bytes` is what the exercise must move at least.
-template <class Entry, class Invoke, class Poison, class Check>
-CaseOutcome run_calls(const Case& c, Entry submission, Entry reference, Invoke&& invoke, Poison&& poison, Check&& check,
-                      double bytes, nlohmann::json measurements = nlohmann::json::object()) {
+// What an exercise's harness hands run_calls for one case.
+template <class Entry>
+struct CaseCalls {
+    Entry submission;
+    Entry reference;
+    int variants = 1;  // inputs with different contents: untimed calls use the first, the speed test rotates
+    std::function<void(Entry, cudaStream_t, int variant)> invoke;  // calls an entry point on input `variant`
+    std::function<void()> poison;                                  // refills the outputs and scratch
+    std::function<std::string(int variant)> check;                 // what is wrong with the outputs, or ""
+    std::function<std::string(int variant)> timed_check;           // after each timed call; empty: `check`
+    double bytes = 0.0;                                            // what the exercise must move at least
+    nlohmann::json measurements = nlohmann::json::object();
+};
+
+template <class Entry>
+CaseOutcome run_calls(const Case& c, const CaseCalls<Entry>& calls) {
     Stream stream;
-    const auto checked_call = [&](Entry entry, const std::string& which) -> std::string {
-        poison();
-        call_submission([&] { invoke(entry, stream); }, which);
-        const std::string problem = check();
+    const auto checked_call = [&](Entry entry, int variant, const std::string& which) -> std::string {
+        calls.poison();
+        call_submission([&] { calls.invoke(entry, stream, variant); }, which);
+        const std::string problem = calls.check(variant);
         return problem.empty() ? "" : which + ": " + problem;
     };
-    const auto label = [&](int call) { return "call " + std::to_string(call) + " of " + std::to_string(c.calls); };
-
     for (int call = 1; call <= c.calls; ++call) {
-        if (std::string problem = checked_call(submission, label(call)); !problem.empty()) {
+        const std::string which = "call " + std::to_string(call) + " of " + std::to_string(c.calls);
+        if (std::string problem = checked_call(calls.submission, 0, which); !problem.empty()) {
             return CaseOutcome::wrong_answer(problem);
         }
     }
+    nlohmann::json measurements = calls.measurements;
     if (c.timing) {
-        if (std::string problem = checked_call(reference, "the reference's call"); !problem.empty()) {
+        if (std::string problem = checked_call(calls.reference, 0, "the reference's call"); !problem.empty()) {
             return {protocol::status_harness_error, problem, {}};
         }
-        const TimingResult t = time_interleaved(
-            *c.timing, stream, [&] { invoke(submission, stream); }, [&] { invoke(reference, stream); });
-        // The timed calls must still compute the answer: a submission that is fast because it is wrong earns nothing.
-        if (std::string problem = checked_call(submission, "the call after timing"); !problem.empty()) {
-            return CaseOutcome::wrong_answer(problem);
+        SampleTimer timer;
+        SpeedResult speed;
+        try {
+            speed = measure_speed(
+                *c.timing, stream, timer, calls.variants, calls.bytes,
+                [&](bool submission, int variant) {
+                    calls.poison();
+                    return timer.time_ms(stream, [&] {
+                        calls.invoke(submission ? calls.submission : calls.reference, stream, variant);
+                    });
+                },
+                calls.timed_check ? calls.timed_check : calls.check);
+        } catch (const CudaFailure& e) {
+            // The reference passed its own check before timing, so the submission's calls are the ones to blame.
+            throw CudaFailure(e.code, e.what(), "while timing");
         }
-        measurements["submission_ms"] = t.submission_ms;
-        measurements["reference_ms"] = t.reference_ms;
-        measurements["samples"] = t.samples;
-        measurements["bytes"] = bytes;
+        // A submission that is fast because it is wrong earns nothing.
+        if (!speed.problem.empty()) {
+            return CaseOutcome::wrong_answer(speed.problem);
+        }
+        measurements["submission_ms"] = statistics::median(speed.submission_ms);
+        measurements["reference_ms"] = statistics::median(speed.reference_ms);
+        measurements["submission_rse"] = statistics::median_relative_error(speed.submission_ms);
+        measurements["reference_rse"] = statistics::median_relative_error(speed.reference_ms);
+        measurements["samples"] = speed.submission_ms.size();
+        measurements["dropped_throttled"] = speed.dropped_throttled;
+        measurements["sm_clock_mhz"] = statistics::median(speed.clock_mhz);
+        measurements["copy_gbps"] = speed.copy_gbps;
+        measurements["remeasured"] = speed.remeasured;
+        measurements["near_boundary"] = speed.near_boundary;
+        measurements["bytes"] = calls.bytes;
+        measurements["inputs"] = calls.variants;
     }
     return CaseOutcome::passed(std::move(measurements));
 }
@@ -406,7 +374,11 @@ inline Case parse_case(const nlohmann::json& j) {
     c.calls = j.at("calls").get<int>();
     c.lambda = j.at("lambda").get<double>();
     if (j.contains("timing") && !j.at("timing").is_null()) {
-        c.timing = Timing{j.at("timing").at("warmup").get<int>(), j.at("timing").at("samples").get<int>()};
+        const auto& t = j.at("timing");
+        c.timing = SpeedPlan{t.at("warmup").get<int>(),         t.at("min_samples").get<int>(),
+                             t.at("max_samples").get<int>(),    t.at("target_rse").get<double>(),
+                             t.at("max_seconds").get<double>(), t.at("metric").get<std::string>(),
+                             t.at("boundaries").get<std::vector<double>>()};
     }
     return c;
 }

@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-#include <stdlib.h>
 
 #include <algorithm>
 
@@ -13,6 +12,7 @@
 #include "cugrade/rubric.hpp"
 #include "cugrade/run.hpp"
 #include "cugrade/score.hpp"
+#include "scratch_dir.hpp"
 
 namespace cugrade {
 namespace fs = std::filesystem;
@@ -80,26 +80,6 @@ std::vector<Assignment> plan_assignments(const Course& course, const CheckOption
     }
     return assignments;
 }
-
-// A private folder for one run's plan files, removed afterwards.
-class ScratchDir {
-public:
-    ScratchDir() {
-        std::string pattern = (fs::temp_directory_path() / "cugrade-run-XXXXXX").string();
-        if (::mkdtemp(pattern.data()) == nullptr) {
-            throw std::runtime_error("cannot create a temporary folder");
-        }
-        path_ = pattern;
-    }
-    ~ScratchDir() {
-        std::error_code ec;
-        fs::remove_all(path_, ec);
-    }
-    const fs::path& path() const { return path_; }
-
-private:
-    fs::path path_;
-};
 
 ExerciseReport grade(const Assignment& a, const Toolchain& toolchain, const GpuInfo& gpu,
                      const CheckOptions& options, Progress& progress) {

@@ -47,6 +47,9 @@ Exercise load_exercise(const Course& course, const std::string& name) {
 
     exercise.harness_source = exercise.directory / "harness.cu";
     exercise.reference_source = course.root / "reference" / exercise.submission_file;
+    if (std::filesystem::is_regular_file(exercise.directory / "baseline.cu")) {
+        exercise.baseline_source = exercise.directory / "baseline.cu";
+    }
     for (const auto& required : {exercise.contract_header, exercise.harness_source, exercise.reference_source}) {
         if (!std::filesystem::is_regular_file(required)) {
             throw UsageError(fmt::format("exercise '{}' is incomplete: '{}' is missing", name, required.string()));

@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "config.hpp"
+#include "cugrade/bench.hpp"
 #include "cugrade/build.hpp"
 #include "cugrade/check.hpp"
 #include "cugrade/error.hpp"
@@ -45,6 +46,17 @@ void write_json(const std::string& destination, const nlohmann::json& json) {
         }
     }
     fs::rename(partial, path);
+}
+
+Shape parse_shape(const std::string& text) {
+    const auto x = text.find('x');
+    try {
+        if (x != std::string::npos) {
+            return {std::stoull(text.substr(0, x)), std::stoull(text.substr(x + 1))};
+        }
+    } catch (const std::exception&) {
+    }
+    throw UsageError(fmt::format("--shape takes ROWSxCOLS, such as 8192x8192, not '{}'", text));
 }
 
 int terminal_width() {
@@ -86,6 +98,19 @@ int main(int argc, char** argv) {
     check_command->add_option("--nvcc", nvcc, "the nvcc to build with");
     check_command->add_flag("--show-hidden", show_hidden, "show the names and details of hidden cases (instructors)");
 
+    BenchOptions bench_options;
+    std::vector<std::uint64_t> bench_sizes;
+    std::vector<std::string> bench_shapes;
+    CLI::App* bench_command = app.add_subcommand(
+        "bench", "time each exercise's reference against its library baseline and the copy bandwidth");
+    bench_command->add_option("--exercise,-e", bench_options.exercises, "only this exercise (repeatable)");
+    bench_command->add_option("--size", bench_sizes, "element count for vector exercises (repeatable)");
+    bench_command->add_option("--shape", bench_shapes, "ROWSxCOLS for matrix exercises (repeatable)");
+    bench_command->add_option("--json", json_file, "also write the figures as JSON to this file ('-': stdout)");
+    bench_command->add_option("--course", course, "the folder with exercises/, reference/ and rubrics/");
+    bench_command->add_option("--cache-dir", cache_dir, "where builds are cached (default: ~/.cache/cugrade)");
+    bench_command->add_option("--nvcc", nvcc, "the nvcc to build with");
+
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
@@ -108,6 +133,27 @@ int main(int argc, char** argv) {
         options.cache_dir = no_cache ? fs::path{} : cache_dir.empty() ? default_cache_dir() : fs::path(cache_dir);
         options.progress = &std::cerr;
 
+        if (bench_command->parsed()) {
+            for (const auto size : bench_sizes) {
+                bench_options.sizes.push_back({size});
+            }
+            for (const auto& text : bench_shapes) {
+                bench_options.shapes.push_back(parse_shape(text));
+            }
+            bench_options.nvcc = options.nvcc;
+            bench_options.cache_dir = options.cache_dir;
+            bench_options.progress = &std::cerr;
+            const BenchReport report = bench(Course{course_root(course)}, bench_options);
+            if (!report.gpu.available) {
+                std::cerr << "cugrade: bench needs an NVIDIA GPU: " << report.gpu.unavailable_reason << "\n";
+                return to_int(ExitCode::skipped);
+            }
+            print_bench(json_file == "-" ? std::cerr : std::cout, report);
+            if (!json_file.empty()) {
+                write_json(json_file, bench_to_json(report));
+            }
+            return to_int(ExitCode::passed);
+        }
         const Report report = check(Course{course_root(course)}, options);
         ReportOptions report_options;
         report_options.show_hidden = show_hidden;

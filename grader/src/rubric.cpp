@@ -142,31 +142,55 @@ CaseGroup read_group(const std::filesystem::path& file, const YAML::Node& node, 
 
 SpeedTest read_speed(const std::filesystem::path& file, const YAML::Node& node, const Rubric& rubric) {
     yaml::Mapping fields(file, node, "'speed'",
-                         {"size", "shape", "input", "seed", "visibility", "warmup", "samples", "case_seconds", "tiers"});
+                         {"size", "shape", "input", "seed", "visibility", "metric", "scale", "warmup", "min_samples",
+                          "max_samples", "target_rse", "max_seconds", "case_seconds", "tiers"});
     SpeedTest speed;
     speed.shape = read_extents(fields, node, "size", "shape", false).front();
     speed.input = read_input_reference(fields, fields.required("input"), rubric);
     speed.seed = static_cast<std::uint64_t>(fields.integer(fields.required("seed"), "seed", 0, INT64_MAX));
     speed.visibility = read_visibility(fields, fields.optional("visibility"));
+    if (auto metric = fields.optional("metric")) {
+        speed.metric = fields.choice(*metric, "metric", {"ratio", "bandwidth"}) == "bandwidth" ? SpeedMetric::bandwidth
+                                                                                                : SpeedMetric::ratio;
+    }
+    if (auto scale = fields.optional("scale")) {
+        speed.scale = fields.choice(*scale, "scale", {"stepped", "linear"}) == "linear" ? SpeedScale::linear
+                                                                                         : SpeedScale::stepped;
+    }
     if (auto warmup = fields.optional("warmup")) {
         speed.warmup = static_cast<int>(fields.integer(*warmup, "warmup", 0, 1000));
     }
-    if (auto samples = fields.optional("samples")) {
-        speed.samples = static_cast<int>(fields.integer(*samples, "samples", 1, 10000));
+    if (auto samples = fields.optional("min_samples")) {
+        speed.min_samples = static_cast<int>(fields.integer(*samples, "min_samples", 3, 10000));
+    }
+    if (auto samples = fields.optional("max_samples")) {
+        speed.max_samples = static_cast<int>(fields.integer(*samples, "max_samples", speed.min_samples, 100000));
+    }
+    if (auto rse = fields.optional("target_rse")) {
+        speed.target_rse = fields.number(*rse, "target_rse", 0.0001, 0.5);
+    }
+    if (auto seconds = fields.optional("max_seconds")) {
+        speed.max_seconds = fields.number(*seconds, "max_seconds", 0.1, 3600.0);
     }
     if (auto seconds = fields.optional("case_seconds")) {
         speed.case_seconds = fields.number(*seconds, "case_seconds", 0.1, 3600.0);
     }
+    // Best tier first: the smallest ratio, or the largest fraction of the copy bandwidth.
+    const bool ratio = speed.metric == SpeedMetric::ratio;
+    const char* bound_key = ratio ? "max_ratio" : "min_fraction";
     for (const auto& tier_node : fields.sequence(fields.required("tiers"), "tiers")) {
-        yaml::Mapping tier_fields(file, tier_node, "a speed tier", {"max_ratio", "points"});
+        yaml::Mapping tier_fields(file, tier_node, "a speed tier", {bound_key, "points"});
         SpeedTier tier;
-        const auto ratio_node = tier_fields.required("max_ratio");
+        const auto bound_node = tier_fields.required(bound_key);
         const auto points_node = tier_fields.required("points");
-        tier.max_ratio = tier_fields.number(ratio_node, "max_ratio", 0.01, 1e6);
+        tier.bound = ratio ? tier_fields.number(bound_node, bound_key, 0.01, 1e6)
+                           : tier_fields.number(bound_node, bound_key, 0.001, 1.0);
         tier.points = tier_fields.number(points_node, "points", 0.0, 1e6);
-        if (!speed.tiers.empty() && tier.max_ratio <= speed.tiers.back().max_ratio) {
-            tier_fields.fail(ratio_node, fmt::format("tiers must be ordered by 'max_ratio', increasing: {} follows {}",
-                                                     tier.max_ratio, speed.tiers.back().max_ratio));
+        if (!speed.tiers.empty() && (ratio ? tier.bound <= speed.tiers.back().bound
+                                           : tier.bound >= speed.tiers.back().bound)) {
+            tier_fields.fail(bound_node,
+                             fmt::format("tiers must be ordered by '{}', {}: {} follows {}", bound_key,
+                                         ratio ? "increasing" : "decreasing", tier.bound, speed.tiers.back().bound));
         }
         if (!speed.tiers.empty() && tier.points >= speed.tiers.back().points) {
             tier_fields.fail(points_node, fmt::format("a slower tier must earn fewer points: {} follows {}",

@@ -39,7 +39,18 @@ nlohmann::json make_plan(const std::vector<const CasePlan*>& cases, const Rubric
     for (const CasePlan* c : cases) {
         nlohmann::json timing = nullptr;
         if (c->timed && rubric.speed) {
-            timing = {{"warmup", rubric.speed->warmup}, {"samples", rubric.speed->samples}};
+            const SpeedTest& speed = *rubric.speed;
+            std::vector<double> boundaries;
+            for (const auto& tier : speed.tiers) {
+                boundaries.push_back(tier.bound);
+            }
+            timing = {{"warmup", speed.warmup},
+                      {"min_samples", speed.min_samples},
+                      {"max_samples", speed.max_samples},
+                      {"target_rse", speed.target_rse},
+                      {"max_seconds", speed.max_seconds},
+                      {"metric", speed.metric == SpeedMetric::bandwidth ? "bandwidth" : "ratio"},
+                      {"boundaries", boundaries}};
         }
         plan["cases"].push_back({{"id", c->id},
                                  {"shape", c->shape},

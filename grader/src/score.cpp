@@ -5,42 +5,75 @@
 namespace cugrade {
 namespace {
 
-const SpeedTier* tier_for(const SpeedTest& speed, double ratio) {
-    for (const auto& tier : speed.tiers) {
-        if (ratio <= tier.max_ratio) {
-            return &tier;
+// Points for a metric value: the first tier it reaches (stepped), or the straight line between the two tiers it lies
+// between (linear). Past the last tier: nothing.
+double points_for(const SpeedTest& speed, double value) {
+    const bool ratio = speed.metric == SpeedMetric::ratio;
+    const auto reaches = [&](const SpeedTier& tier) { return ratio ? value <= tier.bound : value >= tier.bound; };
+    for (std::size_t i = 0; i < speed.tiers.size(); ++i) {
+        const SpeedTier& tier = speed.tiers[i];
+        if (!reaches(tier)) {
+            continue;
         }
+        if (speed.scale == SpeedScale::stepped || i == 0) {
+            return tier.points;
+        }
+        const SpeedTier& better = speed.tiers[i - 1];
+        const double t = (value - better.bound) / (tier.bound - better.bound);
+        return better.points + t * (tier.points - better.points);
     }
-    return nullptr;
+    return 0.0;
+}
+
+std::string describe_bound(const SpeedTest& speed, double bound) {
+    return speed.metric == SpeedMetric::ratio ? fmt::format("{:.2f}x the reference's time or faster", bound)
+                                              : fmt::format("{:.0f}% of the copy bandwidth or more", 100 * bound);
 }
 
 void score_speed(ScoredCase& scored, const SpeedTest& speed) {
-    const double submission_ms = scored.measurements.value("submission_ms", 0.0);
-    const double reference_ms = scored.measurements.value("reference_ms", 0.0);
-    const double bytes = scored.measurements.value("bytes", 0.0);
-    if (!(submission_ms > 0.0) || !(reference_ms > 0.0)) {
+    auto& m = scored.measurements;
+    const double submission_ms = m.value("submission_ms", 0.0);
+    const double reference_ms = m.value("reference_ms", 0.0);
+    const double bytes = m.value("bytes", 0.0);
+    const double copy_gbps = m.value("copy_gbps", 0.0);
+    if (!(submission_ms > 0.0) || !(reference_ms > 0.0) || !(copy_gbps > 0.0)) {
         scored.status = Status::harness_error;
         scored.detail = "the harness reported no timing for the speed test";
         return;
     }
     const double ratio = submission_ms / reference_ms;
-    scored.measurements["ratio"] = ratio;
-    scored.measurements["gb_per_s"] = bytes / (submission_ms * 1e-3) / 1e9;
-    std::string detail = fmt::format("{:.2f}x the reference's time: {:.3f} ms vs {:.3f} ms ({:.0f} GB/s, median of {})",
-                                     ratio, submission_ms, reference_ms, scored.measurements["gb_per_s"].get<double>(),
-                                     scored.measurements.value("samples", 0));
-    const SpeedTier* tier = tier_for(speed, ratio);
-    scored.points = tier != nullptr ? tier->points : 0.0;
-    scored.status = tier == &speed.tiers.front() ? Status::passed : Status::slow;
+    const double gb_per_s = bytes / (submission_ms * 1e-3) / 1e9;
+    const double fraction = gb_per_s / copy_gbps;
+    m["ratio"] = ratio;
+    m["gb_per_s"] = gb_per_s;
+    m["copy_fraction"] = fraction;
+    const std::string measured = fmt::format(
+        "{:.2f}x the reference's time: {:.3f} ms vs {:.3f} ms (+-{:.1f}%); {:.0f} GB/s, {:.0f}% of the copy bandwidth; "
+        "median of {}",
+        ratio, submission_ms, reference_ms, 100.0 * m.value("submission_rse", 0.0), gb_per_s, 100.0 * fraction,
+        m.value("samples", 0));
+
+    // Moving the bytes takes at least bytes / copy bandwidth; much less than that is a broken measurement.
+    if (fraction > 1.0 + physical_floor_margin) {
+        scored.status = Status::invalid_measurement;
+        scored.detail = fmt::format("{:.3f} ms is faster than moving {:.0f} MB at the measured copy bandwidth "
+                                    "({:.0f} GB/s) allows: the measurement cannot be trusted and earns nothing",
+                                    submission_ms, bytes / 1e6, copy_gbps);
+        return;
+    }
+    const double value = speed.metric == SpeedMetric::ratio ? ratio : fraction;
+    scored.points = points_for(speed, value);
+    scored.status = scored.points >= speed.max_points() ? Status::passed : Status::slow;
+    std::string detail = measured;
     if (scored.status == Status::slow) {
         // Say what the next step up needs, so the student knows how far there is to go.
         const SpeedTier* next = &speed.tiers.front();
-        for (const auto& candidate : speed.tiers) {
-            if (candidate.max_ratio < ratio) {
-                next = &candidate;
+        for (const auto& tier : speed.tiers) {
+            if (tier.points > scored.points) {
+                next = &tier;
             }
         }
-        detail += fmt::format("; {:.2f}x or faster earns {}", next->max_ratio, format_points(next->points));
+        detail += fmt::format("; {} earns {}", describe_bound(speed, next->bound), format_points(next->points));
     }
     scored.detail = detail;
 }

@@ -6,9 +6,10 @@
 namespace cugrade {
 namespace {
 
-constexpr std::array<std::pair<Status, const char*>, 11> names{{
+constexpr std::array<std::pair<Status, const char*>, 12> names{{
     {Status::passed, "passed"},
     {Status::slow, "slow"},
+    {Status::invalid_measurement, "invalid_measurement"},
     {Status::wrong_answer, "wrong_answer"},
     {Status::race, "race"},
     {Status::build_failed, "build_failed"},

@@ -90,3 +90,24 @@ TEST_CASE("the template builds; without a GPU the verdict is 'skipped', with one
         CHECK_THAT(result.output, contains_text("correctness and speed need an NVIDIA GPU: "));
     }
 }
+
+TEST_CASE("bench times the reference, the baseline and the copy; without a GPU it reports skipped") {
+    const fs::path dir = scratch("bench");
+    const ProcessResult result =
+        cugrade_cli({"bench", "--exercise", "sum", "--size", "65536", "--json", (dir / "bench.json").string()});
+    if (!probe_gpu().available) {
+        CHECK(result.status.code == 77);
+        CHECK_THAT(result.output, Catch::Matchers::StartsWith("cugrade: bench needs an NVIDIA GPU: "));
+        return;
+    }
+    CHECK(result.status.code == 0);
+    std::ifstream in(dir / "bench.json");
+    const auto bench = nlohmann::json::parse(in);
+    REQUIRE(bench["rows"].size() == 3);
+    for (const auto& row : bench["rows"]) {
+        CHECK_FALSE(row.contains("error"));
+    }
+    CHECK(bench["rows"][0]["what"] == "reference");
+    CHECK(bench["rows"][2]["what"] == "baseline");
+    CHECK(bench["rows"][0]["gb_per_s"].get<double>() > 0.0);
+}

@@ -124,6 +124,21 @@ TEST_CASE("planted extremes and infinities are part of an input") {
           "rubric.yaml:4:47: 'min_at' must be one of first, last, got 'middle'");
 }
 
+TEST_CASE("the speed test's sampling and metric are checked") {
+    const std::string speed = "speed:\n  size: 100\n  input: positive\n  seed: 1\n";
+    CHECK(error_of(valid_start + valid_group + speed + "  metric: bandwidth\n  tiers:\n    - {min_fraction: 0.8, points: 10}\n"
+                                                         "    - {min_fraction: 0.5, points: 5}\n") == "no error");
+    CHECK(error_of(valid_start + valid_group + speed + "  metric: bandwidth\n  tiers:\n    - {max_ratio: 2, points: 10}\n") ==
+          "rubric.yaml:13:8: unknown key 'max_ratio' in a speed tier");
+    CHECK(error_of(valid_start + valid_group + speed + "  metric: bandwidth\n  tiers:\n    - {min_fraction: 0.5, points: 10}\n"
+                                                         "    - {min_fraction: 0.8, points: 5}\n") ==
+          "rubric.yaml:14:22: tiers must be ordered by 'min_fraction', decreasing: 0.8 follows 0.5");
+    CHECK(error_of(valid_start + valid_group + speed + "  target_rse: 0\n  tiers:\n    - {max_ratio: 2, points: 10}\n") ==
+          "rubric.yaml:11:15: 'target_rse' must be a number from 0.0001 to 0.5, got '0'");
+    CHECK(error_of(valid_start + valid_group + speed + "  samples: 20\n  tiers:\n    - {max_ratio: 2, points: 10}\n") ==
+          "rubric.yaml:11:3: unknown key 'samples' in 'speed'");
+}
+
 TEST_CASE("speed tiers must get slower and cheaper") {
     const std::string speed = "speed:\n  size: 100\n  input: positive\n  seed: 1\n  tiers:\n"
                               "    - {max_ratio: 2, points: 10}\n";

@@ -5,10 +5,13 @@ using namespace cugrade;
 
 namespace {
 
-Rubric rubric_with_tiers() {
+Rubric rubric_with_tiers(SpeedMetric metric = SpeedMetric::ratio, SpeedScale scale = SpeedScale::stepped) {
     Rubric rubric;
     SpeedTest speed;
-    speed.tiers = {{1.5, 30.0}, {3.0, 20.0}, {10.0, 10.0}};
+    speed.metric = metric;
+    speed.scale = scale;
+    speed.tiers = metric == SpeedMetric::ratio ? std::vector<SpeedTier>{{1.5, 30.0}, {3.0, 20.0}, {10.0, 10.0}}
+                                               : std::vector<SpeedTier>{{0.8, 30.0}, {0.5, 10.0}};
     rubric.speed = speed;
     return rubric;
 }
@@ -21,9 +24,11 @@ CasePlan speed_plan() {
     return plan;
 }
 
+// 4 GB moved; the copy runs at 4000 GB/s, so 1 ms is the whole copy bandwidth.
 CaseResult timed(double submission_ms, double reference_ms) {
-    return {Status::passed, "", {{"submission_ms", submission_ms}, {"reference_ms", reference_ms}, {"samples", 25},
-                                 {"bytes", 4e9}}};
+    return {Status::passed, "",
+            {{"submission_ms", submission_ms}, {"reference_ms", reference_ms}, {"submission_rse", 0.002},
+             {"samples", 25}, {"bytes", 4e9}, {"copy_gbps", 4000.0}}};
 }
 
 }  // namespace
@@ -41,17 +46,45 @@ TEST_CASE("the speed test earns the tier its time reaches") {
     const ScoredCase fast = score_case(speed_plan(), timed(1.2, 1.0), rubric);
     CHECK(fast.status == Status::passed);
     CHECK(fast.points == 30.0);
-    CHECK(fast.detail == "1.20x the reference's time: 1.200 ms vs 1.000 ms (3333 GB/s, median of 25)");
+    CHECK(fast.detail == "1.20x the reference's time: 1.200 ms vs 1.000 ms (+-0.2%); 3333 GB/s, 83% of the copy "
+                         "bandwidth; median of 25");
 
     const ScoredCase middle = score_case(speed_plan(), timed(2.0, 1.0), rubric);
     CHECK(middle.status == Status::slow);
     CHECK(middle.points == 20.0);
-    CHECK(middle.detail ==
-          "2.00x the reference's time: 2.000 ms vs 1.000 ms (2000 GB/s, median of 25); 1.50x or faster earns 30");
+    CHECK(middle.detail == "2.00x the reference's time: 2.000 ms vs 1.000 ms (+-0.2%); 2000 GB/s, 50% of the copy "
+                           "bandwidth; median of 25; 1.50x the reference's time or faster earns 30");
 
     const ScoredCase slowest = score_case(speed_plan(), timed(40.0, 1.0), rubric);
     CHECK(slowest.status == Status::slow);
     CHECK(slowest.points == 0.0);
+}
+
+TEST_CASE("a linear scale interpolates between tiers") {
+    const Rubric rubric = rubric_with_tiers(SpeedMetric::ratio, SpeedScale::linear);
+    CHECK(score_case(speed_plan(), timed(1.0, 1.0), rubric).points == 30.0);
+    CHECK(score_case(speed_plan(), timed(2.25, 1.0), rubric).points == Approx(25.0));
+    CHECK(score_case(speed_plan(), timed(6.5, 1.0), rubric).points == Approx(15.0));
+    CHECK(score_case(speed_plan(), timed(11.0, 1.0), rubric).points == 0.0);
+}
+
+TEST_CASE("the bandwidth metric scores the fraction of the copy bandwidth") {
+    const Rubric rubric = rubric_with_tiers(SpeedMetric::bandwidth);
+    CHECK(score_case(speed_plan(), timed(1.1, 5.0), rubric).points == 30.0);  // 91% of the copy
+    const ScoredCase half = score_case(speed_plan(), timed(1.6, 1.0), rubric);   // 62%
+    CHECK(half.points == 10.0);
+    CHECK_THAT(half.detail, contains_text("; 80% of the copy bandwidth or more earns 30"));
+    CHECK(score_case(speed_plan(), timed(2.5, 1.0), rubric).points == 0.0);  // 40%
+}
+
+TEST_CASE("a time faster than the copy bandwidth allows is an invalid measurement, never rewarded") {
+    const ScoredCase impossible = score_case(speed_plan(), timed(0.5, 1.0), rubric_with_tiers());
+    CHECK(impossible.status == Status::invalid_measurement);
+    CHECK(impossible.points == 0.0);
+    CHECK(impossible.detail == "0.500 ms is faster than moving 4000 MB at the measured copy bandwidth (4000 GB/s) "
+                               "allows: the measurement cannot be trusted and earns nothing");
+    // Within the margin (the copy counts reads and writes; a pure read may run a little faster) it is believed.
+    CHECK(score_case(speed_plan(), timed(0.95, 1.0), rubric_with_tiers()).status == Status::passed);
 }
 
 TEST_CASE("a speed test that was wrong earns no speed points") {

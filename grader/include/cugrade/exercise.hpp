@@ -27,6 +27,7 @@ struct Exercise {
     std::filesystem::path contract_header;  // exercises/NAME/NAME.h
     std::filesystem::path harness_source;   // exercises/NAME/harness.cu
     std::filesystem::path reference_source; // reference/NAME.cu
+    std::filesystem::path baseline_source;  // exercises/NAME/baseline.cu, a library's solution; empty if none
     std::vector<std::string> entry_points;  // extern "C" functions both the submission and the reference define
 };
 

@@ -46,24 +46,36 @@ struct CaseGroup {
     bool race_check = false;  // run each case under compute-sanitizer racecheck
 };
 
-// One step of the speed scale: a time at most max_ratio times the reference's earns `points`.
+// One step of the speed scale. With the `ratio` metric, a time at most `bound` times the reference's earns `points`;
+// with `bandwidth`, a bandwidth at least `bound` times the measured copy bandwidth does.
 struct SpeedTier {
-    double max_ratio = 1.0;
+    double bound = 1.0;
     double points = 0.0;
 };
+
+enum class SpeedMetric { ratio, bandwidth };
+enum class SpeedScale { stepped, linear };
 
 struct SpeedTest {
     Shape shape;
     std::string input;
     std::uint64_t seed = 0;
     Visibility visibility = Visibility::visible;
-    int warmup = 2;
-    int samples = 20;
+    SpeedMetric metric = SpeedMetric::ratio;
+    SpeedScale scale = SpeedScale::stepped;
+    int warmup = 3;
+    int min_samples = 10;
+    int max_samples = 200;
+    double target_rse = 0.005;  // sampling stops once both medians are known to this relative standard error
+    double max_seconds = 20.0;
     double case_seconds = 0.0;
-    std::vector<SpeedTier> tiers;  // ordered by max_ratio, points falling
+    std::vector<SpeedTier> tiers;  // best first: points falling
 
     double max_points() const { return tiers.empty() ? 0.0 : tiers.front().points; }
 };
+
+// A time below bytes / copy bandwidth by more than this margin is physically impossible here: an invalid measurement.
+inline constexpr double physical_floor_margin = 0.10;
 
 struct Rubric {
     std::filesystem::path file;

@@ -9,6 +9,7 @@ namespace cugrade {
 enum class Status {
     passed,         // correct (and, for the speed test, in the top tier)
     slow,           // correct, but the speed test earned less than its top tier
+    invalid_measurement,  // correct, but timed faster than the memory system allows: no speed points
     wrong_answer,   // ran, and a result was wrong or missing
     race,           // results were right, but compute-sanitizer found a data race on shared memory
     build_failed,   // the submission did not compile or link

@@ -1,0 +1,232 @@
+// Timing a submission against the reference so that the result means the same on every run:
+//   - every kernel warmed up first (lazy module loading makes first launches slow);
+//   - the L2 cache flushed before every sample (a write over twice its size) and persisting L2 lines reset;
+//   - each sample one call, its start event on the harness's stream and its stop event on the legacy default
+//     stream, which waits for work on every blocking stream: work the submission moved elsewhere is counted;
+//   - submission and reference alternate on the same inputs, rotating through several input buffers of different
+//     contents, and every timed output of the submission is checked;
+//   - sampling goes on until the medians' relative standard errors reach the target (or a cap), and longer when the
+//     result lies within its uncertainty of a tier boundary;
+//   - the SM clock is read after every pair of samples (clock64 against the global timer); pairs taken at a clock
+//     below 95% of the highest seen are dropped as throttled;
+//   - the device-to-device copy bandwidth is measured in the same run, as the device's roofline.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "statistics.hpp"
+
+namespace cugrade::harness {
+
+class CudaEvent {
+public:
+    CudaEvent() { CUGRADE_CUDA_CHECK(cudaEventCreate(&event_)); }
+    ~CudaEvent() { cudaEventDestroy(event_); }
+    CudaEvent(const CudaEvent&) = delete;
+    CudaEvent& operator=(const CudaEvent&) = delete;
+    operator cudaEvent_t() const { return event_; }
+
+private:
+    cudaEvent_t event_{};
+};
+
+class L2Flusher {
+public:
+    L2Flusher() {
+        int device = 0;
+        int l2_bytes = 0;
+        CUGRADE_CUDA_CHECK(cudaGetDevice(&device));
+        CUGRADE_CUDA_CHECK(cudaDeviceGetAttribute(&l2_bytes, cudaDevAttrL2CacheSize, device));
+        bytes_ = std::max<std::size_t>(2 * static_cast<std::size_t>(l2_bytes), 1 << 20);
+        CUGRADE_CUDA_CHECK(cudaMalloc(&buffer_, bytes_));
+        CUGRADE_CUDA_CHECK(cudaCtxResetPersistingL2Cache());
+    }
+    ~L2Flusher() { cudaFree(buffer_); }
+    L2Flusher(const L2Flusher&) = delete;
+    L2Flusher& operator=(const L2Flusher&) = delete;
+
+    void flush(cudaStream_t stream) {
+        CUGRADE_CUDA_CHECK(cudaMemsetAsync(buffer_, ++value_ & 0xff, bytes_, stream));
+    }
+
+private:
+    void* buffer_ = nullptr;
+    std::size_t bytes_ = 0;
+    int value_ = 0;
+};
+
+__global__ void clock_probe_kernel(unsigned long long* result) {
+    unsigned long long start_ns, now_ns;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start_ns));
+    const long long start_cycles = clock64();
+    do {
+        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now_ns));
+    } while (now_ns - start_ns < 50000);
+    result[0] = static_cast<unsigned long long>(clock64() - start_cycles);
+    result[1] = now_ns - start_ns;
+}
+
+// The SM clock in MHz, measured over 50 microseconds.
+class ClockProbe {
+public:
+    ClockProbe() { CUGRADE_CUDA_CHECK(cudaMalloc(&result_, 2 * sizeof(unsigned long long))); }
+    ~ClockProbe() { cudaFree(result_); }
+    ClockProbe(const ClockProbe&) = delete;
+    ClockProbe& operator=(const ClockProbe&) = delete;
+
+    double mhz(cudaStream_t stream) {
+        clock_probe_kernel<<<1, 1, 0, stream>>>(result_);
+        CUGRADE_CUDA_CHECK(cudaGetLastError());
+        unsigned long long host[2] = {};
+        CUGRADE_CUDA_CHECK(cudaMemcpyAsync(host, result_, sizeof host, cudaMemcpyDeviceToHost, stream));
+        CUGRADE_CUDA_CHECK(cudaStreamSynchronize(stream));
+        return host[1] > 0 ? 1e3 * static_cast<double>(host[0]) / static_cast<double>(host[1]) : 0.0;
+    }
+
+private:
+    unsigned long long* result_ = nullptr;
+};
+
+// One timed call: L2 flushed, then start event, the call, stop event on the legacy default stream.
+class SampleTimer {
+public:
+    template <class Call>
+    double time_ms(cudaStream_t stream, Call&& call) {
+        flusher_.flush(stream);
+        CUGRADE_CUDA_CHECK(cudaEventRecord(start_, stream));
+        call();
+        CUGRADE_CUDA_CHECK(cudaGetLastError());
+        CUGRADE_CUDA_CHECK(cudaEventRecord(stop_, cudaStreamLegacy));
+        CUGRADE_CUDA_CHECK(cudaEventSynchronize(stop_));
+        CUGRADE_CUDA_CHECK(cudaDeviceSynchronize());
+        float ms = 0.0f;
+        CUGRADE_CUDA_CHECK(cudaEventElapsedTime(&ms, start_, stop_));
+        return ms;
+    }
+
+private:
+    L2Flusher flusher_;
+    CudaEvent start_;
+    CudaEvent stop_;
+};
+
+// The device-to-device copy bandwidth in GB/s, counting bytes read and written, over a buffer of about `bytes`.
+inline double copy_bandwidth_gbps(SampleTimer& timer, cudaStream_t stream, double bytes) {
+    const std::size_t size = static_cast<std::size_t>(std::clamp(bytes / 2, 64.0 * (1 << 20), 512.0 * (1 << 20)));
+    void* source = nullptr;
+    void* destination = nullptr;
+    CUGRADE_CUDA_CHECK(cudaMalloc(&source, size));
+    CUGRADE_CUDA_CHECK(cudaMalloc(&destination, size));
+    std::vector<double> samples;
+    const auto copy = [&] {
+        CUGRADE_CUDA_CHECK(cudaMemcpyAsync(destination, source, size, cudaMemcpyDeviceToDevice, stream));
+    };
+    timer.time_ms(stream, copy);
+    while (samples.size() < 10 ||
+           (samples.size() < 100 && statistics::median_relative_error(samples) > 0.005)) {
+        samples.push_back(timer.time_ms(stream, copy));
+    }
+    cudaFree(source);
+    cudaFree(destination);
+    return 2.0 * static_cast<double>(size) / (statistics::median(samples) * 1e-3) / 1e9;
+}
+
+struct SpeedResult {
+    std::vector<double> submission_ms;
+    std::vector<double> reference_ms;
+    std::vector<double> clock_mhz;
+    int dropped_throttled = 0;
+    bool remeasured = false;  // sampling went on because the result lay near a tier boundary
+    bool near_boundary = false;
+    double copy_gbps = 0.0;
+    std::string problem;  // a timed call's output was wrong
+};
+
+// `time_call(submission, variant)` times one call of the submission (or the reference) on input `variant`;
+// `check(variant)` says what is wrong with the submission's output for that input, right after its call.
+inline SpeedResult measure_speed(const SpeedPlan& plan, cudaStream_t stream, SampleTimer& timer, int variants,
+                                 double bytes, const std::function<double(bool submission, int variant)>& time_call,
+                                 const std::function<std::string(int variant)>& check) {
+    SpeedResult result;
+    result.copy_gbps = copy_bandwidth_gbps(timer, stream, bytes);
+    for (int i = 0; i < plan.warmup; ++i) {
+        time_call(false, i % variants);
+        time_call(true, i % variants);
+    }
+    ClockProbe clock;
+    std::vector<double> submission, reference, clocks;
+    const auto start = std::chrono::steady_clock::now();
+    const auto seconds = [&] {
+        return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    };
+    for (int i = 0;; ++i) {
+        const int variant = i % variants;
+        // Alternate which side goes first, so that neither always follows the other.
+        double reference_ms = 0.0, submission_ms = 0.0;
+        std::string problem;
+        const auto time_submission = [&] {
+            submission_ms = time_call(true, variant);
+            problem = check(variant);  // before the reference's call overwrites the output
+        };
+        if (i % 2 == 0) {
+            reference_ms = time_call(false, variant);
+            time_submission();
+        } else {
+            time_submission();
+            reference_ms = time_call(false, variant);
+        }
+        if (!problem.empty()) {
+            result.problem = "timed call " + std::to_string(i + 1) + " (input " + std::to_string(variant + 1) +
+                             " of " + std::to_string(variants) + "): " + problem;
+            return result;
+        }
+        submission.push_back(submission_ms);
+        reference.push_back(reference_ms);
+        clocks.push_back(clock.mhz(stream));
+
+        // Keep the pairs taken at full clock.
+        const double top = *std::max_element(clocks.begin(), clocks.end());
+        result.submission_ms.clear();
+        result.reference_ms.clear();
+        result.clock_mhz.clear();
+        for (std::size_t k = 0; k < clocks.size(); ++k) {
+            if (clocks[k] >= 0.95 * top) {
+                result.submission_ms.push_back(submission[k]);
+                result.reference_ms.push_back(reference[k]);
+                result.clock_mhz.push_back(clocks[k]);
+            }
+        }
+        result.dropped_throttled = static_cast<int>(clocks.size() - result.clock_mhz.size());
+
+        const int kept = static_cast<int>(result.submission_ms.size());
+        const double rse_submission = statistics::median_relative_error(result.submission_ms);
+        const double rse_reference = statistics::median_relative_error(result.reference_ms);
+        const double submission_median = statistics::median(result.submission_ms);
+        const double value = plan.metric == "bandwidth"
+                                 ? bytes / (submission_median * 1e-3) / 1e9 / result.copy_gbps
+                                 : submission_median / statistics::median(result.reference_ms);
+        // About two standard errors either side.
+        const double uncertainty =
+            2.0 * value *
+            (plan.metric == "bandwidth" ? rse_submission : std::hypot(rse_submission, rse_reference));
+        result.near_boundary = statistics::near_any(value, uncertainty, plan.boundaries);
+        const bool converged = kept >= plan.min_samples && rse_submission <= plan.target_rse &&
+                               rse_reference <= plan.target_rse;
+        if (converged && !result.near_boundary) {
+            break;
+        }
+        if (converged && result.near_boundary) {
+            result.remeasured = true;  // the tier depends on it: sample on, up to the caps
+        }
+        if (kept >= plan.max_samples * (result.remeasured ? 2 : 1) || seconds() > plan.max_seconds ||
+            static_cast<int>(clocks.size()) >= 4 * plan.max_samples) {
+            break;
+        }
+    }
+    return result;
+}
+
+}  // namespace cugrade::harness

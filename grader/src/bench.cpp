@@ -1,0 +1,155 @@
+#include "cugrade/bench.hpp"
+
+#include <fmt/format.h>
+
+#include "cugrade/build.hpp"
+#include "cugrade/error.hpp"
+#include "cugrade/run.hpp"
+#include "scratch_dir.hpp"
+
+namespace cugrade {
+namespace fs = std::filesystem;
+namespace {
+
+// Times `source`, built as a submission, in the rubric's speed test (whose shape the caller has set).
+nlohmann::json time_as_submission(const Exercise& exercise, const fs::path& source, const Rubric& rubric,
+                                  const Toolchain& toolchain, const BuildOptions& build_options, std::string& error) {
+    const BuildResult build = build_submission(exercise, source, toolchain, build_options);
+    if (!build.ok) {
+        error = fmt::format("'{}' did not build:\n{}", source.string(), build.diagnostics);
+        return {};
+    }
+    std::vector<CasePlan> speed_case;
+    for (auto& plan : plan_cases(rubric)) {
+        if (plan.timed) {
+            speed_case.push_back(plan);
+        }
+    }
+    ScratchDir scratch;
+    RunOptions run_options;
+    run_options.work_dir = scratch.path();
+    const RunResult run = run_cases(build.program, speed_case, rubric, run_options);
+    const CaseResult& result = run.cases.front();
+    if (result.status != Status::passed) {
+        error = fmt::format("{}: {}", to_string(result.status), result.detail);
+        return {};
+    }
+    return result.measurements;
+}
+
+BenchRow empty_row(const std::string& exercise, const Shape& shape, const std::string& what,
+                   const std::string& error = "") {
+    BenchRow row;
+    row.exercise = exercise;
+    row.shape = shape;
+    row.what = what;
+    row.error = error;
+    return row;
+}
+
+BenchRow row_from(const std::string& exercise, const Shape& shape, const std::string& what,
+                  const nlohmann::json& m) {
+    BenchRow row = empty_row(exercise, shape, what);
+    row.ms = m.value("submission_ms", 0.0);
+    row.gb_per_s = m.value("bytes", 0.0) / (row.ms * 1e-3) / 1e9;
+    row.copy_fraction = row.gb_per_s / m.value("copy_gbps", 1.0);
+    row.rse = m.value("submission_rse", 0.0);
+    row.samples = m.value("samples", 0);
+    return row;
+}
+
+}  // namespace
+
+BenchReport bench(const Course& course, const BenchOptions& options) {
+    BenchReport report;
+    report.gpu = probe_gpu();
+    if (!report.gpu.available) {
+        return report;
+    }
+    const Toolchain toolchain = find_toolchain(options.nvcc);
+    BuildOptions build_options;
+    build_options.arch = report.gpu.arch();
+    build_options.cache_dir = options.cache_dir.empty() ? fs::path{} : fs::absolute(options.cache_dir);
+
+    const std::vector<std::string> names = options.exercises.empty() ? course.exercise_names() : options.exercises;
+    for (const auto& name : names) {
+        const Exercise exercise = load_exercise(course, name);
+        Rubric rubric = load_rubric(course.rubric_for(name));
+        if (!rubric.speed) {
+            continue;
+        }
+        std::vector<Shape> shapes = rubric.dimensions == 1 ? options.sizes : options.shapes;
+        if (shapes.empty()) {
+            shapes = {rubric.speed->shape};
+        }
+        for (const Shape& shape : shapes) {
+            rubric.speed->shape = shape;
+            if (options.progress != nullptr) {
+                *options.progress << fmt::format("cugrade: timing {} at {}", name, format_shape(shape)) << std::endl;
+            }
+            std::string error;
+            const auto reference = time_as_submission(exercise, exercise.reference_source, rubric, toolchain,
+                                                      build_options, error);
+            if (!error.empty()) {
+                report.rows.push_back(empty_row(name, shape, "reference", error));
+                continue;
+            }
+            report.rows.push_back(row_from(name, shape, "reference", reference));
+            BenchRow copy = empty_row(name, shape, "copy");
+            copy.gb_per_s = reference.value("copy_gbps", 0.0);
+            copy.copy_fraction = 1.0;
+            report.rows.push_back(copy);
+            if (!exercise.baseline_source.empty()) {
+                const auto baseline = time_as_submission(exercise, exercise.baseline_source, rubric, toolchain,
+                                                         build_options, error);
+                report.rows.push_back(error.empty() ? row_from(name, shape, "baseline", baseline)
+                                                    : empty_row(name, shape, "baseline", error));
+            }
+        }
+    }
+    return report;
+}
+
+void print_bench(std::ostream& out, const BenchReport& report) {
+    out << fmt::format("cugrade bench on {} ({})\n\n", report.gpu.name, report.gpu.arch());
+    out << fmt::format("{:<10} {:<14} {:<10} {:>10} {:>9} {:>8} {:>8} {:>8}\n", "exercise", "size", "what", "ms",
+                       "GB/s", "of copy", "spread", "samples");
+    for (const auto& row : report.rows) {
+        if (!row.error.empty()) {
+            out << fmt::format("{:<10} {:<14} {:<10} failed: {}\n", row.exercise, format_shape(row.shape), row.what,
+                               row.error);
+            continue;
+        }
+        const std::string ms = row.what == "copy" ? "" : fmt::format("{:.4f}", row.ms);
+        const std::string spread = row.what == "copy" ? "" : fmt::format("{:.2f}%", 100 * row.rse);
+        const std::string samples = row.what == "copy" ? "" : std::to_string(row.samples);
+        out << fmt::format("{:<10} {:<14} {:<10} {:>10} {:>9.0f} {:>7.1f}% {:>8} {:>8}\n", row.exercise,
+                           format_shape(row.shape), row.what, ms, row.gb_per_s, 100 * row.copy_fraction, spread,
+                           samples);
+    }
+    out << "\nGB/s counts the bytes each exercise must move; the copy counts bytes read and written. Spread: the relative\n"
+           "standard error of the median time. The baseline is a library's solution (CUB) where the exercise has one.\n";
+}
+
+nlohmann::json bench_to_json(const BenchReport& report) {
+    nlohmann::json rows = nlohmann::json::array();
+    for (const auto& row : report.rows) {
+        nlohmann::json r = {{"exercise", row.exercise}, {"shape", row.shape}, {"what", row.what}};
+        if (!row.error.empty()) {
+            r["error"] = row.error;
+        } else {
+            r.update({{"ms", row.ms},
+                      {"gb_per_s", row.gb_per_s},
+                      {"copy_fraction", row.copy_fraction},
+                      {"median_rse", row.rse},
+                      {"samples", row.samples}});
+        }
+        rows.push_back(r);
+    }
+    return {{"schema", "cugrade-bench"},
+            {"schema_version", bench_schema_version},
+            {"gpu", {{"name", report.gpu.name}, {"compute_capability", fmt::format("{}.{}", report.gpu.major, report.gpu.minor)}}},
+            {"rows", rows}};
+}
+
+}  // namespace cugrade
