@@ -33,12 +33,12 @@ fi
 cmake --preset default >/dev/null
 cmake --build --preset default -j "$(nproc)"
 echo
-echo "cugrade setup: grading the bundled template, student_template/sum.cu (it computes nothing yet)"
+echo "cugrade setup: grading the bundled templates in student_template/ (they compute nothing yet)"
 echo
 status=0
 build/grader/cugrade check student_template || status=$?
 case $status in
-    0 | 1) echo; echo "cugrade setup: done. The template fails until its TODOs are written: see exercises/sum/README.md" ;;
-    77) echo; echo "cugrade setup: done. The template built; this machine has no NVIDIA GPU to run it on" ;;
+    0 | 1) echo; echo "cugrade setup: done. The templates fail until their TODOs are written: see exercises/NAME/README.md" ;;
+    77) echo; echo "cugrade setup: done. The templates built; this machine has no NVIDIA GPU to run them on" ;;
     *) exit "$status" ;;
 esac
