@@ -19,11 +19,8 @@ python3 scripts/verdict_table.py "$out/reports" | tee -a "$out/figures.txt"
 
 # Figures taken alone on the GPU (the suite above runs several fixtures at once): the references graded as
 # submissions, hidden cases shown.
-for submission in reference; do
-    name=$(basename "$submission")
-    build/grader/cugrade check "$submission" --show-hidden --cache-dir build/test-cache \
-        --json "$out/reports/figures-$name.json" >>"$out/figures.txt" 2>&1
-done
+build/grader/cugrade check reference --show-hidden --cache-dir build/test-cache \
+    --json "$out/reports/figures-reference.json" >>"$out/figures.txt" 2>&1
 # The references against CUB and the copy, alone on the GPU.
 build/grader/cugrade bench --cache-dir build/test-cache --size 1048576 --size 16777216 --size 268435456 \
     --shape 8192x8192 --shape 16384x16384 --json "$out/reports/bench.json" 2>&1 | tee -a "$out/figures.txt"

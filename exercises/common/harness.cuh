@@ -13,6 +13,7 @@
 #include <cstring>
 #include <fstream>
 #include <functional>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <sstream>
@@ -223,6 +224,18 @@ inline void poison(float* out, std::size_t n) {
     poison_kernel<<<std::max(blocks, 1u), 256>>>(reinterpret_cast<std::uint32_t*>(out), n);
     CUGRADE_CUDA_CHECK(cudaGetLastError());
     CUGRADE_CUDA_CHECK(cudaDeviceSynchronize());
+}
+
+// The case's input, c.size elements from its distribution and seed: one buffer, or for the speed test three of
+// different contents (seeds c.seed, c.seed + 1, ...), which the timed calls rotate through so a replayed answer shows.
+inline std::vector<std::unique_ptr<DeviceBuffer<float>>> seeded_inputs(const Case& c) {
+    const int variants = c.timing ? 3 : 1;
+    std::vector<std::unique_ptr<DeviceBuffer<float>>> inputs;
+    for (int v = 0; v < variants; ++v) {
+        inputs.push_back(std::make_unique<DeviceBuffer<float>>(c.size));
+        generate(inputs.back()->get(), c.size, c.input, c.seed + static_cast<std::uint64_t>(v));
+    }
+    return inputs;
 }
 
 // Runs the submission's entry point, then surfaces any error its launches raised. Synchronises the whole device, so

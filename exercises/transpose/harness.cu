@@ -1,7 +1,6 @@
 // The transpose harness: a seeded rows x cols input, its transpose computed on the host, poisoned guard regions on
 // both sides of the output, and an exact check of every element and every guard.
 #include <cstring>
-#include <memory>
 #include <sstream>
 #include <string>
 
@@ -72,13 +71,7 @@ CaseOutcome run_case(const Case& c) {
     const std::size_t rows = c.shape[0], cols = c.shape[1];
     // Room for the largest overshoot of a last tile of 32 along either side.
     const std::size_t guard = 32 * (rows + cols) + 1024;
-    // The speed test rotates through inputs of different contents, so a replayed answer shows.
-    const int variants = c.timing ? 3 : 1;
-    std::vector<std::unique_ptr<DeviceBuffer<float>>> inputs;
-    for (int v = 0; v < variants; ++v) {
-        inputs.push_back(std::make_unique<DeviceBuffer<float>>(rows * cols));
-        generate(inputs.back()->get(), rows * cols, c.input, c.seed + static_cast<std::uint64_t>(v));
-    }
+    const auto inputs = seeded_inputs(c);
     const std::vector<float> first_input = inputs[0]->to_host();
     DeviceBuffer<float> buffer(guard + rows * cols + guard);
     float* output = buffer.get() + guard;
@@ -88,7 +81,7 @@ CaseOutcome run_case(const Case& c) {
     CaseCalls<decltype(&transpose)> calls;
     calls.submission = &transpose;
     calls.reference = &cugrade_reference_transpose;
-    calls.variants = variants;
+    calls.variants = static_cast<int>(inputs.size());
     calls.invoke = [&](auto entry, cudaStream_t stream, int v) { entry(inputs[v]->get(), rows, cols, output, stream); };
     calls.poison = [&] { poison(buffer.get(), buffer.size()); };
     // Untimed calls use the first input and are checked in full, guards included; timed calls are spot-checked.

@@ -69,7 +69,7 @@ BenchReport bench(const Course& course, const BenchOptions& options) {
     const Toolchain toolchain = find_toolchain(options.nvcc);
     BuildOptions build_options;
     build_options.arch = report.gpu.arch();
-    build_options.cache_dir = options.cache_dir.empty() ? fs::path{} : fs::absolute(options.cache_dir);
+    build_options.cache_dir = options.cache_dir;
 
     const std::vector<std::string> names = options.exercises.empty() ? course.exercise_names() : options.exercises;
     for (const auto& name : names) {

@@ -71,7 +71,8 @@ public:
             final_ = fs::temp_directory_path() / fmt::format("cugrade-{}-{}-{}", kind, ::getpid(), key.digest());
             temporary_ = true;
         } else {
-            final_ = cache_dir / fmt::format("{}-{}", kind, key.digest());
+            // Absolute: the built program is started from another folder.
+            final_ = fs::absolute(cache_dir) / fmt::format("{}-{}", kind, key.digest());
         }
     }
 

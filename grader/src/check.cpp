@@ -92,7 +92,7 @@ ExerciseReport grade(const Assignment& a, const Toolchain& toolchain, const GpuI
 
     BuildOptions build_options;
     build_options.arch = gpu.available ? gpu.arch() : fallback_arch;
-    build_options.cache_dir = options.cache_dir.empty() ? fs::path{} : fs::absolute(options.cache_dir);
+    build_options.cache_dir = options.cache_dir;
     build_options.compile_seconds = a.rubric.limits.compile_seconds;
     progress.say("building {} for {}", a.submission.string(), build_options.arch);
     report.build = build_submission(a.exercise, a.submission, toolchain, build_options);
