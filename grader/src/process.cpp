@@ -16,6 +16,7 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "cugrade/sandbox.hpp"
 #include "protocol.hpp"
 
 extern char** environ;
@@ -71,6 +72,23 @@ std::array<int, 2> make_pipe() {
     return fds;
 }
 
+// What the child reports on the error pipe when it cannot exec: errno, and what failed before exec if anything
+// did (a sandbox step). Written in one write, well under PIPE_BUF, so it arrives whole.
+struct ChildFailure {
+    int error = 0;
+    char what[120] = {};
+};
+
+[[noreturn]] void fail_in_child(int pipe_fd, int error, const char* what) {
+    ChildFailure failure;
+    failure.error = error;
+    for (std::size_t i = 0; what != nullptr && what[i] != '\0' && i + 1 < sizeof failure.what; ++i) {
+        failure.what[i] = what[i];
+    }
+    (void)!::write(pipe_fd, &failure, sizeof failure);
+    ::_exit(127);
+}
+
 ExitStatus decode(int wait_status) {
     ExitStatus status;
     if (WIFEXITED(wait_status)) {
@@ -89,6 +107,18 @@ int milliseconds_until(Clock::time_point deadline) {
 }  // namespace
 
 std::string ExitStatus::describe() const {
+    if (limit == "output") {
+        return limit_amount.empty() ? "printed too much and was stopped"
+                                    : fmt::format("printed more than {} and was stopped", limit_amount);
+    }
+    if (limit == "cpu") {
+        return limit_amount.empty() ? "used too much CPU time and was stopped"
+                                    : fmt::format("used more than {} of CPU time and was stopped", limit_amount);
+    }
+    if (limit == "file size") {
+        return limit_amount.empty() ? "wrote too large a file and was stopped"
+                                    : fmt::format("wrote a file larger than {} and was stopped", limit_amount);
+    }
     if (timed_out) {
         return "timed out";
     }
@@ -104,18 +134,30 @@ ChildProcess::ChildProcess(const ProcessOptions& options) : output_limit_(option
         throw std::runtime_error("cannot start a process without a command");
     }
     // Everything the child needs is prepared before fork: between fork and exec only async-signal-safe calls.
+    std::vector<std::string> command = options.argv;
+    auto environment = options.environment;
+    std::string cwd = options.working_directory.string();
+    std::optional<SandboxLaunch> sandbox;
+    if (options.sandbox.enabled) {
+        sandbox.emplace(options.sandbox, command, environment);
+        cwd = options.sandbox.work_dir.string();
+        output_kill_bytes_ = options.sandbox.output_kill_bytes;
+        bubblewrap_ = sandbox->mode() == SandboxPolicy::Mode::bubblewrap;
+        cpu_seconds_ = options.sandbox.cpu_seconds;
+        file_bytes_ = options.sandbox.file_bytes;
+    }
     std::vector<std::string> env_storage;
     for (char** e = environ; *e != nullptr; ++e) {
         const std::string entry = *e;
         bool overridden = false;
-        for (const auto& [key, value] : options.environment) {
+        for (const auto& [key, value] : environment) {
             overridden = overridden || entry.rfind(key + "=", 0) == 0;
         }
         if (!overridden) {
             env_storage.push_back(entry);
         }
     }
-    for (const auto& [key, value] : options.environment) {
+    for (const auto& [key, value] : environment) {
         env_storage.push_back(key + "=" + value);
     }
     if (options.result_channel) {
@@ -127,23 +169,35 @@ ChildProcess::ChildProcess(const ProcessOptions& options) : output_limit_(option
     }
     envp.push_back(nullptr);
     std::vector<char*> argv;
-    for (const auto& arg : options.argv) {
+    for (const auto& arg : command) {
         argv.push_back(const_cast<char*>(arg.c_str()));
     }
     argv.push_back(nullptr);
-    const std::string cwd = options.working_directory.string();
 
     auto output = make_pipe();
     auto channel = options.result_channel ? make_pipe() : std::array<int, 2>{-1, -1};
-    auto exec_error = make_pipe();  // carries errno if exec fails; closes by itself (O_CLOEXEC) when exec succeeds
+    // Carries a ChildFailure if the child cannot exec; closes by itself (O_CLOEXEC) when exec succeeds.
+    auto exec_error = make_pipe();
 
+    const pid_t parent = ::getpid();
     pid_ = ::fork();
     if (pid_ < 0) {
         throw std::runtime_error(fmt::format("cannot start '{}': {}", options.argv[0], std::strerror(errno)));
     }
     if (pid_ == 0) {
-        ::setpgid(0, 0);
+        if (sandbox) {
+            // A session of its own too: no controlling terminal to push input into. Its group id is its pid,
+            // like setpgid's; the parent waits on the error pipe, so the group exists before it goes on.
+            if (::setsid() < 0) {
+                fail_in_child(exec_error[1], errno, "setsid failed");
+            }
+        } else {
+            ::setpgid(0, 0);
+        }
         ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // should cugrade itself be killed, its child goes too
+        if (::getppid() != parent) {
+            ::_exit(127);  // it was, before the line above
+        }
         const int null_fd = ::open("/dev/null", O_RDONLY);
         ::dup2(null_fd, 0);
         ::dup2(output[1], 1);
@@ -152,16 +206,19 @@ ChildProcess::ChildProcess(const ProcessOptions& options) : output_limit_(option
             ::dup2(channel[1], channel_fd_in_child);
         }
         if (!cwd.empty() && ::chdir(cwd.c_str()) != 0) {
-            const int error = errno;
-            (void)!::write(exec_error[1], &error, sizeof error);
-            ::_exit(127);
+            fail_in_child(exec_error[1], errno, nullptr);
+        }
+        if (sandbox) {
+            if (const char* what = sandbox->enter(); what != nullptr) {
+                fail_in_child(exec_error[1], errno, what);
+            }
         }
         ::execvpe(argv[0], argv.data(), envp.data());
-        const int error = errno;
-        (void)!::write(exec_error[1], &error, sizeof error);
-        ::_exit(127);
+        fail_in_child(exec_error[1], errno, bubblewrap_ ? "cannot run bwrap" : nullptr);
     }
-    ::setpgid(pid_, pid_);  // also from here, so the group exists before either side goes on
+    if (!sandbox) {
+        ::setpgid(pid_, pid_);  // also from here, so the group exists before either side goes on
+    }
     remember_group(pid_);
     ::close(output[1]);
     ::close(exec_error[1]);
@@ -171,16 +228,25 @@ ChildProcess::ChildProcess(const ProcessOptions& options) : output_limit_(option
     output_fd_ = output[0];
     channel_fd_ = channel[0];
 
-    int error = 0;
-    const ssize_t got = ::read(exec_error[0], &error, sizeof error);
+    ChildFailure failure;
+    ssize_t got = 0;
+    do {
+        got = ::read(exec_error[0], &failure, sizeof failure);
+    } while (got < 0 && errno == EINTR);
     ::close(exec_error[0]);
-    if (got == static_cast<ssize_t>(sizeof error)) {
+    if (got > 0) {
         ::waitpid(pid_, nullptr, 0);
         forget_group(pid_);
         pid_ = -1;
         close_fd(output_fd_);
         close_fd(channel_fd_);
-        throw std::runtime_error(fmt::format("cannot run '{}': {}", options.argv[0], std::strerror(error)));
+        failure.what[sizeof failure.what - 1] = '\0';
+        if (failure.what[0] == '\0') {
+            throw std::runtime_error(
+                fmt::format("cannot run '{}': {}", options.argv[0], std::strerror(failure.error)));
+        }
+        throw std::runtime_error(fmt::format("cannot sandbox '{}': {}: {}", options.argv[0], failure.what,
+                                             std::strerror(failure.error)));
     }
 }
 
@@ -214,6 +280,11 @@ void ChildProcess::read_output() {
     const std::size_t kept = std::min(room, static_cast<std::size_t>(n));
     output_.append(buffer.data(), kept);
     output_dropped_ += static_cast<std::size_t>(n) - kept;
+    output_received_ += static_cast<std::size_t>(n);
+    if (output_kill_bytes_ > 0 && output_received_ > output_kill_bytes_ && !killed_for_output_ && !status_) {
+        killed_for_output_ = true;
+        kill_group();
+    }
 }
 
 void ChildProcess::poll_once(int timeout_ms) {
@@ -243,8 +314,27 @@ void ChildProcess::poll_once(int timeout_ms) {
 void ChildProcess::reap() {
     int wait_status = 0;
     if (!status_ && ::waitpid(pid_, &wait_status, WNOHANG) == pid_) {
-        status_ = decode(wait_status);
+        status_ = conclude(wait_status);
     }
+}
+
+ExitStatus ChildProcess::conclude(int wait_status) const {
+    ExitStatus status = decode(wait_status);
+    if (bubblewrap_ && status.signal == 0 && status.code > 128 && status.code <= 128 + 64) {
+        status.signal = status.code - 128;
+        status.code = -1;
+    }
+    if (killed_for_output_) {
+        status.limit = "output";
+        status.limit_amount = describe_bytes(output_kill_bytes_);
+    } else if (status.signal == SIGXCPU && cpu_seconds_ > 0) {
+        status.limit = "cpu";
+        status.limit_amount = describe_cpu_seconds(cpu_seconds_);
+    } else if (status.signal == SIGXFSZ && file_bytes_ > 0) {
+        status.limit = "file size";
+        status.limit_amount = describe_bytes(file_bytes_);
+    }
+    return status;
 }
 
 ChildProcess::Next ChildProcess::next_line(std::string& line, Clock::time_point deadline) {
@@ -273,8 +363,8 @@ ExitStatus ChildProcess::finish(Clock::time_point deadline) {
         kill_group();
         int wait_status = 0;
         ::waitpid(pid_, &wait_status, 0);
-        status_ = decode(wait_status);
-        status_->timed_out = true;
+        status_ = conclude(wait_status);
+        status_->timed_out = status_->limit.empty();
     }
     // The group's leftovers go with it; what they already wrote is read for a short grace period.
     kill_group();

@@ -1,16 +1,19 @@
 // Child processes with a wall-clock limit, killed as a whole process group, whose output is captured up to a cap.
 // An optional result channel (a pipe on file descriptor 3) carries the harness's records, apart from anything the
-// child prints.
+// child prints. An optional sandbox (sandbox.hpp) contains what the child may read, reach and use.
 #pragma once
 
 #include <sys/types.h>
 
 #include <chrono>
+#include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "cugrade/sandbox.hpp"
 
 namespace cugrade {
 
@@ -22,21 +25,37 @@ struct ProcessOptions {
     std::vector<std::pair<std::string, std::string>> environment;  // set on top of cugrade's own
     std::size_t output_limit = 256 * 1024;                         // bytes of stdout+stderr kept
     bool result_channel = false;
+    // When enabled, the process starts in it (its work_dir is then the working directory); a sandbox that cannot
+    // be set up is an error, never a process run without it.
+    SandboxPolicy sandbox;
 };
 
 struct ExitStatus {
     int code = -1;        // the exit code, when the process exited
     int signal = 0;       // the signal that ended it, when one did
     bool timed_out = false;  // cugrade killed it at its deadline
+    // The sandbox's limit that ended it: "output" (cugrade killed the group for printing more than
+    // output_kill_bytes), "cpu" (SIGXCPU at RLIMIT_CPU), "file size" (SIGXFSZ at RLIMIT_FSIZE); empty otherwise.
+    // A program that catches SIGXCPU is killed by SIGKILL at the hard limit a few seconds later: that reads as
+    // signal 9, not "cpu".
+    std::string limit;
+    std::string limit_amount;  // the limit as describe() shows it: "16 MiB", "30 s"
 
     bool exited() const { return signal == 0 && !timed_out; }
     bool success() const { return exited() && code == 0; }
-    std::string describe() const;  // after "the program": "exited with code 3", "was killed by signal 11 (SIGSEGV)"
+    // After "the program": "exited with code 3", "was killed by signal 11 (SIGSEGV)", "timed out", "printed more
+    // than 16 MiB and was stopped", "used more than 30 s of CPU time and was stopped", "wrote a file larger than
+    // 64 MiB and was stopped".
+    std::string describe() const;
 };
 
+// Under bubblewrap the process cugrade waits for is bwrap, which reports a command killed by signal N as exit code
+// 128+N; ChildProcess turns such a code back into the signal, so a sandboxed program that itself exits with 128+N
+// (N from 1 to 64) reads as killed by signal N.
 class ChildProcess {
 public:
-    // Starts the process; throws std::runtime_error with a clear message when it cannot.
+    // Starts the process; throws std::runtime_error with a clear message when it cannot ("cannot run 'nvcc': ...",
+    // "cannot sandbox 'nvcc': landlock_restrict_self failed: Operation not permitted").
     explicit ChildProcess(const ProcessOptions& options);
     ~ChildProcess();
     ChildProcess(const ChildProcess&) = delete;
@@ -59,6 +78,7 @@ private:
     void poll_once(int timeout_ms);
     void read_output();
     void reap();
+    ExitStatus conclude(int wait_status) const;
 
     pid_t pid_ = -1;
     int output_fd_ = -1;
@@ -66,6 +86,12 @@ private:
     std::size_t output_limit_;
     std::string output_;
     std::size_t output_dropped_ = 0;
+    std::size_t output_received_ = 0;
+    std::size_t output_kill_bytes_ = 0;
+    bool killed_for_output_ = false;
+    bool bubblewrap_ = false;
+    double cpu_seconds_ = 0;
+    std::uint64_t file_bytes_ = 0;
     std::string channel_buffer_;
     std::optional<ExitStatus> status_;
 };
