@@ -120,10 +120,15 @@ private:
     bool temporary_ = false;
 };
 
-ProcessResult run_tool(std::vector<std::string> argv, const fs::path& cwd, double seconds) {
+ProcessResult run_tool(std::vector<std::string> argv, const fs::path& cwd, double seconds,
+                       const SandboxPolicy& sandbox = {}) {
     ProcessOptions options;
     options.argv = std::move(argv);
     options.working_directory = cwd;
+    options.sandbox = sandbox;
+    if (options.sandbox.enabled) {
+        options.sandbox.work_dir = cwd;
+    }
     return run_process(options, std::chrono::duration<double>(seconds));
 }
 
@@ -146,10 +151,67 @@ std::string present_diagnostics(const std::string& output, const std::string& fi
     return std::regex_replace(text, std::regex("(^|\n)" + file + ":"), "$1" + shown + ":");
 }
 
+std::vector<std::string> link_command(const Toolchain& toolchain, const BuildOptions& options,
+                                      std::vector<std::string> objects, const std::string& output) {
+    std::vector<std::string> link = {toolchain.nvcc, "-arch=" + options.arch};
+    link.insert(link.end(), objects.begin(), objects.end());
+    if (!toolchain.cupti_dir.empty()) {
+        link.insert(link.end(), {"-L" + toolchain.cupti_dir.string(), "-lcupti", "-Xlinker",
+                                 "-rpath=" + toolchain.cupti_dir.string()});
+    }
+    link.insert(link.end(), {"-o", output});
+    return link;
+}
+
+// The names of the finished program minus the submission (inspect.hpp): the harness linked with entry points that
+// do nothing. Written to program-symbols.txt as "D NAME" (defined) and "U NAME" (taken from a shared library).
+void record_program_symbols(const Exercise& exercise, const Toolchain& toolchain, const BuildOptions& options,
+                            const fs::path& dir) {
+    std::string stub;
+    for (const auto& entry_point : exercise.entry_points) {
+        stub += fmt::format("extern \"C\" void {}() {{}}\n", entry_point);
+    }
+    write_file(dir / "entry-stub.cpp", stub);
+    run_course_tool({toolchain.nvcc, "-c", "entry-stub.cpp", "-o", "entry-stub.o"}, dir,
+                    "compiling the entry-point stub failed:");
+    run_course_tool(link_command(toolchain, options, {"harness.o", "entry-stub.o"}, "program-without-submission"),
+                    dir, "linking the harness alone failed:");
+    const ProcessResult symbols = run_tool({toolchain.nm, "program-without-submission"}, dir, tool_seconds);
+    if (!symbols.status.success()) {
+        throw UsageError(command_failure(symbols, "nm failed on the harness program:"));
+    }
+    std::istringstream lines(symbols.output);
+    std::string names;
+    for (std::string line; std::getline(lines, line);) {
+        std::istringstream fields(line);
+        std::vector<std::string> parts;
+        for (std::string part; fields >> part;) {
+            parts.push_back(part);
+        }
+        if (parts.size() < 2 || parts[parts.size() - 2].size() != 1) {
+            continue;
+        }
+        const char type = parts[parts.size() - 2][0];
+        const std::string name = parts.back().substr(0, parts.back().find('@'));
+        // The static CUDA runtime's API ends up local in the program, yet a submission's global definition of
+        // one of its names would still be linked in its place.
+        const bool runtime_api = name.rfind("cuda", 0) == 0 || name.rfind("__cuda", 0) == 0 ||
+                                 (name.size() > 2 && name.rfind("cu", 0) == 0 && std::isupper(static_cast<unsigned char>(name[2])));
+        if (type == 'U' || type == 'w' || type == 'v') {
+            names += "U " + name + "\n";
+        } else if (std::isupper(static_cast<unsigned char>(type)) || type == 'u' || type == 'i' || runtime_api) {
+            names += "D " + name + "\n";
+        }
+    }
+    write_file(dir / "program-symbols.txt", names);
+    fs::remove(dir / "program-without-submission");
+}
+
 // The harness and the reference, compiled once per course revision and toolchain.
 fs::path build_harness(const Exercise& exercise, const Toolchain& toolchain, const BuildOptions& options,
                        CacheKey& key) {
     key.add("cugrade", CUGRADE_VERSION " built " __DATE__ " " __TIME__).add("nvcc", toolchain.nvcc_version).add("arch", options.arch);
+    key.add("cupti", toolchain.cupti_dir.string());
     key.add_file(exercise.harness_source).add_file(exercise.reference_source).add_file(exercise.contract_header);
     std::vector<fs::path> common_files;
     for (const auto& file : fs::directory_iterator(exercise.directory.parent_path() / "common")) {
@@ -174,6 +236,9 @@ fs::path build_harness(const Exercise& exercise, const Toolchain& toolchain, con
     }
     for (const auto& include : toolchain.include_dirs) {
         compile.push_back("-I" + include.string());
+    }
+    if (!toolchain.cupti_dir.empty()) {
+        compile.push_back("-DCUGRADE_HAVE_CUPTI=1");
     }
 
     auto reference = compile;
@@ -212,6 +277,7 @@ fs::path build_harness(const Exercise& exercise, const Toolchain& toolchain, con
     write_file(dir / "local-symbols.txt", local);
     run_course_tool({toolchain.objcopy, "--localize-symbols=local-symbols.txt", "harness.o"}, dir,
                     "objcopy failed on the harness:");
+    record_program_symbols(exercise, toolchain, options, dir);
     entry.commit();
     return entry.path() / "harness.o";
 }
@@ -237,6 +303,29 @@ std::string find_beside(const std::string& program, const std::string& tool) {
         }
     }
     return "";
+}
+
+// libcupti of nvcc's toolkit: lib64/, lib/ or extras/CUPTI/lib64/ beside its bin/.
+fs::path find_cupti(const std::string& nvcc) {
+    fs::path program = nvcc;
+    if (nvcc.find('/') == std::string::npos) {
+        const std::string beside = find_beside(nvcc, nvcc);  // nvcc itself, found on PATH
+        if (beside.empty()) {
+            return {};
+        }
+        program = beside;
+    }
+    std::error_code ec;
+    const fs::path toolkit = fs::canonical(program, ec).parent_path().parent_path();
+    if (ec) {
+        return {};
+    }
+    for (const char* dir : {"lib64", "lib", "extras/CUPTI/lib64", "targets/x86_64-linux/lib", "targets/sbsa-linux/lib"}) {
+        if (fs::exists(toolkit / dir / "libcupti.so", ec)) {
+            return toolkit / dir;
+        }
+    }
+    return {};
 }
 
 }  // namespace
@@ -280,6 +369,7 @@ Toolchain find_toolchain(const std::optional<std::string>& preferred) {
                 }
             }
             toolchain.compute_sanitizer = find_beside(nvcc, "compute-sanitizer");
+            toolchain.cupti_dir = find_cupti(nvcc);
             for (const char* dir : {CUGRADE_JSON_INCLUDE_DIR}) {
                 const fs::path path = dir;
                 // The system folders are searched anyway; naming them with -I reorders them and breaks libstdc++.
@@ -300,14 +390,21 @@ BuildResult build_submission(const Exercise& exercise, const fs::path& submissio
                              const BuildOptions& options) {
     CacheKey harness_key;
     const fs::path harness = build_harness(exercise, toolchain, options, harness_key);
+    const fs::path program_symbols = harness.parent_path() / "program-symbols.txt";
 
     CacheKey key;
     key.add("harness", harness_key.text()).add("submission", read_file(submission));
     CacheEntry entry(options.cache_dir, "submission-" + exercise.name, key);
     BuildResult result;
     result.work_dir = entry.temporary() ? entry.path() : fs::path{};
+    const auto record_paths = [&](const fs::path& folder) {
+        result.source = folder / exercise.submission_file;
+        result.object = folder / "submission.o";
+        result.program_symbols = program_symbols;
+    };
     if (entry.hit()) {
         result.cached = true;
+        record_paths(entry.path());
         result.program = entry.path() / "program";
         result.ok = fs::is_regular_file(result.program);
         result.diagnostics = read_file(entry.path() / "diagnostics.txt");
@@ -340,15 +437,20 @@ BuildResult build_submission(const Exercise& exercise, const fs::path& submissio
         entry.commit();
     };
 
-    const ProcessResult compiled = run_tool(compile, dir, options.compile_seconds);
+    // The student's code is compiled and linked in the sandbox too: an #include of a path outside the exercise
+    // would otherwise read the reference or another submission into the build.
+    SandboxPolicy sandbox = options.sandbox;
+    sandbox.readable.push_back(exercise.directory);
+    sandbox.readable.push_back(harness.parent_path());
+    const ProcessResult compiled = run_tool(compile, dir, options.compile_seconds, sandbox);
     if (!compiled.status.success()) {
         record_failure("compile", compiled);
         return result;
     }
     // The harness comes first, so its definitions win wherever the linker picks one of several (inline functions).
-    std::vector<std::string> link = {toolchain.nvcc, "-arch=" + options.arch, harness.string(), "submission.o",
-                                     "-o", "program"};
-    ProcessResult linked = run_tool(link, dir, options.compile_seconds);
+    ProcessResult linked =
+        run_tool(link_command(toolchain, options, {harness.string(), "submission.o"}, "program"), dir,
+                 options.compile_seconds, sandbox);
     if (!linked.status.success()) {
         for (const auto& entry_point : exercise.entry_points) {
             if (linked.output.find(fmt::format("undefined reference to `{}'", entry_point)) != std::string::npos) {
@@ -364,6 +466,7 @@ BuildResult build_submission(const Exercise& exercise, const fs::path& submissio
     write_file(dir / "diagnostics.txt", result.diagnostics);
     entry.commit();
     result.ok = true;
+    record_paths(entry.path());
     result.program = entry.path() / "program";
     return result;
 }

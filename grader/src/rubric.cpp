@@ -7,6 +7,7 @@
 #include <regex>
 #include <set>
 
+#include "cugrade/inspect.hpp"
 #include "hash.hpp"
 #include "yaml_fields.hpp"
 
@@ -201,6 +202,34 @@ SpeedTest read_speed(const std::filesystem::path& file, const YAML::Node& node, 
     return speed;
 }
 
+ForbiddenApis read_forbidden(const std::filesystem::path& file, const YAML::Node& node) {
+    yaml::Mapping fields(file, node, "'forbid'", {"libraries", "functions"});
+    ForbiddenApis forbidden;
+    if (auto libraries = fields.optional("libraries")) {
+        forbidden.libraries.emplace();
+        for (const auto& item : fields.sequence(*libraries, "libraries")) {
+            const std::string name = fields.text(item, "libraries");
+            const auto& known = known_libraries();
+            if (std::find(known.begin(), known.end(), name) == known.end()) {
+                fields.fail(item, fmt::format("unknown library '{}' (known: {})", name, fmt::join(known, ", ")));
+            }
+            forbidden.libraries->push_back(name);
+        }
+    }
+    if (auto functions = fields.optional("functions")) {
+        static const std::regex pattern(R"([A-Za-z_][A-Za-z0-9_]*\*?)");
+        forbidden.functions.emplace();
+        for (const auto& item : fields.sequence(*functions, "functions")) {
+            const std::string name = fields.text(item, "functions");
+            if (!std::regex_match(name, pattern)) {
+                fields.fail(item, fmt::format("'{}' is not a C function name (a trailing '*' matches any ending)", name));
+            }
+            forbidden.functions->push_back(name);
+        }
+    }
+    return forbidden;
+}
+
 }  // namespace
 
 std::string format_shape(const Shape& shape) {
@@ -220,7 +249,7 @@ std::string to_string(Visibility visibility) { return visibility == Visibility::
 Rubric load_rubric(const std::filesystem::path& file) {
     const YAML::Node document = yaml::load_file(file);
     yaml::Mapping fields(file, document, "the rubric",
-                         {"schema", "exercise", "limits", "calls_per_case", "tolerance", "inputs", "groups", "speed"});
+                         {"schema", "exercise", "limits", "calls_per_case", "tolerance", "inputs", "groups", "speed", "forbid"});
     Rubric rubric;
     rubric.file = file;
 
@@ -248,6 +277,10 @@ Rubric load_rubric(const std::filesystem::path& file) {
         if (auto lambda = tolerance_fields.optional("lambda")) {
             rubric.tolerance_lambda = tolerance_fields.number(*lambda, "lambda", 1.0, 100.0);
         }
+    }
+
+    if (auto forbid = fields.optional("forbid")) {
+        rubric.forbidden = read_forbidden(file, *forbid);
     }
 
     const auto inputs = fields.required("inputs");

@@ -77,6 +77,12 @@ struct SpeedTest {
 // A time below bytes / copy bandwidth by more than this margin is physically impossible here: an invalid measurement.
 inline constexpr double physical_floor_margin = 0.10;
 
+// What a rubric forbids a submission to use (inspect.hpp); an absent list means the defaults.
+struct ForbiddenApis {
+    std::optional<std::vector<std::string>> libraries;  // names from known_libraries()
+    std::optional<std::vector<std::string>> functions;  // C names or globs ("cudaStream*")
+};
+
 struct Rubric {
     std::filesystem::path file;
     std::string exercise;
@@ -87,6 +93,7 @@ struct Rubric {
     std::map<std::string, InputDistribution> inputs;
     std::vector<CaseGroup> groups;
     std::optional<SpeedTest> speed;
+    ForbiddenApis forbidden;
 };
 
 // Reads and validates a rubric. Every mistake is a FileError at its place.
