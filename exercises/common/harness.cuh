@@ -22,23 +22,32 @@
 #include <vector>
 
 #include "protocol.hpp"
+#include "seccomp_filter.hpp"
 #include "statistics.hpp"
+#include "traffic.cuh"
 
 namespace cugrade::harness {
 
 // A CUDA call failed. `origin` says whether the submission's own work failed (its launches surface at the
 // synchronisation after its call) or the harness's.
 struct CudaFailure : std::runtime_error {
-    CudaFailure(cudaError_t code, const std::string& what, std::string submission_call = "")
-        : std::runtime_error(what), code(code), submission_call(std::move(submission_call)) {}
+    CudaFailure(cudaError_t code, const std::string& what, std::string submission_call = "", std::string note = "")
+        : std::runtime_error(what), code(code), submission_call(std::move(submission_call)), note(std::move(note)) {}
     cudaError_t code;
     std::string submission_call;  // "call 2 of 3" when a call of the entry point failed; empty for the harness's own
+    std::string note;             // what the submission did to cause it, when the harness knows
 
     // What the report says: the submission's call and the error, or where in the harness it failed.
     std::string detail() const {
         const std::string error = std::string(cudaGetErrorName(code)) + " (" + cudaGetErrorString(code) + ")";
-        return submission_call.empty() ? std::string(what()) : submission_call + ": " + error;
+        return submission_call.empty() ? std::string(what())
+                                       : submission_call + ": " + error + (note.empty() ? "" : ": " + note);
     }
+};
+
+// The submission broke a rule of the exercise while it ran (the report's "rejected").
+struct RuleBroken : std::runtime_error {
+    using std::runtime_error::runtime_error;
 };
 
 inline void check_cuda(cudaError_t code, const char* call, const char* file, int line) {
@@ -226,6 +235,107 @@ inline void poison(float* out, std::size_t n) {
     CUGRADE_CUDA_CHECK(cudaDeviceSynchronize());
 }
 
+// A device buffer with poisoned guard regions on both sides, so a write past either end shows.
+class GuardedBuffer {
+public:
+    GuardedBuffer(std::string name, std::size_t count, std::size_t guard = 4096)
+        : name_(std::move(name)), count_(count), guard_(guard), buffer_(guard + count + guard) {}
+
+    float* get() const { return buffer_.get() + guard_; }
+    std::size_t size() const { return count_; }
+    void poison_all() { poison(buffer_.get(), buffer_.size()); }
+
+    std::vector<float> to_host() const {
+        std::vector<float> host(count_);
+        if (count_ > 0) {
+            CUGRADE_CUDA_CHECK(cudaMemcpy(host.data(), get(), count_ * sizeof(float), cudaMemcpyDeviceToHost));
+        }
+        return host;
+    }
+
+    // "wrote past the end of result (1 of the 4096 floats after it)", or "".
+    std::string overrun() const {
+        std::vector<float> before(guard_), after(guard_);
+        CUGRADE_CUDA_CHECK(cudaMemcpy(before.data(), buffer_.get(), guard_ * sizeof(float), cudaMemcpyDeviceToHost));
+        CUGRADE_CUDA_CHECK(
+            cudaMemcpy(after.data(), get() + count_, guard_ * sizeof(float), cudaMemcpyDeviceToHost));
+        const auto written = [](const std::vector<float>& guard) {
+            return std::count_if(guard.begin(), guard.end(), [](float v) { return !is_poison(v); });
+        };
+        if (const auto n = written(after); n > 0) {
+            return "wrote past the end of " + name_ + " (" + std::to_string(n) + " of the " + std::to_string(guard_) +
+                   " floats after it)";
+        }
+        if (const auto n = written(before); n > 0) {
+            return "wrote before the start of " + name_ + " (" + std::to_string(n) + " of the " +
+                   std::to_string(guard_) + " floats before it)";
+        }
+        return "";
+    }
+
+private:
+    std::string name_;
+    std::size_t count_;
+    std::size_t guard_;
+    DeviceBuffer<float> buffer_;
+};
+
+__global__ void first_difference_kernel(const std::uint32_t* a, const std::uint32_t* b, std::size_t n,
+                                        unsigned long long* first) {
+    const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+    for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
+        if (a[i] != b[i]) {
+            atomicMin(first, static_cast<unsigned long long>(i));
+        }
+    }
+}
+
+// Untouched copies of the inputs, to show that a call left its input as it was.
+class InputSnapshot {
+public:
+    void add(const DeviceBuffer<float>& input) {
+        auto copy = std::make_unique<DeviceBuffer<float>>(input.size());
+        CUGRADE_CUDA_CHECK(cudaMemcpy(copy->get(), input.get(), input.size() * sizeof(float), cudaMemcpyDeviceToDevice));
+        inputs_.push_back(&input);
+        copies_.push_back(std::move(copy));
+    }
+
+    // "changed its input (element 17 was 0.25, now 0)", or "".
+    std::string changed(std::size_t which) const {
+        const DeviceBuffer<float>& input = *inputs_.at(which);
+        const DeviceBuffer<float>& copy = *copies_.at(which);
+        if (input.size() == 0) {
+            return "";
+        }
+        DeviceBuffer<unsigned long long> first(1);
+        const unsigned long long none = ~0ull;
+        CUGRADE_CUDA_CHECK(cudaMemcpy(first.get(), &none, sizeof none, cudaMemcpyHostToDevice));
+        const unsigned blocks = static_cast<unsigned>(std::min<std::size_t>((input.size() + 255) / 256, 4096));
+        first_difference_kernel<<<blocks, 256>>>(reinterpret_cast<const std::uint32_t*>(input.get()),
+                                                 reinterpret_cast<const std::uint32_t*>(copy.get()), input.size(),
+                                                 first.get());
+        CUGRADE_CUDA_CHECK(cudaGetLastError());
+        const unsigned long long index = first.to_host()[0];
+        if (index == none) {
+            return "";
+        }
+        float was = 0.0f, now = 0.0f;
+        CUGRADE_CUDA_CHECK(cudaMemcpy(&was, copy.get() + index, sizeof was, cudaMemcpyDeviceToHost));
+        CUGRADE_CUDA_CHECK(cudaMemcpy(&now, input.get() + index, sizeof now, cudaMemcpyDeviceToHost));
+        std::ostringstream detail;
+        detail.precision(9);
+        detail << "changed its input (element " << index << " was " << was << ", now " << now
+               << "): the input is read-only";
+        return detail.str();
+    }
+
+    std::size_t size() const { return inputs_.size(); }
+
+private:
+    std::vector<const DeviceBuffer<float>*> inputs_;
+    std::vector<std::unique_ptr<DeviceBuffer<float>>> copies_;
+};
+
 // The case's input, c.size elements from its distribution and seed: one buffer, or for the speed test three of
 // different contents (seeds c.seed, c.seed + 1, ...), which the timed calls rotate through so a replayed answer shows.
 inline std::vector<std::unique_ptr<DeviceBuffer<float>>> seeded_inputs(const Case& c) {
@@ -238,16 +348,55 @@ inline std::vector<std::unique_ptr<DeviceBuffer<float>>> seeded_inputs(const Cas
     return inputs;
 }
 
+// What watches the submission's calls in this process: set up once by run_harness.
+struct Watch {
+    TrafficMonitor traffic;
+};
+
+inline Watch& watch() {
+    static Watch instance;
+    return instance;
+}
+
+// A submission may copy a little to the host (a debugging printout), never its input: a sum computed on the host
+// needs at least the input's bytes there.
+inline std::uint64_t device_to_host_limit(double bytes) { return 1024 + static_cast<std::uint64_t>(bytes / 64); }
+
+// Throws RuleBroken when the submission's last call copied more to the host than the limit.
+inline void check_device_to_host(const std::string& which_call, double bytes) {
+    const std::uint64_t copied = watch().traffic.take_device_to_host_bytes();
+    if (copied > device_to_host_limit(bytes)) {
+        throw RuleBroken(which_call + ": copied " + std::to_string(copied) +
+                         " bytes from the GPU to the host during the call (at most " +
+                         std::to_string(device_to_host_limit(bytes)) + " allowed): compute the result on the GPU");
+    }
+}
+
+// GPU memory a call may leave allocated before it counts as a leak: more than any exercise's scratch.
+inline constexpr std::size_t leak_allowance = std::size_t{256} << 20;
+
 // Runs the submission's entry point, then surfaces any error its launches raised. Synchronises the whole device, so
-// work the submission left on other streams is finished (and its errors seen) before anything is checked.
+// work the submission left on other streams is finished (and its errors seen) before anything is checked. `bytes` is
+// what the exercise moves, for the bound on device-to-host copies.
 template <class Call>
-void call_submission(Call&& call, const std::string& which_call) {
+void call_submission(Call&& call, const std::string& which_call, double bytes) {
+    std::size_t free_before = 0, free_after = 0, total = 0;
+    CUGRADE_CUDA_CHECK(cudaMemGetInfo(&free_before, &total));
+    watch().traffic.take_device_to_host_bytes();
     try {
         call();
         CUGRADE_CUDA_CHECK(cudaGetLastError());
         CUGRADE_CUDA_CHECK(cudaDeviceSynchronize());
+        CUGRADE_CUDA_CHECK(cudaMemGetInfo(&free_after, &total));
     } catch (const CudaFailure& e) {
         throw CudaFailure(e.code, e.what(), which_call);
+    }
+    check_device_to_host(which_call, bytes);
+    if (free_after + leak_allowance < free_before) {
+        throw CudaFailure(cudaErrorMemoryAllocation, "leak", which_call,
+                          "the call left " + std::to_string((free_before - free_after) >> 20) +
+                              " MiB of GPU memory allocated after it returned; free what you allocate, or better, "
+                              "use the scratch memory you are given");
     }
 }
 
@@ -286,15 +435,36 @@ struct CaseCalls {
     std::function<std::string(int variant)> timed_check;           // after each timed call; empty: `check`
     double bytes = 0.0;                                            // what the exercise must move at least
     nlohmann::json measurements = nlohmann::json::object();
+    std::vector<const DeviceBuffer<float>*> inputs;                // read-only: must be unchanged after every call
+    std::vector<const GuardedBuffer*> outputs;                     // written: nothing past their ends
 };
+
+// What is wrong with the state a call left behind, before its results are even read: writes outside the outputs,
+// then changes to the input.
+template <class Entry>
+std::string broken_contract(const CaseCalls<Entry>& calls, const InputSnapshot& inputs, int variant) {
+    for (const GuardedBuffer* output : calls.outputs) {
+        if (std::string overrun = output->overrun(); !overrun.empty()) {
+            return overrun;
+        }
+    }
+    return variant < static_cast<int>(inputs.size()) ? inputs.changed(static_cast<std::size_t>(variant)) : "";
+}
 
 template <class Entry>
 CaseOutcome run_calls(const Case& c, const CaseCalls<Entry>& calls) {
     Stream stream;
+    InputSnapshot inputs;
+    for (const auto* input : calls.inputs) {
+        inputs.add(*input);
+    }
     const auto checked_call = [&](Entry entry, int variant, const std::string& which) -> std::string {
         calls.poison();
-        call_submission([&] { calls.invoke(entry, stream, variant); }, which);
-        const std::string problem = calls.check(variant);
+        call_submission([&] { calls.invoke(entry, stream, variant); }, which, calls.bytes);
+        std::string problem = broken_contract(calls, inputs, variant);
+        if (problem.empty()) {
+            problem = calls.check(variant);
+        }
         return problem.empty() ? "" : which + ": " + problem;
     };
     for (int call = 1; call <= c.calls; ++call) {
@@ -315,11 +485,20 @@ CaseOutcome run_calls(const Case& c, const CaseCalls<Entry>& calls) {
                 *c.timing, stream, timer, calls.variants, calls.bytes,
                 [&](bool submission, int variant) {
                     calls.poison();
+                    if (submission) {
+                        watch().traffic.take_device_to_host_bytes();  // the harness's own copies are not counted
+                    }
                     return timer.time_ms(stream, [&] {
                         calls.invoke(submission ? calls.submission : calls.reference, stream, variant);
                     });
                 },
-                calls.timed_check ? calls.timed_check : calls.check);
+                [&](int variant) {
+                    check_device_to_host("a timed call", calls.bytes);
+                    if (std::string problem = broken_contract(calls, inputs, variant); !problem.empty()) {
+                        return problem;
+                    }
+                    return (calls.timed_check ? calls.timed_check : calls.check)(variant);
+                });
         } catch (const CudaFailure& e) {
             // The reference passed its own check before timing, so the submission's calls are the ones to blame.
             throw CudaFailure(e.code, e.what(), "while timing");
@@ -358,9 +537,17 @@ public:
             out_ = stderr;
         }
         unsetenv(protocol::result_fd_env);
+        // The run's token marks records as the harness's. Wiped from the environment block itself, which
+        // /proc/self/environ would still show after unsetenv.
+        if (char* token = std::getenv(protocol::token_env); token != nullptr) {
+            token_ = token;
+            std::memset(token, 0, std::strlen(token));
+        }
+        unsetenv(protocol::token_env);
     }
 
-    void send(const nlohmann::json& record) {
+    void send(nlohmann::json record) {
+        record["token"] = token_;
         const std::string line = record.dump(-1, ' ', true, nlohmann::json::error_handler_t::replace) + "\n";
         std::fwrite(line.data(), 1, line.size(), out_);
         std::fflush(out_);
@@ -368,7 +555,29 @@ public:
 
 private:
     std::FILE* out_;
+    std::string token_;
 };
+
+// Watches the submission and takes away what it has no use for, before any of its code runs (inspect.cpp rejects
+// code that would run before main). Returns the protections that applied, in the report's words.
+inline std::vector<std::string> lock_down(bool monitor_traffic, bool deny_processes) {
+    std::vector<std::string> protections;
+    if (monitor_traffic) {
+        const std::string why_not = watch().traffic.start();
+        protections.push_back(why_not.empty() ? "cupti: device-to-host copies of every call counted"
+                                              : "no device-to-host traffic monitor: " + why_not);
+    }
+    seccomp::Rules rules;
+    rules.deny_network = true;
+    rules.deny_new_processes = deny_processes;
+    if (const char* error = seccomp::install(rules); error != nullptr) {
+        protections.push_back(std::string("no seccomp filter in the harness: ") + error);
+    } else {
+        protections.push_back(deny_processes ? "seccomp (harness): no new processes, no network"
+                                             : "seccomp (harness): no network");
+    }
+    return protections;
+}
 
 inline Case parse_case(const nlohmann::json& j) {
     Case c;
@@ -414,12 +623,16 @@ inline int run_harness(int argc, char** argv, const std::function<CaseOutcome(co
         return protocol::exit_usage;
     }
     std::vector<Case> cases;
+    bool monitor_traffic = true;
+    bool deny_processes = true;
     try {
         std::ifstream plan_file(argv[1]);
         const auto plan = nlohmann::json::parse(plan_file);
         for (const auto& c : plan.at("cases")) {
             cases.push_back(parse_case(c));
         }
+        monitor_traffic = plan.value("monitor_traffic", true);
+        deny_processes = plan.value("deny_processes", true);
     } catch (const std::exception& e) {
         channel.send({{"event", "fatal"}, {"detail", std::string("cannot read the plan: ") + e.what()}});
         return protocol::exit_usage;
@@ -432,7 +645,7 @@ inline int run_harness(int argc, char** argv, const std::function<CaseOutcome(co
         channel.send({{"event", "fatal"}, {"detail", std::string("cannot initialise CUDA: ") + e.what()}});
         return protocol::exit_fatal;
     }
-    channel.send({{"event", "ready"}});
+    channel.send({{"event", "ready"}, {"protections", lock_down(monitor_traffic, deny_processes)}});
 
     for (const Case& c : cases) {
         channel.send({{"event", "start"}, {"case", c.id}});
@@ -448,6 +661,8 @@ inline int run_harness(int argc, char** argv, const std::function<CaseOutcome(co
                           {"detail", e.detail()}});
             // A fault can leave the context unusable; a fresh process runs the remaining cases.
             return protocol::exit_restart;
+        } catch (const RuleBroken& e) {
+            outcome = {protocol::status_rejected, e.what(), nlohmann::json::object()};
         } catch (const std::exception& e) {
             outcome = {protocol::status_harness_error, e.what(), nlohmann::json::object()};
         }

@@ -2,8 +2,8 @@
 // renamed here is renamed everywhere.
 //
 // The grader starts the harness as `harness PLAN.json` with the write end of a pipe as file descriptor
-// result_fd_env names. The harness writes one JSON object per line to it:
-//   {"event":"ready"}                                   CUDA is initialised; per-case clocks start now
+// result_fd_env names. The harness writes one JSON object per line to it, each with the run's "token":
+//   {"event":"ready","protections":[...]}               CUDA is initialised; per-case clocks start now
 //   {"event":"start","case":ID}                         the case ID begins
 //   {"event":"result","case":ID,"status":S,"detail":D,"measurements":{...}}
 //   {"event":"fatal","detail":D}                        the harness cannot go on (not the submission's fault)
@@ -13,6 +13,9 @@
 namespace cugrade::protocol {
 
 inline constexpr const char* result_fd_env = "CUGRADE_RESULT_FD";
+// A secret of the run, in the harness's environment; every record carries it as "token", and the grader ignores
+// records without it.
+inline constexpr const char* token_env = "CUGRADE_TOKEN";
 
 // Exit codes of the harness process.
 inline constexpr int exit_done = 0;     // every case in the plan reported
@@ -25,5 +28,6 @@ inline constexpr const char* status_passed = "passed";
 inline constexpr const char* status_wrong_answer = "wrong_answer";
 inline constexpr const char* status_cuda_error = "cuda_error";
 inline constexpr const char* status_harness_error = "harness_error";
+inline constexpr const char* status_rejected = "rejected";  // broke a rule at run time (host-side computing)
 
 }  // namespace cugrade::protocol

@@ -67,8 +67,8 @@ CaseOutcome run_case(const Case& c) {
     for (const auto& input : inputs) {
         expected.push_back(extremes_of(input->to_host()));
     }
-    DeviceBuffer<float> output(2);
-    DeviceBuffer<float> scratch(MINMAX_SCRATCH_FLOATS);
+    GuardedBuffer output("output", 2);
+    GuardedBuffer scratch("scratch", MINMAX_SCRATCH_FLOATS);
 
     CaseCalls<decltype(&minmax)> calls;
     calls.submission = &minmax;
@@ -78,11 +78,15 @@ CaseOutcome run_case(const Case& c) {
         entry(inputs[v]->get(), n, output.get(), scratch.get(), stream);
     };
     calls.poison = [&] {
-        poison(output.get(), 2);
-        poison(scratch.get(), MINMAX_SCRATCH_FLOATS);
+        output.poison_all();
+        scratch.poison_all();
     };
     calls.check = [&](int v) { return check_minmax(output.to_host(), expected[v], n); };
     calls.bytes = static_cast<double>(n) * sizeof(float);
+    for (const auto& input : inputs) {
+        calls.inputs.push_back(input.get());
+    }
+    calls.outputs = {&output, &scratch};
     return run_calls(c, calls);
 }
 

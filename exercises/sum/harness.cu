@@ -42,8 +42,8 @@ CaseOutcome run_case(const Case& c) {
         references.push_back(tol::reference_sum(host_input.begin(), host_input.end()));
         tolerances.push_back(tol::summation_tolerance(n, references.back(), c.lambda));
     }
-    DeviceBuffer<float> result(1);
-    DeviceBuffer<float> scratch(SUM_SCRATCH_FLOATS);
+    GuardedBuffer result("result", 1);
+    GuardedBuffer scratch("scratch", SUM_SCRATCH_FLOATS);
 
     CaseCalls<decltype(&sum)> calls;
     calls.submission = &sum;
@@ -53,11 +53,15 @@ CaseOutcome run_case(const Case& c) {
         entry(inputs[v]->get(), n, result.get(), scratch.get(), stream);
     };
     calls.poison = [&] {
-        poison(result.get(), 1);
-        poison(scratch.get(), SUM_SCRATCH_FLOATS);
+        result.poison_all();
+        scratch.poison_all();
     };
     calls.check = [&](int v) { return check_sum(result.to_host()[0], references[v], tolerances[v], n); };
     calls.bytes = static_cast<double>(n) * sizeof(float);
+    for (const auto& input : inputs) {
+        calls.inputs.push_back(input.get());
+    }
+    calls.outputs = {&result, &scratch};
     calls.measurements = {{"exact", tol::exactly_summable_in_float32(references[0])}, {"tolerance", tolerances[0]}};
     return run_calls(c, calls);
 }

@@ -95,6 +95,9 @@ CaseOutcome run_case(const Case& c) {
         return wrong == 0 ? "" : std::to_string(wrong) + " of " + std::to_string(samples) + " elements checked are wrong";
     };
     calls.bytes = 2.0 * static_cast<double>(rows * cols) * sizeof(float);
+    for (const auto& input : inputs) {
+        calls.inputs.push_back(input.get());
+    }
     return run_calls(c, calls);
 }
 

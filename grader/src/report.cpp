@@ -75,12 +75,23 @@ void print_exercise(std::ostream& out, const ExerciseReport& exercise, const Rep
     }
     out << fmt::format("  build: {}{}\n", exercise.build.ok ? "ok" : "failed to " + exercise.build.step,
                        exercise.build.cached ? " (cached)" : "");
+    if (!exercise.violations.empty()) {
+        out << "  rejected before running:\n";
+        for (const auto& violation : exercise.violations) {
+            const auto lines = wrap(violation, static_cast<std::size_t>(std::max(40, options.width - 8)));
+            for (std::size_t i = 0; i < lines.size(); ++i) {
+                out << (i == 0 ? "    " : "      ") << lines[i] << "\n";
+            }
+        }
+    }
 
     // When nothing ran (the build failed, or no GPU), one row says so for every case.
     std::vector<ShownCase> shown = shown_cases(exercise, options);
     std::vector<ScoredCase> rows = exercise.cases;
     const bool none_ran = !rows.empty() && std::all_of(rows.begin(), rows.end(), [&](const ScoredCase& c) {
-        return (c.status == Status::build_failed || c.status == Status::skipped) && c.status == rows[0].status;
+        return (c.status == Status::build_failed || c.status == Status::skipped ||
+                (c.status == Status::rejected && !exercise.violations.empty())) &&
+               c.status == rows[0].status;
     });
     if (none_ran) {
         ScoredCase all = rows[0];
@@ -122,6 +133,13 @@ void print_exercise(std::ostream& out, const ExerciseReport& exercise, const Rep
     }
     if (exercise.skipped_reason) {
         out << fmt::format("  correctness and speed need an NVIDIA GPU: {}\n\n", *exercise.skipped_reason);
+    }
+    if (!exercise.protections.empty()) {
+        out << "  the program ran contained by:\n";
+        for (const auto& protection : exercise.protections) {
+            out << "    " << protection << "\n";
+        }
+        out << "\n";
     }
     if (!exercise.program_output.empty() && exercise.outcome() != Outcome::passed) {
         bool cut = exercise.program_output_truncated;
@@ -265,6 +283,8 @@ nlohmann::json report_to_json(const Report& report, const ReportOptions& options
                                {"cached", exercise.build.cached},
                                {"failed_step", exercise.build.ok ? nlohmann::json(nullptr) : nlohmann::json(exercise.build.step)},
                                {"diagnostics", exercise.build.diagnostics}}},
+                             {"violations", exercise.violations},
+                             {"protections", exercise.protections},
                              {"skipped_reason", optional_text(exercise.skipped_reason)},
                              {"error", optional_text(exercise.error)},
                              {"cases", cases},

@@ -5,7 +5,9 @@
 #include <fstream>
 #include <map>
 #include <optional>
+#include <random>
 #include <regex>
+#include <set>
 #include <sstream>
 
 #include "cugrade/process.hpp"
@@ -19,8 +21,21 @@ using Seconds = std::chrono::duration<double>;
 
 Clock::time_point after(double seconds) { return Clock::now() + std::chrono::duration_cast<Clock::duration>(Seconds(seconds)); }
 
+// A secret for one harness process: records that lack it are not the harness's.
+std::string make_token() {
+    std::random_device random;
+    std::string token;
+    for (int i = 0; i < 4; ++i) {
+        token += fmt::format("{:08x}", random());
+    }
+    return token;
+}
+
 // What became of the case that was running when the process ended without reporting it.
 CaseResult interrupted(const ExitStatus& status, double case_seconds) {
+    if (!status.limit.empty()) {
+        return {Status::limit_exceeded, fmt::format("the program {}", status.describe())};
+    }
     if (status.timed_out) {
         return {Status::timed_out,
                 fmt::format("no result within {} s: an endless loop, blocks waiting on each other, or far too slow",
@@ -34,8 +49,9 @@ CaseResult interrupted(const ExitStatus& status, double case_seconds) {
 
 }  // namespace
 
-nlohmann::json make_plan(const std::vector<const CasePlan*>& cases, const Rubric& rubric) {
-    nlohmann::json plan = {{"cases", nlohmann::json::array()}};
+nlohmann::json make_plan(const std::vector<const CasePlan*>& cases, const Rubric& rubric, bool monitor_traffic) {
+    nlohmann::json plan = {
+        {"cases", nlohmann::json::array()}, {"monitor_traffic", monitor_traffic}, {"deny_processes", true}};
     for (const CasePlan* c : cases) {
         nlohmann::json timing = nullptr;
         if (c->timed && rubric.speed) {
@@ -156,14 +172,18 @@ private:
             plan_cases.push_back(&cases_[i]);
         }
         const fs::path plan_file = options_.work_dir / fmt::format("plan-{}.json", run_.processes + 1);
-        std::ofstream(plan_file) << make_plan(plan_cases, rubric_).dump(2);
+        std::ofstream(plan_file) << make_plan(plan_cases, rubric_, launcher.empty()).dump(2);
 
+        const std::string token = make_token();
         ProcessOptions process;
         process.argv = launcher;
         process.argv.push_back(program_.string());
         process.argv.push_back(plan_file.string());
         process.working_directory = options_.work_dir;
         process.result_channel = true;
+        process.environment.emplace_back(protocol::token_env, token);
+        process.sandbox = options_.sandbox;
+        process.sandbox.work_dir = options_.work_dir;
         process.output_limit =
             options_.output_limit > run_.output.size() ? options_.output_limit - run_.output.size() : 0;
         ChildProcess child(process);
@@ -190,9 +210,22 @@ private:
             if (!record.is_object() || !record.contains("event")) {
                 continue;  // not the harness's: nothing but well-formed records count
             }
+            if (!record.contains("token") || !record["token"].is_string() ||
+                record["token"].get<std::string>() != token) {
+                ++run_.forged_records;
+                continue;
+            }
             const std::string event = record.value("event", "");
             const std::string id = record.value("case", "");
-            if (event == "start" && index_of_.count(id) != 0 && !done_[index_of_[id]]) {
+            if (event == "ready" && record.contains("protections") && record["protections"].is_array()) {
+                for (const auto& protection : record["protections"]) {
+                    if (protection.is_string() &&
+                        std::find(run_.protections.begin(), run_.protections.end(), protection.get<std::string>()) ==
+                            run_.protections.end()) {
+                        run_.protections.push_back(protection.get<std::string>());
+                    }
+                }
+            } else if (event == "start" && index_of_.count(id) != 0 && !done_[index_of_[id]]) {
                 current = index_of_[id];
                 started_any = true;
                 deadline = after(cases_[current].case_seconds);
@@ -222,6 +255,9 @@ private:
             CaseResult result;
             if (fatal) {
                 result = {Status::harness_error, *fatal};
+            } else if (!status.limit.empty()) {
+                result = {Status::limit_exceeded, fmt::format("the program {} before running any case",
+                                                              status.describe())};
             } else if (status.timed_out) {
                 result = {Status::timed_out, fmt::format("the program did not start its first case within {} s",
                                                          options_.startup_seconds)};
@@ -248,6 +284,24 @@ private:
 };
 
 }  // namespace
+
+std::optional<std::string> gpu_unusable(const fs::path& program, const RunOptions& options) {
+    const fs::path plan_file = options.work_dir / "plan-gpu-check.json";
+    std::ofstream(plan_file) << nlohmann::json{{"cases", nlohmann::json::array()}}.dump();
+    ProcessOptions process;
+    process.argv = {fs::absolute(program).string(), plan_file.string()};
+    process.working_directory = options.work_dir;
+    process.sandbox = options.sandbox;
+    process.sandbox.work_dir = options.work_dir;
+    const ProcessResult result = run_process(process, std::chrono::duration<double>(options.startup_seconds));
+    fs::remove(plan_file);
+    if (result.status.success()) {
+        return std::nullopt;
+    }
+    std::string output = result.output.substr(0, 2000);
+    return fmt::format("the GPU is not usable: a program that only starts CUDA {}{}{}", result.status.describe(),
+                       output.empty() ? "" : ": ", output);
+}
 
 RunResult run_cases(const fs::path& program, const std::vector<CasePlan>& cases, const Rubric& rubric,
                     const RunOptions& options) {

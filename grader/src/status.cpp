@@ -6,15 +6,17 @@
 namespace cugrade {
 namespace {
 
-constexpr std::array<std::pair<Status, const char*>, 12> names{{
+constexpr std::array<std::pair<Status, const char*>, 14> names{{
     {Status::passed, "passed"},
     {Status::slow, "slow"},
     {Status::invalid_measurement, "invalid_measurement"},
     {Status::wrong_answer, "wrong_answer"},
     {Status::race, "race"},
+    {Status::rejected, "rejected"},
     {Status::build_failed, "build_failed"},
     {Status::timed_out, "timed_out"},
     {Status::crashed, "crashed"},
+    {Status::limit_exceeded, "limit_exceeded"},
     {Status::cuda_error, "cuda_error"},
     {Status::exited_early, "exited_early"},
     {Status::skipped, "skipped"},

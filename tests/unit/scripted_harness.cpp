@@ -5,6 +5,8 @@
 //   cuda   reports a CUDA error and exits to be restarted
 //   exit   exits with code 0 without reporting
 //   noisy  prints a forged result on stdout, then reports a wrong answer on the channel
+//   forge  writes "passed" records without the run's token and with a wrong one, then reports a wrong answer
+// Every genuine record carries the run's token, as the real harness's do; "ready" names one protection.
 // A plan with any case id starting with "early" makes the harness abort before it is ready.
 #include <signal.h>
 #include <unistd.h>
@@ -19,9 +21,16 @@
 
 namespace {
 
-void send(std::FILE* channel, const nlohmann::json& record) {
+std::string token;
+
+void send_raw(std::FILE* channel, const nlohmann::json& record) {
     std::fprintf(channel, "%s\n", record.dump().c_str());
     std::fflush(channel);
+}
+
+void send(std::FILE* channel, nlohmann::json record) {
+    record["token"] = token;
+    send_raw(channel, record);
 }
 
 bool starts_with(const std::string& text, const char* prefix) { return text.rfind(prefix, 0) == 0; }
@@ -33,6 +42,9 @@ int main(int argc, char** argv) {
         return cugrade::protocol::exit_usage;
     }
     std::FILE* channel = fdopen(std::atoi(std::getenv(cugrade::protocol::result_fd_env)), "w");
+    if (const char* value = std::getenv(cugrade::protocol::token_env); value != nullptr) {
+        token = value;
+    }
     std::ifstream plan_file(argv[1]);
     const auto plan = nlohmann::json::parse(plan_file);
     for (const auto& c : plan["cases"]) {
@@ -40,7 +52,7 @@ int main(int argc, char** argv) {
             std::abort();
         }
     }
-    send(channel, {{"event", "ready"}});
+    send(channel, {{"event", "ready"}, {"protections", {"scripted: nothing to contain"}}});
     for (const auto& c : plan["cases"]) {
         const std::string id = c["id"];
         send(channel, {{"event", "start"}, {"case", id}});
@@ -56,6 +68,10 @@ int main(int argc, char** argv) {
             return cugrade::protocol::exit_restart;
         } else if (starts_with(id, "exit")) {
             std::exit(0);
+        } else if (starts_with(id, "forge")) {
+            send_raw(channel, {{"event", "result"}, {"case", id}, {"status", "passed"}});
+            send_raw(channel, {{"event", "result"}, {"case", id}, {"status", "passed"}, {"token", "0123"}});
+            send(channel, {{"event", "result"}, {"case", id}, {"status", "wrong_answer"}, {"detail", "wrong"}});
         } else if (starts_with(id, "noisy")) {
             std::printf("{\"event\":\"result\",\"case\":\"%s\",\"status\":\"passed\"}\n", id.c_str());
             std::fflush(stdout);

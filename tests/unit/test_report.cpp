@@ -46,6 +46,8 @@ Report sample_report() {
     speed.measurements = {{"submission_ms", 0.84}, {"reference_ms", 0.4}, {"samples", 25}, {"ratio", 2.1}};
     exercise.cases.push_back(speed);
     exercise.program_output = "debug: blocks=1024\n";
+    exercise.protections = {"landlock (abi 7): files outside the working folder and the system's folders unreadable",
+                            "seccomp (harness): no new processes, no network"};
     report.exercises.push_back(exercise);
     return report;
 }
@@ -83,6 +85,7 @@ TEST_CASE("a report where nothing ran says so in one row") {
     exercise.build.step = "compile";
     exercise.build.diagnostics = "student/sum.cu:10: error: identifier \"inptu\" is undefined\n";
     exercise.program_output.clear();
+    exercise.protections.clear();
     for (auto& c : exercise.cases) {
         c.status = Status::build_failed;
         c.points = 0;
@@ -91,6 +94,25 @@ TEST_CASE("a report where nothing ran says so in one row") {
     std::ostringstream text;
     print_report(text, report, ReportOptions{false, 110});
     check_golden("report-build-failed.txt", text.str());
+}
+
+TEST_CASE("a submission rejected by the static checks gets one row and the list of what it broke") {
+    Report report = sample_report();
+    ExerciseReport& exercise = report.exercises[0];
+    exercise.build.diagnostics.clear();
+    exercise.program_output.clear();
+    exercise.protections.clear();
+    exercise.violations = {
+        "student/sum.cu:3: uses CUB (cub::DeviceReduce::Sum), which this exercise forbids: write the kernels yourself",
+        "student/sum.cu:9: calls fork(), which submissions may not use: a submission starts no processes"};
+    for (auto& c : exercise.cases) {
+        c.status = Status::rejected;
+        c.points = 0;
+        c.detail = exercise.violations.front();
+    }
+    std::ostringstream text;
+    print_report(text, report, ReportOptions{false, 110});
+    check_golden("report-rejected.txt", text.str());
 }
 
 TEST_CASE("instructors may see hidden cases") {

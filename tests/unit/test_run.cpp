@@ -60,6 +60,14 @@ TEST_CASE("what the program prints never counts as a result") {
     CHECK(result.output.find("\"status\":\"passed\"") != std::string::npos);
 }
 
+TEST_CASE("records on the result channel without the run's token are ignored and counted") {
+    const RunResult result = run({"forge-1", "pass-2"});
+    CHECK(result.cases[0].status == Status::wrong_answer);
+    CHECK(result.cases[1].status == Status::passed);
+    CHECK(result.forged_records == 2);
+    CHECK(result.protections == std::vector<std::string>{"scripted: nothing to contain"});
+}
+
 TEST_CASE("a program that dies before its first case fails every case once, without restarting forever") {
     const RunResult result = run({"early-1", "pass-2"});
     CHECK(result.processes == 1);

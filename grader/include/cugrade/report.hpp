@@ -26,6 +26,8 @@ struct ExerciseReport {
     std::filesystem::path submission;
     std::filesystem::path rubric;
     BuildResult build;
+    std::vector<std::string> violations;   // rules the submission's object broke (inspect.hpp); its cases did not run
+    std::vector<std::string> protections;  // how the run was contained, in words, including what was not available
     std::vector<ScoredCase> cases;
     std::string program_output;
     bool program_output_truncated = false;

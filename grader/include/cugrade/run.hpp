@@ -3,11 +3,13 @@
 #pragma once
 
 #include <filesystem>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "cugrade/rubric.hpp"
+#include "cugrade/sandbox.hpp"
 #include "cugrade/status.hpp"
 
 namespace cugrade {
@@ -23,6 +25,8 @@ struct RunResult {
     std::string output;             // what the program printed, capped
     bool output_truncated = false;
     int processes = 0;              // how many times the harness was started
+    std::vector<std::string> protections;  // what the harness reported it applied, beside the sandbox's own
+    int forged_records = 0;         // records on the result channel without the run's token, ignored
 };
 
 struct RunOptions {
@@ -30,6 +34,7 @@ struct RunOptions {
     double startup_seconds = 60.0;      // from start to "ready", and between cases
     std::size_t output_limit = 64 * 1024;
     std::string compute_sanitizer;      // runs the race-check cases; empty: they cannot run
+    SandboxPolicy sandbox;              // for every harness process; its work_dir is work_dir
 };
 
 // The exit code compute-sanitizer is asked to return when it finds a hazard.
@@ -41,7 +46,11 @@ std::string first_race_report(const std::string& output);
 RunResult run_cases(const std::filesystem::path& program, const std::vector<CasePlan>& cases, const Rubric& rubric,
                     const RunOptions& options);
 
-// The plan the harness reads (exercises/common/protocol.hpp), for the given cases.
-nlohmann::json make_plan(const std::vector<const CasePlan*>& cases, const Rubric& rubric);
+// The plan the harness reads (exercises/common/protocol.hpp), for the given cases. `monitor_traffic`: count the
+// submission's device-to-host copies (not under compute-sanitizer, which owns the profiling interface then).
+nlohmann::json make_plan(const std::vector<const CasePlan*>& cases, const Rubric& rubric, bool monitor_traffic = true);
+
+// Why the GPU cannot run `program` now (it starts the harness with no cases), or nothing when it can.
+std::optional<std::string> gpu_unusable(const std::filesystem::path& program, const RunOptions& options);
 
 }  // namespace cugrade

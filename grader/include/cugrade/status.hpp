@@ -12,9 +12,11 @@ enum class Status {
     invalid_measurement,  // correct, but timed faster than the memory system allows: no speed points
     wrong_answer,   // ran, and a result was wrong or missing
     race,           // results were right, but compute-sanitizer found a data race on shared memory
+    rejected,       // the submission broke a rule: a forbidden API, a symbol it may not define, host-side computing
     build_failed,   // the submission did not compile or link
     timed_out,      // the case ran past its wall-clock limit
     crashed,        // the process died of a signal during the case
+    limit_exceeded,  // a resource limit ended the process: output, CPU time or file size
     cuda_error,     // a CUDA call or kernel of the case failed (illegal address, bad launch, ...)
     exited_early,   // the process exited before reporting the case
     skipped,        // not run: no GPU is visible
