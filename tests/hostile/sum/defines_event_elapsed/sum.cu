@@ -1,0 +1,64 @@
+// Cheats the timer: a correct seed-tree sum, plus its own definition of the CUDA runtime's cudaEventElapsedTime that
+// always reports 0.001 ms, so that the harness's timing would see an impossibly fast submission. The definition is
+// weak: a strong one cannot even link against the static CUDA runtime ("multiple definition"), while a weak one links
+// and, against a shared runtime, would replace the real function. A submission may not define symbols the grader's
+// program already has (CUDA runtime, C library, harness); the static check of its object file must reject every
+// case and name the function.
+#include "sum.h"
+
+constexpr unsigned THREADS = 256;
+
+__global__ void partial_sums(const float* input, std::size_t n, float* partials) {
+    __shared__ float partial[THREADS];
+    float acc = 0.0f;
+    for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < n; i += std::size_t{blockDim.x} * gridDim.x) {
+        acc += input[i];
+    }
+    partial[threadIdx.x] = acc;
+    __syncthreads();
+    for (unsigned active = blockDim.x / 2; active > 0; active /= 2) {
+        if (threadIdx.x < active) {
+            partial[threadIdx.x] += partial[threadIdx.x + active];
+        }
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) {
+        partials[blockIdx.x] = partial[0];
+    }
+}
+
+__global__ void final_sum(const float* partials, unsigned count, float* result) {
+    __shared__ float partial[THREADS];
+    float acc = 0.0f;
+    for (unsigned i = threadIdx.x; i < count; i += blockDim.x) {
+        acc += partials[i];
+    }
+    partial[threadIdx.x] = acc;
+    __syncthreads();
+    for (unsigned active = blockDim.x / 2; active > 0; active /= 2) {
+        if (threadIdx.x < active) {
+            partial[threadIdx.x] += partial[threadIdx.x + active];
+        }
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) {
+        result[0] = partial[0];
+    }
+}
+
+// The seed solution: a shared-memory tree per block into scratch, then one block over the partials.
+static void tree_sum(const float* input, std::size_t n, float* result, float* scratch, cudaStream_t stream) {
+    const std::size_t wanted = (n + THREADS - 1) / THREADS;
+    const unsigned blocks = static_cast<unsigned>(wanted == 0 ? 1 : wanted < 4096 ? wanted : 4096);
+    partial_sums<<<blocks, THREADS, 0, stream>>>(input, n, scratch);
+    final_sum<<<1, THREADS, 0, stream>>>(scratch, blocks, result);
+}
+
+extern "C" __attribute__((weak)) cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t, cudaEvent_t) {
+    *ms = 0.001f;
+    return cudaSuccess;
+}
+
+void sum(const float* input, std::size_t n, float* result, float* scratch, cudaStream_t stream) {
+    tree_sum(input, n, result, scratch, stream);
+}

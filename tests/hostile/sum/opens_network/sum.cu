@@ -1,0 +1,71 @@
+// Reaches for the network: opens a TCP socket and connects it (non-blocking, so it never waits) to 1.1.1.1:80, as a
+// submission would to send the grader's inputs, or fetch answers, from elsewhere; then a correct seed-tree sum. A
+// submission has no business with sockets: the static check of its object file, which sees the undefined symbols
+// socket and connect, must reject every case before anything runs.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "sum.h"
+
+constexpr unsigned THREADS = 256;
+
+__global__ void partial_sums(const float* input, std::size_t n, float* partials) {
+    __shared__ float partial[THREADS];
+    float acc = 0.0f;
+    for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < n; i += std::size_t{blockDim.x} * gridDim.x) {
+        acc += input[i];
+    }
+    partial[threadIdx.x] = acc;
+    __syncthreads();
+    for (unsigned active = blockDim.x / 2; active > 0; active /= 2) {
+        if (threadIdx.x < active) {
+            partial[threadIdx.x] += partial[threadIdx.x + active];
+        }
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) {
+        partials[blockIdx.x] = partial[0];
+    }
+}
+
+__global__ void final_sum(const float* partials, unsigned count, float* result) {
+    __shared__ float partial[THREADS];
+    float acc = 0.0f;
+    for (unsigned i = threadIdx.x; i < count; i += blockDim.x) {
+        acc += partials[i];
+    }
+    partial[threadIdx.x] = acc;
+    __syncthreads();
+    for (unsigned active = blockDim.x / 2; active > 0; active /= 2) {
+        if (threadIdx.x < active) {
+            partial[threadIdx.x] += partial[threadIdx.x + active];
+        }
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) {
+        result[0] = partial[0];
+    }
+}
+
+// The seed solution: a shared-memory tree per block into scratch, then one block over the partials.
+static void tree_sum(const float* input, std::size_t n, float* result, float* scratch, cudaStream_t stream) {
+    const std::size_t wanted = (n + THREADS - 1) / THREADS;
+    const unsigned blocks = static_cast<unsigned>(wanted == 0 ? 1 : wanted < 4096 ? wanted : 4096);
+    partial_sums<<<blocks, THREADS, 0, stream>>>(input, n, scratch);
+    final_sum<<<1, THREADS, 0, stream>>>(scratch, blocks, result);
+}
+
+void sum(const float* input, std::size_t n, float* result, float* scratch, cudaStream_t stream) {
+    const int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+    if (fd >= 0) {
+        sockaddr_in address{};
+        address.sin_family = AF_INET;
+        address.sin_port = htons(80);
+        inet_pton(AF_INET, "1.1.1.1", &address.sin_addr);
+        connect(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address);
+        close(fd);
+    }
+    tree_sum(input, n, result, scratch, stream);
+}

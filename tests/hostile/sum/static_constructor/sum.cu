@@ -1,0 +1,74 @@
+// Runs code before main: a global object whose constructor reads from stdin when the program starts, before the
+// harness has set anything up (its sandbox included), plus a correct seed-tree sum. A submission's code may run only
+// inside its calls: the static check of its object file, which finds a static initialiser (.init_array) in it, must
+// reject every case, saying that code would run before main.
+#include <unistd.h>
+
+#include "sum.h"
+
+constexpr unsigned THREADS = 256;
+
+__global__ void partial_sums(const float* input, std::size_t n, float* partials) {
+    __shared__ float partial[THREADS];
+    float acc = 0.0f;
+    for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < n; i += std::size_t{blockDim.x} * gridDim.x) {
+        acc += input[i];
+    }
+    partial[threadIdx.x] = acc;
+    __syncthreads();
+    for (unsigned active = blockDim.x / 2; active > 0; active /= 2) {
+        if (threadIdx.x < active) {
+            partial[threadIdx.x] += partial[threadIdx.x + active];
+        }
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) {
+        partials[blockIdx.x] = partial[0];
+    }
+}
+
+__global__ void final_sum(const float* partials, unsigned count, float* result) {
+    __shared__ float partial[THREADS];
+    float acc = 0.0f;
+    for (unsigned i = threadIdx.x; i < count; i += blockDim.x) {
+        acc += partials[i];
+    }
+    partial[threadIdx.x] = acc;
+    __syncthreads();
+    for (unsigned active = blockDim.x / 2; active > 0; active /= 2) {
+        if (threadIdx.x < active) {
+            partial[threadIdx.x] += partial[threadIdx.x + active];
+        }
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) {
+        result[0] = partial[0];
+    }
+}
+
+// The seed solution: a shared-memory tree per block into scratch, then one block over the partials.
+static void tree_sum(const float* input, std::size_t n, float* result, float* scratch, cudaStream_t stream) {
+    const std::size_t wanted = (n + THREADS - 1) / THREADS;
+    const unsigned blocks = static_cast<unsigned>(wanted == 0 ? 1 : wanted < 4096 ? wanted : 4096);
+    partial_sums<<<blocks, THREADS, 0, stream>>>(input, n, scratch);
+    final_sum<<<1, THREADS, 0, stream>>>(scratch, blocks, result);
+}
+
+namespace {
+
+struct ReadsEarly {
+    char seen[64] = {};
+    ReadsEarly() {
+        const ssize_t got = read(0, seen, sizeof seen);
+        (void)got;
+    }
+};
+
+ReadsEarly reads_early;
+
+}  // namespace
+
+void sum(const float* input, std::size_t n, float* result, float* scratch, cudaStream_t stream) {
+    tree_sum(input, n, result, scratch, stream);
+    (void)reads_early.seen[0];
+}
