@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The whole suite on a machine with an NVIDIA GPU: configure, build, every test (the GPU fixtures included), then a
-# verdict table of every fixture. Logs and reports go to $OUT (default build/gpu-suite).
+# verdict table of every fixture. Logs and reports go to $OUT (default build/gpu-suite). FIGURES=0 skips the
+# reference figures and cugrade bench (the tests alone).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=$(realpath -m "${OUT:-build/gpu-suite}")
@@ -17,6 +18,10 @@ ctest --preset default -j "${CTEST_JOBS:-4}" --timeout 1200 2>&1 | tee "$out/cte
 status=${PIPESTATUS[0]}
 python3 scripts/verdict_table.py "$out/reports" | tee -a "$out/figures.txt"
 
+if [ "${FIGURES:-1}" = 0 ]; then
+    tar -czf "$out/reports.tar.gz" -C "$out" reports && rm -rf "$out/reports"
+    exit "$status"
+fi
 # Figures taken alone on the GPU (the suite above runs several fixtures at once): the references graded as
 # submissions, hidden cases shown.
 build/grader/cugrade check reference --show-hidden --cache-dir build/test-cache \
