@@ -167,7 +167,12 @@ TEST_CASE("a sandboxed process sees the system, the readable folders and its wor
     CHECK(fs::file_size(written) == 6);
 
     const ProcessResult outside = s.run(policy, {"write", (s.root / "outside.txt").string()});
-    CHECK(outside.status.code == 1);
+    // Under bubblewrap /tmp is private: a write there (a build folder under /tmp) may succeed, into a folder that
+    // vanishes with the sandbox. What matters is that nothing appears outside.
+    const std::string root = fs::weakly_canonical(s.root).string();
+    if (!(mode == Mode::bubblewrap && root.rfind("/tmp/", 0) == 0)) {
+        CHECK(outside.status.code == 1);
+    }
     CHECK_FALSE(fs::exists(s.root / "outside.txt"));
 
     const ProcessResult readable = s.run(policy, {"write", (s.shared / "new.h").string()});
