@@ -13,6 +13,7 @@
 
 #include "config.hpp"
 #include "cugrade/error.hpp"
+#include "cugrade/inspect.hpp"
 #include "cugrade/process.hpp"
 #include "hash.hpp"
 
@@ -180,26 +181,16 @@ void record_program_symbols(const Exercise& exercise, const Toolchain& toolchain
     if (!symbols.status.success()) {
         throw UsageError(command_failure(symbols, "nm failed on the harness program:"));
     }
-    std::istringstream lines(symbols.output);
     std::string names;
-    for (std::string line; std::getline(lines, line);) {
-        std::istringstream fields(line);
-        std::vector<std::string> parts;
-        for (std::string part; fields >> part;) {
-            parts.push_back(part);
-        }
-        if (parts.size() < 2 || parts[parts.size() - 2].size() != 1) {
-            continue;
-        }
-        const char type = parts[parts.size() - 2][0];
-        const std::string name = parts.back().substr(0, parts.back().find('@'));
+    for (const Symbol& symbol : parse_nm(symbols.output)) {
+        const std::string& name = symbol.name;
         // The static CUDA runtime's API ends up local in the program, yet a submission's global definition of
         // one of its names would still be linked in its place.
         const bool runtime_api = name.rfind("cuda", 0) == 0 || name.rfind("__cuda", 0) == 0 ||
                                  (name.size() > 2 && name.rfind("cu", 0) == 0 && std::isupper(static_cast<unsigned char>(name[2])));
-        if (type == 'U' || type == 'w' || type == 'v') {
+        if (!symbol.defined()) {
             names += "U " + name + "\n";
-        } else if (std::isupper(static_cast<unsigned char>(type)) || type == 'u' || type == 'i' || runtime_api) {
+        } else if (symbol.global() || runtime_api) {
             names += "D " + name + "\n";
         }
     }

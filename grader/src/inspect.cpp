@@ -84,34 +84,6 @@ std::string short_name(const std::string& demangled) {
     return cut == std::string::npos ? name : name.substr(0, cut);
 }
 
-struct Symbol {
-    std::string name;
-    char type = '?';
-    bool defined() const { return type != 'U' && type != 'w' && type != 'v'; }
-    bool global() const { return std::isupper(static_cast<unsigned char>(type)) || type == 'u' || type == 'i'; }
-    bool weak() const { return type == 'W' || type == 'V'; }
-};
-
-std::vector<Symbol> parse_nm(const std::string& output) {
-    std::vector<Symbol> symbols;
-    std::istringstream lines(output);
-    for (std::string line; std::getline(lines, line);) {
-        // "0000000000000082 T sum" or "                 U cudaLaunchKernel"
-        std::istringstream fields(line);
-        std::vector<std::string> parts;
-        for (std::string part; fields >> part;) {
-            parts.push_back(part);
-        }
-        if (parts.size() < 2 || parts[parts.size() - 2].size() != 1) {
-            continue;
-        }
-        std::string name = parts.back();
-        name = name.substr(0, name.find('@'));  // "malloc@GLIBC_2.2.5"
-        symbols.push_back({name, parts[parts.size() - 2][0]});
-    }
-    return symbols;
-}
-
 std::string run_or_throw(const std::vector<std::string>& argv, const std::string& what) {
     ProcessOptions options;
     options.argv = argv;
@@ -233,6 +205,26 @@ std::vector<std::string> early_functions(const fs::path& object, const Toolchain
 }
 
 }  // namespace
+
+std::vector<Symbol> parse_nm(const std::string& output) {
+    std::vector<Symbol> symbols;
+    std::istringstream lines(output);
+    for (std::string line; std::getline(lines, line);) {
+        // "0000000000000082 T sum" or "                 U cudaLaunchKernel"
+        std::istringstream fields(line);
+        std::vector<std::string> parts;
+        for (std::string part; fields >> part;) {
+            parts.push_back(part);
+        }
+        if (parts.size() < 2 || parts[parts.size() - 2].size() != 1) {
+            continue;
+        }
+        std::string name = parts.back();
+        name = name.substr(0, name.find('@'));  // "malloc@GLIBC_2.2.5"
+        symbols.push_back({name, parts[parts.size() - 2][0]});
+    }
+    return symbols;
+}
 
 const std::vector<std::string>& known_libraries() {
     static const std::vector<std::string> names = [] {

@@ -3,6 +3,7 @@
 // libraries or functions the rubric forbids), and that none of its code runs before main.
 #pragma once
 
+#include <cctype>
 #include <filesystem>
 #include <optional>
 #include <set>
@@ -32,6 +33,16 @@ struct Inspection {
     std::vector<Finding> findings;
     bool ok() const { return findings.empty(); }
 };
+
+// One line of `nm` output: a name and its type letter.
+struct Symbol {
+    std::string name;
+    char type = '?';
+    bool defined() const { return type != 'U' && type != 'w' && type != 'v'; }
+    bool global() const { return std::isupper(static_cast<unsigned char>(type)) || type == 'u' || type == 'i'; }
+    bool weak() const { return type == 'W' || type == 'V'; }
+};
+std::vector<Symbol> parse_nm(const std::string& output);  // symbol versions ("@GLIBC_2.2.5") dropped
 
 // The names of the grader's program without the submission: the global symbols it defines and the ones it takes
 // from shared libraries. A submission that defines one of them would replace it.
