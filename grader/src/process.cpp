@@ -4,6 +4,8 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <linux/close_range.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -115,6 +117,10 @@ std::string ExitStatus::describe() const {
         return limit_amount.empty() ? "used too much CPU time and was stopped"
                                     : fmt::format("used more than {} of CPU time and was stopped", limit_amount);
     }
+    if (limit == "memory") {
+        return limit_amount.empty() ? "used too much memory and was stopped"
+                                    : fmt::format("used more than {} of memory and was stopped", limit_amount);
+    }
     if (limit == "file size") {
         return limit_amount.empty() ? "wrote too large a file and was stopped"
                                     : fmt::format("wrote a file larger than {} and was stopped", limit_amount);
@@ -137,24 +143,25 @@ ChildProcess::ChildProcess(const ProcessOptions& options) : output_limit_(option
     std::vector<std::string> command = options.argv;
     auto environment = options.environment;
     std::string cwd = options.working_directory.string();
-    std::optional<SandboxLaunch> sandbox;
     if (options.sandbox.enabled) {
-        sandbox.emplace(options.sandbox, command, environment);
+        sandbox_ = std::make_unique<SandboxLaunch>(options.sandbox, command, environment);
         cwd = options.sandbox.work_dir.string();
         output_kill_bytes_ = options.sandbox.output_kill_bytes;
-        bubblewrap_ = sandbox->mode() == SandboxPolicy::Mode::bubblewrap;
         cpu_seconds_ = options.sandbox.cpu_seconds;
         file_bytes_ = options.sandbox.file_bytes;
+        memory_bytes_ = options.sandbox.memory_bytes;
     }
     std::vector<std::string> env_storage;
-    for (char** e = environ; *e != nullptr; ++e) {
-        const std::string entry = *e;
-        bool overridden = false;
-        for (const auto& [key, value] : environment) {
-            overridden = overridden || entry.rfind(key + "=", 0) == 0;
-        }
-        if (!overridden) {
-            env_storage.push_back(entry);
+    if (!sandbox_) {
+        for (char** e = environ; *e != nullptr; ++e) {
+            const std::string entry = *e;
+            bool overridden = false;
+            for (const auto& [key, value] : environment) {
+                overridden = overridden || entry.rfind(key + "=", 0) == 0;
+            }
+            if (!overridden) {
+                env_storage.push_back(entry);
+            }
         }
     }
     for (const auto& [key, value] : environment) {
@@ -180,12 +187,13 @@ ChildProcess::ChildProcess(const ProcessOptions& options) : output_limit_(option
     auto exec_error = make_pipe();
 
     const pid_t parent = ::getpid();
-    pid_ = ::fork();
+    const SandboxLaunch* sandbox = sandbox_.get();
+    pid_ = sandbox != nullptr ? sandbox->spawn() : ::fork();
     if (pid_ < 0) {
         throw std::runtime_error(fmt::format("cannot start '{}': {}", options.argv[0], std::strerror(errno)));
     }
     if (pid_ == 0) {
-        if (sandbox) {
+        if (sandbox != nullptr) {
             // A session of its own too: no controlling terminal to push input into. Its group id is its pid,
             // like setpgid's; the parent waits on the error pipe, so the group exists before it goes on.
             if (::setsid() < 0) {
@@ -195,8 +203,15 @@ ChildProcess::ChildProcess(const ProcessOptions& options) : output_limit_(option
             ::setpgid(0, 0);
         }
         ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // should cugrade itself be killed, its child goes too
-        if (::getppid() != parent) {
-            ::_exit(127);  // it was, before the line above
+        // It was, before the line above (a child in a pid namespace of its own sees no parent: 0).
+        if (const pid_t now = ::getppid(); now != parent && now != 0) {
+            ::_exit(127);
+        }
+        if (sandbox != nullptr) {
+            // In a pid namespace, this returns in the program's process only; its init waits there.
+            if (const char* what = sandbox->enter_namespaces(); what != nullptr) {
+                fail_in_child(exec_error[1], errno, what);
+            }
         }
         const int null_fd = ::open("/dev/null", O_RDONLY);
         ::dup2(null_fd, 0);
@@ -205,18 +220,29 @@ ChildProcess::ChildProcess(const ProcessOptions& options) : output_limit_(option
         if (channel[1] >= 0) {
             ::dup2(channel[1], channel_fd_in_child);
         }
+        // Nothing else of cugrade's open files reaches the program (another grading's pipes, the cache).
+        const unsigned first_closed = channel[1] >= 0 ? channel_fd_in_child + 1 : 3;
+        if (::syscall(SYS_close_range, first_closed, ~0U, CLOSE_RANGE_CLOEXEC) != 0) {
+            for (int fd = static_cast<int>(first_closed); fd < 4096; ++fd) {
+                if (fd != exec_error[1]) {
+                    ::fcntl(fd, F_SETFD, FD_CLOEXEC);
+                }
+            }
+        }
         if (!cwd.empty() && ::chdir(cwd.c_str()) != 0) {
             fail_in_child(exec_error[1], errno, nullptr);
         }
-        if (sandbox) {
+        if (sandbox != nullptr) {
             if (const char* what = sandbox->enter(); what != nullptr) {
                 fail_in_child(exec_error[1], errno, what);
             }
         }
         ::execvpe(argv[0], argv.data(), envp.data());
-        fail_in_child(exec_error[1], errno, bubblewrap_ ? "cannot run bwrap" : nullptr);
+        fail_in_child(exec_error[1], errno,
+                      sandbox != nullptr && sandbox->mode() == SandboxPolicy::Mode::bubblewrap ? "cannot run bwrap"
+                                                                                             : nullptr);
     }
-    if (!sandbox) {
+    if (sandbox == nullptr) {
         ::setpgid(pid_, pid_);  // also from here, so the group exists before either side goes on
     }
     remember_group(pid_);
@@ -266,6 +292,9 @@ ChildProcess::~ChildProcess() {
 void ChildProcess::kill_group() {
     if (pid_ > 0) {
         ::kill(-pid_, SIGKILL);
+    }
+    if (sandbox_) {
+        sandbox_->kill_remaining();
     }
 }
 
@@ -320,11 +349,14 @@ void ChildProcess::reap() {
 
 ExitStatus ChildProcess::conclude(int wait_status) const {
     ExitStatus status = decode(wait_status);
-    if (bubblewrap_ && status.signal == 0 && status.code > 128 && status.code <= 128 + 64) {
+    if (sandbox_ && sandbox_->encodes_signals() && status.signal == 0 && status.code > 128 && status.code <= 128 + 64) {
         status.signal = status.code - 128;
         status.code = -1;
     }
-    if (killed_for_output_) {
+    if (sandbox_ && sandbox_->memory_exceeded()) {
+        status.limit = "memory";
+        status.limit_amount = describe_bytes(memory_bytes_);
+    } else if (killed_for_output_) {
         status.limit = "output";
         status.limit_amount = describe_bytes(output_kill_bytes_);
     } else if (status.signal == SIGXCPU && cpu_seconds_ > 0) {

@@ -2,11 +2,9 @@
 
 #include <fcntl.h>
 #include <linux/capability.h>
-#include <linux/landlock.h>
 #include <sched.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
-#include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -21,75 +19,26 @@
 #include <fstream>
 #include <stdexcept>
 
-#include "cugrade/process.hpp"
+#include "bubblewrap.hpp"
+#include "cgroup.hpp"
+#include "landlock.hpp"
+#include "namespaces.hpp"
+#include "sandbox_paths.hpp"
 #include "seccomp_filter.hpp"
 
 namespace fs = std::filesystem;
 
-// Landlock's interface grew after the headers of older distributions (Debian 12 knows ABI 2): the numbers below
-// are the kernel's, fixed once published.
-#ifndef __NR_landlock_create_ruleset
-#define __NR_landlock_create_ruleset 444
-#define __NR_landlock_add_rule 445
-#define __NR_landlock_restrict_self 446
-#endif
-#ifndef LANDLOCK_ACCESS_FS_REFER
-#define LANDLOCK_ACCESS_FS_REFER (1ULL << 13)
-#endif
-#ifndef LANDLOCK_ACCESS_FS_TRUNCATE
-#define LANDLOCK_ACCESS_FS_TRUNCATE (1ULL << 14)
-#endif
-#ifndef LANDLOCK_ACCESS_FS_IOCTL_DEV
-#define LANDLOCK_ACCESS_FS_IOCTL_DEV (1ULL << 15)
-#endif
-#ifndef LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET
-#define LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET (1ULL << 0)
-#define LANDLOCK_SCOPE_SIGNAL (1ULL << 1)
-#endif
-
 namespace cugrade {
 namespace {
 
-// The folders a program needs to run at all: readable (and executable) in kernel mode.
-const std::vector<fs::path>& system_folders() {
-    static const std::vector<fs::path> folders = {"/usr", "/lib", "/lib32", "/lib64", "/bin", "/sbin",
-                                                  "/etc", "/opt", "/proc", "/sys",  "/run"};
-    return folders;
-}
-
-// Device files a program may use: the harmless ones, and the GPU's (whatever exists when the sandbox starts; the
-// grader has initialised CUDA by then, which creates them).
-std::vector<fs::path> gpu_devices() {
-    std::vector<fs::path> devices;
-    std::error_code ec;
-    for (const auto& entry : fs::directory_iterator("/dev", ec)) {
-        if (entry.path().filename().string().rfind("nvidia", 0) == 0) {
-            devices.push_back(entry.path());
-        }
-    }
-    std::sort(devices.begin(), devices.end());
-    return devices;
-}
-const std::vector<fs::path>& plain_devices() {
-    static const std::vector<fs::path> devices = {"/dev/null", "/dev/zero", "/dev/full", "/dev/random",
-                                                  "/dev/urandom"};
-    return devices;
-}
-
-fs::path absolute_path(const fs::path& path) {
-    std::error_code ec;
-    fs::path result = fs::weakly_canonical(fs::absolute(path, ec), ec);
-    return result.empty() ? fs::absolute(path, ec).lexically_normal() : result;
-}
-
-bool lies_under(const fs::path& path, const fs::path& folder) {
-    const auto [folder_end, path_end] = std::mismatch(folder.begin(), folder.end(), path.begin(), path.end());
-    return folder_end == folder.end();
-}
+using sandbox_paths::absolute_path;
+using sandbox_paths::lies_under;
 
 bool running_as_root() { return ::geteuid() == 0; }
 
-// Where execvp would find `name`; empty with `error` set as execvp would set errno when it finds nothing.
+constexpr const char* system_path_variable = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+
+// Where execvp would find `name` on `path_variable`; empty with `error` set as execvp would set errno.
 std::string find_in_path(const std::string& name, const std::string& path_variable, int& error) {
     if (name.find('/') != std::string::npos) {
         return name;
@@ -143,183 +92,58 @@ rlim_t cpu_limit(double seconds) { return static_cast<rlim_t>(std::ceil(seconds)
 // A program that catches SIGXCPU gets a little longer before the hard limit's SIGKILL.
 constexpr rlim_t cpu_grace_seconds = 3;
 
-// The access rights an ABI version knows: a ruleset may handle only those.
-__u64 fs_rights(int abi) {
-    __u64 rights = LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_READ_FILE |
-                   LANDLOCK_ACCESS_FS_READ_DIR | LANDLOCK_ACCESS_FS_REMOVE_DIR | LANDLOCK_ACCESS_FS_REMOVE_FILE |
-                   LANDLOCK_ACCESS_FS_MAKE_CHAR | LANDLOCK_ACCESS_FS_MAKE_DIR | LANDLOCK_ACCESS_FS_MAKE_REG |
-                   LANDLOCK_ACCESS_FS_MAKE_SOCK | LANDLOCK_ACCESS_FS_MAKE_FIFO | LANDLOCK_ACCESS_FS_MAKE_BLOCK |
-                   LANDLOCK_ACCESS_FS_MAKE_SYM;
-    if (abi >= 2) {
-        rights |= LANDLOCK_ACCESS_FS_REFER;
-    }
-    if (abi >= 3) {
-        rights |= LANDLOCK_ACCESS_FS_TRUNCATE;
-    }
-    if (abi >= 5) {
-        rights |= LANDLOCK_ACCESS_FS_IOCTL_DEV;
-    }
-    return rights;
-}
-// Rights that make sense on a file rather than a folder: a rule on a file may hold no others.
-constexpr __u64 file_rights = LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_WRITE_FILE |
-                              LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_TRUNCATE |
-                              LANDLOCK_ACCESS_FS_IOCTL_DEV;
-constexpr __u64 read_rights = LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR;
-// CUDA names its threads by writing /proc/self/task/TID/comm and fails to start when it cannot. A rule cannot name
-// the process's own folder (it does not exist before fork, and nvcc's or compute-sanitizer's children have others
-// again), so /proc is writable as far as the kernel's own checks allow: a process's own files; for root, whom
-// those checks let write much more, root_only_proc below is made read-only.
-constexpr __u64 proc_rights = read_rights | LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_TRUNCATE;
-constexpr __u64 device_rights = LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_WRITE_FILE |
-                                LANDLOCK_ACCESS_FS_TRUNCATE | LANDLOCK_ACCESS_FS_IOCTL_DEV;
-
-// landlock_ruleset_attr as of ABI 6; older kernels are given only the part they know.
-struct RulesetAttr {
-    __u64 handled_access_fs = 0;
-    __u64 handled_access_net = 0;
-    __u64 scoped = 0;
-};
-
-std::size_t ruleset_attr_size(int abi) {
-    return abi >= 6 ? sizeof(RulesetAttr) : abi >= 4 ? 2 * sizeof(__u64) : sizeof(__u64);
-}
-
-// The folders Landlock lets a program read: a hidden path beneath one of them stays readable.
-std::vector<std::pair<fs::path, std::string>> landlock_readable(const SandboxPolicy& policy) {
-    std::vector<std::pair<fs::path, std::string>> folders;
-    for (const auto& folder : system_folders()) {
-        folders.emplace_back(absolute_path(folder), folder.string());
-    }
-    for (const auto& path : policy.readable) {
-        folders.emplace_back(absolute_path(path), path.string());
-    }
-    folders.emplace_back(absolute_path(policy.work_dir), policy.work_dir.string());
-    return folders;
-}
-
-void add_rule(int ruleset, const fs::path& path, __u64 rights, __u64 handled, const std::string& program) {
-    const int fd = ::open(path.c_str(), O_PATH | O_CLOEXEC);
-    if (fd < 0) {
-        if (errno == ENOENT || errno == ENOTDIR) {
-            return;  // nothing there to allow
-        }
-        throw std::runtime_error(
-            fmt::format("cannot sandbox '{}': cannot open {}: {}", program, path.string(), std::strerror(errno)));
-    }
-    struct stat info {};
-    if (::fstat(fd, &info) == 0 && !S_ISDIR(info.st_mode)) {
-        rights &= file_rights;
-    }
-    landlock_path_beneath_attr rule{};
-    rule.allowed_access = rights & handled;
-    rule.parent_fd = fd;
-    const long result = ::syscall(__NR_landlock_add_rule, ruleset, LANDLOCK_RULE_PATH_BENEATH, &rule, 0);
-    const int error = errno;
-    ::close(fd);
-    if (result != 0) {
-        throw std::runtime_error(fmt::format("cannot sandbox '{}': landlock_add_rule failed for {}: {}", program,
-                                             path.string(), std::strerror(error)));
-    }
-}
-
-// The ruleset of kernel mode: read and execute the system's folders and `readable`, use the plain and the GPU's
-// devices, do anything in the working folder; nothing else.
-int landlock_ruleset(const SandboxPolicy& policy, int abi, const std::string& program) {
-    RulesetAttr attr;
-    attr.handled_access_fs = fs_rights(abi);
-    if (abi >= 6) {
-        attr.scoped = LANDLOCK_SCOPE_SIGNAL | (policy.network ? 0 : LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET);
-    }
-    const long ruleset = ::syscall(__NR_landlock_create_ruleset, &attr, ruleset_attr_size(abi), 0);
-    if (ruleset < 0) {
-        throw std::runtime_error(
-            fmt::format("cannot sandbox '{}': landlock_create_ruleset failed: {}", program, std::strerror(errno)));
-    }
-    // Kept above the descriptors the child is given (0 to 3), which dup2 would otherwise close under it.
-    const int fd = ::fcntl(static_cast<int>(ruleset), F_DUPFD_CLOEXEC, 10);
-    const int dup_error = errno;
-    ::close(static_cast<int>(ruleset));
-    if (fd < 0) {
-        throw std::runtime_error(
-            fmt::format("cannot sandbox '{}': cannot keep the landlock ruleset: {}", program, std::strerror(dup_error)));
-    }
-    const __u64 handled = attr.handled_access_fs;
-    try {
-        for (const auto& folder : system_folders()) {
-            add_rule(fd, folder, folder == "/proc" ? proc_rights : read_rights, handled, program);
-        }
-        add_rule(fd, "/dev", LANDLOCK_ACCESS_FS_READ_DIR, handled, program);
-        for (const auto& device : plain_devices()) {
-            add_rule(fd, device, device_rights, handled, program);
-        }
-        add_rule(fd, "/dev/shm", handled, handled, program);  // POSIX shared memory, for compute-sanitizer
-        for (const auto& device : gpu_devices()) {
-            add_rule(fd, device, device_rights | LANDLOCK_ACCESS_FS_READ_DIR, handled, program);
-        }
-        for (const auto& path : policy.readable) {
-            add_rule(fd, absolute_path(path), read_rights, handled, program);
-        }
-        add_rule(fd, absolute_path(policy.work_dir), handled, handled, program);
-    } catch (...) {
-        ::close(fd);
-        throw;
-    }
-    return fd;
-}
-
-// The files of /proc that root may write without any capability and must not: sysctls (kernel.core_pattern runs a
-// program of its choosing as root), the SysRq trigger, interrupt and bus settings. bwrap makes the same read-only.
-constexpr const char* root_only_proc[] = {"/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus"};
-
-// Whether they are read-only already (a container's /proc usually is), for when root cannot make a mount
-// namespace of its own to make them so.
+// Whether root_only_proc_files() are read-only already (a container's /proc usually is), for when root cannot make
+// a mount namespace of its own to make them so.
 bool root_only_proc_read_only() {
-    for (const char* path : root_only_proc) {
+    for (const char* const* path = root_only_proc_files(); *path != nullptr; ++path) {
         struct statvfs info {};
-        if (::statvfs(path, &info) == 0 && (info.f_flag & ST_RDONLY) == 0) {
+        if (::statvfs(*path, &info) == 0 && (info.f_flag & ST_RDONLY) == 0) {
             return false;
         }
     }
     return true;
 }
 
-std::vector<std::string> bubblewrap_options(bool network) {
-    std::vector<std::string> options = {"--die-with-parent", "--new-session", "--unshare-pid"};
-    if (!network) {
-        options.emplace_back("--unshare-net");
+// In kernel mode: the allowlist as Landlock rules.
+LandlockRules landlock_rules(const SandboxPolicy& policy, bool proc_now) {
+    LandlockRules rules;
+    rules.readable = sandbox_paths::system_folders();
+    const auto& files = sandbox_paths::system_files();
+    rules.readable.insert(rules.readable.end(), files.begin(), files.end());
+    if (policy.gpu) {
+        const auto& folders = sandbox_paths::gpu_system_folders();
+        rules.readable.insert(rules.readable.end(), folders.begin(), folders.end());
     }
-    for (const char* option : {"--unshare-ipc", "--unshare-uts"}) {
-        options.emplace_back(option);
+    for (const auto& path : policy.readable) {
+        rules.readable.push_back(absolute_path(path));
     }
-    // bwrap keeps root's capabilities unless told: with them a program could unmount what hides the course.
-    if (running_as_root()) {
-        for (const char* option : {"--cap-drop", "ALL"}) {
-            options.emplace_back(option);
-        }
+    rules.devices = sandbox_paths::plain_devices();
+    if (policy.gpu) {
+        const auto gpu = sandbox_paths::gpu_devices();
+        rules.devices.insert(rules.devices.end(), gpu.begin(), gpu.end());
+        rules.writable.emplace_back("/dev/shm");  // POSIX shared memory, for compute-sanitizer
     }
-    // A private /dev of the harmless devices (and /dev/shm) with the GPU's added: the host's whole /dev would give
-    // a program running as root its disks.
-    for (const char* option : {"--ro-bind", "/", "/", "--dev", "/dev"}) {
-        options.emplace_back(option);
-    }
-    for (const auto& device : gpu_devices()) {
-        for (const std::string& option : {std::string("--dev-bind"), device.string(), device.string()}) {
-            options.push_back(option);
-        }
-    }
-    for (const char* option : {"--proc", "/proc", "--tmpfs", "/tmp"}) {
-        options.emplace_back(option);
-    }
-    return options;
+    rules.writable.push_back(absolute_path(policy.work_dir));
+    rules.proc = proc_now;
+    rules.scope_abstract_sockets = !policy.network;
+    return rules;
 }
 
-std::vector<fs::path> existing(const std::vector<fs::path>& paths) {
-    std::vector<fs::path> found;
-    for (const auto& path : paths) {
+// The paths of `policy.hidden` that Landlock would leave readable, with the allowed folder each lies under.
+std::vector<std::pair<fs::path, fs::path>> landlock_unhidden(const SandboxPolicy& policy) {
+    const LandlockRules rules = landlock_rules(policy, true);
+    std::vector<std::pair<fs::path, fs::path>> found;
+    for (const auto& path : policy.hidden) {
+        const fs::path absolute = absolute_path(path);
         std::error_code ec;
-        if (fs::exists(absolute_path(path), ec)) {
-            found.push_back(path);
+        if (!fs::exists(absolute, ec)) {
+            continue;
+        }
+        for (const auto& folder : rules.readable) {
+            if (lies_under(absolute, absolute_path(folder))) {
+                found.emplace_back(path, folder);
+                break;
+            }
         }
     }
     return found;
@@ -350,6 +174,10 @@ std::string limits_line(const SandboxPolicy& policy) {
     return limits.empty() ? std::string() : "limits: " + join(limits, ", ");
 }
 
+bool uses_pid_namespace(const SandboxPolicy& policy) {
+    return sandbox_mode(policy) == SandboxPolicy::Mode::kernel && pid_namespace_support().available;
+}
+
 }  // namespace
 
 std::string describe_bytes(std::uint64_t bytes) {
@@ -368,61 +196,6 @@ std::string describe_bytes(std::uint64_t bytes) {
 
 std::string describe_cpu_seconds(double seconds) { return fmt::format("{} s", cpu_limit(seconds)); }
 
-const BubblewrapSupport& bubblewrap_support() {
-    static const BubblewrapSupport support = [] {
-        BubblewrapSupport result;
-        const char* path_variable = std::getenv("PATH");
-        int error = 0;
-        std::string bwrap = find_in_path("bwrap", path_variable != nullptr ? path_variable : "/usr/bin:/bin", error);
-        if (bwrap.empty()) {
-            result.problem = "bubblewrap is not installed";
-            return result;
-        }
-        // Tried with the options every sandbox uses: in a container, mounting /proc or making namespaces is what
-        // tends to be refused.
-        ProcessOptions options;
-        options.argv = {bwrap};
-        for (const auto& option : bubblewrap_options(false)) {
-            options.argv.push_back(option);
-        }
-        for (const char* arg : {"--", "true"}) {
-            options.argv.emplace_back(arg);
-        }
-        options.output_limit = 4096;
-        try {
-            const ProcessResult tried = run_process(options, std::chrono::seconds(20));
-            if (tried.status.success()) {
-                result.path = bwrap;
-            } else {
-                std::string first_line = tried.output.substr(0, tried.output.find('\n'));
-                result.problem = first_line.empty() ? "bwrap " + tried.status.describe() : first_line;
-            }
-        } catch (const std::exception& e) {
-            result.problem = e.what();
-        }
-        return result;
-    }();
-    return support;
-}
-
-const LandlockSupport& landlock_support() {
-    static const LandlockSupport support = [] {
-        LandlockSupport result;
-        const long abi = ::syscall(__NR_landlock_create_ruleset, nullptr, 0, LANDLOCK_CREATE_RULESET_VERSION);
-        if (abi > 0) {
-            result.abi = static_cast<int>(abi);
-        } else if (errno == ENOSYS) {
-            result.problem = "landlock is not in this kernel";
-        } else if (errno == EOPNOTSUPP) {
-            result.problem = "landlock is not enabled at boot";
-        } else {
-            result.problem = fmt::format("landlock: {}", std::strerror(errno));
-        }
-        return result;
-    }();
-    return support;
-}
-
 SandboxPolicy::Mode sandbox_mode(const SandboxPolicy& policy) {
     if (policy.mode != SandboxPolicy::Mode::automatic) {
         return policy.mode;
@@ -439,6 +212,18 @@ std::string sandbox_mode_name(SandboxPolicy::Mode mode) {
     return "?";
 }
 
+std::vector<std::pair<std::string, std::string>> sandbox_environment(const SandboxPolicy& policy) {
+    const std::string work = absolute_path(policy.work_dir).string();
+    std::vector<std::pair<std::string, std::string>> environment = {
+        {"PATH", system_path_variable}, {"HOME", work}, {"TMPDIR", work}, {"LANG", "C"}, {"LC_ALL", "C"}};
+    for (const char* name : {"CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "LD_LIBRARY_PATH"}) {
+        if (const char* value = std::getenv(name); value != nullptr) {
+            environment.emplace_back(name, value);
+        }
+    }
+    return environment;
+}
+
 std::vector<std::string> describe_protections(const SandboxPolicy& policy) {
     if (!policy.enabled) {
         return {"no sandbox"};
@@ -446,17 +231,21 @@ std::vector<std::string> describe_protections(const SandboxPolicy& policy) {
     std::vector<std::string> lines;
     const bool root = running_as_root();
     const SandboxPolicy::Mode mode = sandbox_mode(policy);
+    std::vector<std::string> shown = {"the system's folders"};
+    for (const auto& path : policy.readable) {
+        shown.push_back(path.string());
+    }
+    shown.emplace_back("the working folder");
     if (mode == SandboxPolicy::Mode::bubblewrap) {
         const auto& bubblewrap = bubblewrap_support();
         if (bubblewrap.path.empty()) {
             return {"bubblewrap unavailable: " + bubblewrap.problem};
         }
-        std::vector<std::string> hidden;
-        for (const auto& path : existing(policy.hidden)) {
-            hidden.push_back(path.string());
+        lines.push_back("bubblewrap: nothing of the host visible but " + join(shown, ", ") +
+                        "; private /tmp and /dev");
+        for (const auto& path : bubblewrap_hidden(policy)) {
+            lines.push_back("bubblewrap: " + path.string() + " hidden");
         }
-        lines.push_back("bubblewrap: read-only system, private /tmp and /dev" +
-                        (hidden.empty() ? std::string() : ", hidden: " + join(hidden, ", ")));
         lines.emplace_back(policy.network ? "network allowed" : "no network (network namespace)");
         lines.emplace_back("other processes invisible (pid namespace)");
     } else {
@@ -465,18 +254,11 @@ std::vector<std::string> describe_protections(const SandboxPolicy& policy) {
         }
         const auto& landlock = landlock_support();
         if (landlock.abi > 0) {
-            lines.push_back(fmt::format(
-                "landlock (abi {}): files outside the working folder and the system's folders unreadable",
-                landlock.abi));
-            const auto readable = landlock_readable(policy);
-            for (const auto& path : existing(policy.hidden)) {
-                const fs::path absolute = absolute_path(path);
-                for (const auto& [folder, shown] : readable) {
-                    if (lies_under(absolute, folder)) {
-                        lines.push_back(fmt::format("landlock cannot hide {}: it lies under {}", path.string(), shown));
-                        break;
-                    }
-                }
+            lines.push_back(fmt::format("landlock (abi {}): nothing of the host readable but {}", landlock.abi,
+                                        join(shown, ", ")));
+            for (const auto& [path, folder] : landlock_unhidden(policy)) {
+                lines.push_back(fmt::format("landlock cannot hide {}: it lies under {}", path.string(),
+                                            folder.string()));
             }
             lines.emplace_back(landlock.abi >= 6 ? "landlock: no signals to processes outside the sandbox"
                                                  : "signals not contained: needs landlock abi 6");
@@ -484,15 +266,26 @@ std::vector<std::string> describe_protections(const SandboxPolicy& policy) {
             lines.push_back("files not protected: " + landlock.problem);
         }
         lines.emplace_back(policy.network ? "network allowed" : "seccomp: no network");
-        lines.emplace_back("other processes visible (no pid namespace)");
+        const auto& pid_namespace = pid_namespace_support();
+        lines.push_back(pid_namespace.available ? "other processes invisible (pid namespace)"
+                                                : "other processes visible: " + pid_namespace.problem);
     }
     if (root) {
         lines.emplace_back("capabilities dropped (running as root)");
     }
+    lines.emplace_back("environment: PATH, HOME, TMPDIR, LANG and the CUDA variables only");
+    if (policy.memory_bytes > 0) {
+        const auto& cgroup = cgroup_support();
+        lines.push_back(cgroup.version > 0
+                            ? fmt::format("memory: {} for the whole process tree (cgroup v{})",
+                                          describe_bytes(policy.memory_bytes), cgroup.version)
+                            : fmt::format("memory: {} per process (rlimit; {})", describe_bytes(policy.memory_bytes),
+                                          cgroup.problem));
+    }
     if (const std::string limits = limits_line(policy); !limits.empty()) {
         lines.push_back(limits);
     }
-    if (policy.extra_processes > 0 && root) {
+    if (policy.extra_processes > 0 && root && cgroup_support().pids_base.empty()) {
         lines.emplace_back("process limit not enforced: running as root");
     }
     return lines;
@@ -512,6 +305,24 @@ SandboxLaunch::SandboxLaunch(const SandboxPolicy& policy, std::vector<std::strin
             fmt::format("cannot sandbox '{}': working folder {} does not exist", program, work_dir.string()));
     }
 
+    // The caller's entries (the result channel, a token, PATH) on top of the minimal environment; HOME and TMPDIR
+    // are always the working folder, the only place the process may write.
+    auto minimal = sandbox_environment(policy);
+    for (const auto& [key, value] : environment) {
+        if (key == "HOME" || key == "TMPDIR") {
+            continue;
+        }
+        std::erase_if(minimal, [&](const auto& entry) { return entry.first == key; });
+        minimal.emplace_back(key, value);
+    }
+    environment = std::move(minimal);
+
+    const bool root = running_as_root();
+    const bool cgroups = policy.memory_bytes > 0 && cgroup_support().version > 0;
+    if (cgroups) {
+        const int processes = policy.extra_processes > 0 ? policy.extra_processes + 8 : 0;
+        cgroup_ = std::make_unique<Cgroup>(policy.memory_bytes, processes);
+    }
     limits_.push_back({RLIMIT_CORE, {0, 0}});
     if (policy.cpu_seconds > 0) {
         const rlim_t seconds = cpu_limit(policy.cpu_seconds);
@@ -519,16 +330,33 @@ SandboxLaunch::SandboxLaunch(const SandboxPolicy& policy, std::vector<std::strin
     }
     if (policy.extra_processes > 0) {
         if (const long tasks = user_tasks(); tasks > 0) {
-            // bwrap itself is two of the processes (outside and inside the PID namespace).
-            const long bwrap = mode_ == SandboxPolicy::Mode::bubblewrap ? 2 : 0;
-            const auto limit = static_cast<rlim_t>(tasks + policy.extra_processes + bwrap);
+            // bwrap itself is two of the processes (outside and inside the PID namespace); a namespace's init one.
+            const long helpers = mode_ == SandboxPolicy::Mode::bubblewrap ? 2 : 1;
+            const auto limit = static_cast<rlim_t>(tasks + policy.extra_processes + helpers);
             limits_.push_back({RLIMIT_NPROC, {limit, limit}});
         }
     }
     if (policy.file_bytes > 0) {
         limits_.push_back({RLIMIT_FSIZE, {policy.file_bytes, policy.file_bytes}});
     }
+    if (policy.memory_bytes > 0) {
+        // Each process on its own too: a compiler's address space (a failed allocation ends it at once, rather than
+        // the control group's reclaim and kill later). A GPU program reserves far more address space than it uses,
+        // so without a control group only its data is limited.
+        const auto bytes = static_cast<rlim_t>(policy.memory_bytes);
+        if (!policy.gpu) {
+            limits_.push_back({RLIMIT_AS, {bytes, bytes}});
+        } else if (!cgroups) {
+            limits_.push_back({RLIMIT_DATA, {bytes, bytes}});
+        }
+    }
 
+    std::string path_variable = system_path_variable;
+    for (const auto& [key, value] : environment) {
+        if (key == "PATH") {
+            path_variable = value;
+        }
+    }
     if (mode_ == SandboxPolicy::Mode::bubblewrap) {
         const auto& bubblewrap = bubblewrap_support();
         if (bubblewrap.path.empty()) {
@@ -536,54 +364,27 @@ SandboxLaunch::SandboxLaunch(const SandboxPolicy& policy, std::vector<std::strin
                                                  bubblewrap.problem));
         }
         // Found here rather than by bwrap, so that a missing command reads as it does without a sandbox.
-        std::string path_variable;
-        if (const char* path = std::getenv("PATH"); path != nullptr) {
-            path_variable = path;
-        }
-        for (const auto& [key, value] : environment) {
-            if (key == "PATH") {
-                path_variable = value;
-            }
-        }
         int error = 0;
-        const std::string command = find_in_path(program, path_variable, error);
-        if (command.empty()) {
+        std::vector<std::string> command = argv;
+        command[0] = find_in_path(program, path_variable, error);
+        if (command[0].empty()) {
             throw std::runtime_error(fmt::format("cannot run '{}': {}", program, std::strerror(error)));
         }
-        std::vector<std::string> wrapped = {bubblewrap.path};
-        for (auto& option : bubblewrap_options(policy.network)) {
-            wrapped.push_back(std::move(option));
-        }
-        // Hidden first, so that a readable path or the working folder inside a hidden folder comes back.
-        for (const auto& path : policy.hidden) {
-            const fs::path absolute = absolute_path(path);
-            if (fs::is_directory(absolute, ec)) {
-                wrapped.insert(wrapped.end(), {"--tmpfs", absolute.string()});
-            } else if (fs::exists(absolute, ec)) {
-                wrapped.insert(wrapped.end(), {"--ro-bind", "/dev/null", absolute.string()});
-            }
-        }
-        for (const auto& path : policy.readable) {
-            const std::string absolute = absolute_path(path).string();
-            wrapped.insert(wrapped.end(), {"--ro-bind-try", absolute, absolute});
-        }
-        const std::string work = work_dir.string();
-        wrapped.insert(wrapped.end(), {"--bind", work, work, "--chdir", work, "--setenv", "TMPDIR", work,
-                                       "--setenv", "HOME", work, "--", command});
-        wrapped.insert(wrapped.end(), argv.begin() + 1, argv.end());
-        argv = std::move(wrapped);
+        argv = bubblewrap_command(bubblewrap.path, policy, command);
         return;
     }
 
-    // Replacing any the caller set: a folder outside the working one could not be written anyway.
-    std::erase_if(environment, [](const auto& entry) { return entry.first == "TMPDIR" || entry.first == "HOME"; });
-    environment.emplace_back("TMPDIR", work_dir.string());
-    environment.emplace_back("HOME", work_dir.string());
-    if (const int abi = landlock_support().abi; abi > 0) {
-        ruleset_fd_ = landlock_ruleset(policy, abi, program);
+    const bool pid_namespace = uses_pid_namespace(policy);
+    if (pid_namespace) {
+        pid_namespace_ = std::make_unique<PidNamespace>(root);
     }
-    drop_capabilities_ = running_as_root();
-    if (drop_capabilities_) {
+    if (const int abi = landlock_support().abi; abi > 0) {
+        landlock_abi_ = abi;
+        // A /proc of the namespace's own is mounted in the child, and its rule is added there.
+        ruleset_fd_ = make_landlock_ruleset(landlock_rules(policy, !pid_namespace), abi, program);
+    }
+    drop_capabilities_ = root || pid_namespace_support().user_namespace;
+    if (root && !pid_namespace) {
         guard_proc_ = true;
         proc_read_only_ = root_only_proc_read_only();
     }
@@ -594,6 +395,50 @@ SandboxLaunch::~SandboxLaunch() {
     if (ruleset_fd_ >= 0) {
         ::close(ruleset_fd_);
     }
+}
+
+pid_t SandboxLaunch::spawn() const { return pid_namespace_ ? pid_namespace_->spawn() : ::fork(); }
+
+bool SandboxLaunch::encodes_signals() const { return mode_ == SandboxPolicy::Mode::bubblewrap || pid_namespace_; }
+
+bool SandboxLaunch::memory_exceeded() const { return cgroup_ && cgroup_->memory_exceeded(); }
+
+void SandboxLaunch::kill_remaining() const {
+    if (cgroup_) {
+        cgroup_->kill_all();
+    }
+}
+
+const char* SandboxLaunch::enter_namespaces() const noexcept {
+    if (cgroup_) {
+        for (const auto& file : cgroup_->procs_files()) {
+            const int fd = ::open(file.c_str(), O_WRONLY | O_CLOEXEC);
+            const bool joined = fd >= 0 && ::write(fd, "0", 1) == 1;
+            if (fd >= 0) {
+                ::close(fd);
+            }
+            if (!joined) {
+                return "cannot join the control group";
+            }
+        }
+    }
+    if (!pid_namespace_) {
+        return nullptr;
+    }
+    if (const char* failed = pid_namespace_->set_up(); failed != nullptr) {
+        return failed;
+    }
+    if (ruleset_fd_ >= 0 && !allow_proc(ruleset_fd_, landlock_abi_)) {
+        return "landlock_add_rule failed for /proc";
+    }
+    const pid_t program = ::fork();
+    if (program < 0) {
+        return "cannot start the program in its pid namespace";
+    }
+    if (program > 0) {
+        PidNamespace::wait_as_init(program);
+    }
+    return nullptr;
 }
 
 const char* SandboxLaunch::enter() const noexcept {
@@ -611,17 +456,8 @@ const char* SandboxLaunch::enter() const noexcept {
             if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) {
                 return "cannot make the mounts private";
             }
-            for (const char* path : root_only_proc) {
-                if (::mount(path, path, nullptr, MS_BIND | MS_REC, nullptr) != 0) {
-                    if (errno == ENOENT) {
-                        continue;
-                    }
-                    return "cannot make /proc/sys read-only";
-                }
-                constexpr unsigned long flags = MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC;
-                if (::mount(nullptr, path, nullptr, flags, nullptr) != 0) {
-                    return "cannot make /proc/sys read-only";
-                }
+            if (const char* failed = make_root_only_proc_read_only(); failed != nullptr) {
+                return failed;
             }
         } else if (!proc_read_only_) {
             return "cannot make /proc/sys read-only (no mount namespace)";
@@ -646,12 +482,12 @@ const char* SandboxLaunch::enter() const noexcept {
     if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
         return "prctl(PR_SET_NO_NEW_PRIVS) failed";
     }
-    if (ruleset_fd_ >= 0 && ::syscall(__NR_landlock_restrict_self, ruleset_fd_, 0) != 0) {
+    if (ruleset_fd_ >= 0 && !restrict_self(ruleset_fd_)) {
         return "landlock_restrict_self failed";
     }
     seccomp::Rules rules;
     rules.deny_network = deny_network_;
-    rules.keep_process_group = true;  // no pid namespace here: the group kill is what ends every process
+    rules.keep_process_group = true;  // the group kill is what ends every process
     return seccomp::install(rules);
 }
 

@@ -21,6 +21,8 @@
 #include "catch.hpp"
 #include "cugrade/process.hpp"
 #include "cugrade/sandbox.hpp"
+#include "cgroup.hpp"
+#include "namespaces.hpp"
 #include "seccomp_filter.hpp"
 
 using namespace cugrade;
@@ -136,7 +138,7 @@ int running_after_a_while(const std::string& name) {
 
 }  // namespace
 
-TEST_CASE("a sandboxed process sees the system, the readable folders and its working folder only") {
+TEST_CASE("a sandboxed process sees the system's programs and libraries, the readable folders and its working folder only") {
     const Mode mode = GENERATE(Mode::bubblewrap, Mode::kernel);
     INFO("mode: " << sandbox_mode_name(mode));
     if (!usable(mode)) {
@@ -157,8 +159,13 @@ TEST_CASE("a sandboxed process sees the system, the readable folders and its wor
     CHECK(shared.status.success());
     CHECK(shared.output == "read 10 bytes\n");
 
-    const ProcessResult system = s.run(policy, {"read", "/etc/passwd"});
+    const ProcessResult system = s.run(policy, {"read", "/usr/include/stdio.h"});
     CHECK(system.status.success());
+    // The rest of the host is absent or unreadable: /etc beyond what the loader reads, the home folder, /srv.
+    for (const char* elsewhere : {"/etc/passwd", "/etc/hostname", "/root/.bashrc"}) {
+        INFO(elsewhere);
+        CHECK(s.run(policy, {"read", elsewhere}).status.code == 1);
+    }
 
     const fs::path written = s.work / "out.txt";
     fs::remove(written);
@@ -174,6 +181,7 @@ TEST_CASE("a sandboxed process sees the system, the readable folders and its wor
         CHECK(outside.status.code == 1);
     }
     CHECK_FALSE(fs::exists(s.root / "outside.txt"));
+    CHECK(s.run(policy, {"write", "/etc/cugrade-test"}).status.code == 1);
 
     const ProcessResult readable = s.run(policy, {"write", (s.shared / "new.h").string()});
     CHECK(readable.status.code == 1);
@@ -193,6 +201,37 @@ TEST_CASE("a sandboxed process runs in its working folder, which is also its TMP
     CHECK(result.status.success());
     const std::string work = fs::weakly_canonical(scene().work).string();
     CHECK(result.output == work + "\n" + work + "\n" + work + "\n");
+}
+
+TEST_CASE("a sandboxed process sees no other process, and nothing of cugrade's environment") {
+    const Mode mode = GENERATE(Mode::bubblewrap, Mode::kernel);
+    INFO("mode: " << sandbox_mode_name(mode));
+    if (!usable(mode)) {
+        return;
+    }
+    ::setenv("CUGRADE_TEST_SECRET", "the-instructors-token", 1);
+    ProcessOptions options;
+    options.argv = {"/bin/sh", "-c", "cat /proc/[0-9]*/environ | tr '\\0' '\\n'; echo; ls /proc | grep -c '^[0-9]'; "
+                                     "cat /proc/" + std::to_string(::getpid()) + "/cmdline || echo hidden"};
+    options.sandbox = scene().policy(mode);
+    const ProcessResult result = run_process(options, 20s);
+    ::unsetenv("CUGRADE_TEST_SECRET");
+    CHECK(result.status.success());
+    CHECK(result.output.find("the-instructors-token") == std::string::npos);
+    CHECK_THAT(result.output, contains_text("PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\n"));
+    if (mode == Mode::bubblewrap || pid_namespace_support().available) {
+        CHECK_THAT(result.output, contains_text("hidden\n"));
+        std::istringstream lines(result.output);
+        std::string line, count;
+        while (std::getline(lines, line)) {
+            if (!line.empty() && line.find_first_not_of("0123456789") == std::string::npos) {
+                count = line;
+            }
+        }
+        CHECK(std::stoi(count) <= 5);  // the namespace's init, the shell and its children
+    } else {
+        WARN("no pid namespace here: " << pid_namespace_support().problem);
+    }
 }
 
 TEST_CASE("a sandboxed process has no network") {
@@ -377,10 +416,10 @@ TEST_CASE("the sandbox's protections are described in fixed words") {
     policy.output_kill_bytes = std::size_t{16} << 20;
     const std::string limits = "limits: cpu 120 s, processes +512, file size 64 MiB, output 16 MiB";
 
+    const std::string shown = "the system's folders, " + s.bin.string() + ", " + s.shared.string() + ", the working folder";
     std::vector<std::string> kernel;
     if (const int abi = landlock_support().abi; abi > 0) {
-        kernel.push_back("landlock (abi " + std::to_string(abi) +
-                         "): files outside the working folder and the system's folders unreadable");
+        kernel.push_back("landlock (abi " + std::to_string(abi) + "): nothing of the host readable but " + shown);
         kernel.push_back("landlock cannot hide " + (s.bin / "private").string() + ": it lies under " + s.bin.string());
         kernel.emplace_back(abi >= 6 ? "landlock: no signals to processes outside the sandbox"
                                      : "signals not contained: needs landlock abi 6");
@@ -388,17 +427,21 @@ TEST_CASE("the sandbox's protections are described in fixed words") {
         kernel.push_back("files not protected: " + landlock_support().problem);
     }
     kernel.emplace_back("seccomp: no network");
-    kernel.emplace_back("other processes visible (no pid namespace)");
-    std::vector<std::string> bubblewrap = {"bubblewrap: read-only system, private /tmp and /dev, hidden: " +
-                                               s.course.string() + ", " + (s.bin / "private").string(),
+    kernel.emplace_back(pid_namespace_support().available ? "other processes invisible (pid namespace)"
+                                                          : "other processes visible: " +
+                                                                pid_namespace_support().problem);
+    std::vector<std::string> bubblewrap = {"bubblewrap: nothing of the host visible but " + shown +
+                                               "; private /tmp and /dev",
+                                           "bubblewrap: " + (s.bin / "private").string() + " hidden",
                                            "no network (network namespace)",
                                            "other processes invisible (pid namespace)"};
     for (auto* lines : {&kernel, &bubblewrap}) {
         if (root) {
             lines->emplace_back("capabilities dropped (running as root)");
         }
+        lines->emplace_back("environment: PATH, HOME, TMPDIR, LANG and the CUDA variables only");
         lines->push_back(limits);
-        if (root) {
+        if (root && cgroup_support().pids_base.empty()) {
             lines->emplace_back("process limit not enforced: running as root");
         }
     }

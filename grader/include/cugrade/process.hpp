@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -22,7 +23,9 @@ using Clock = std::chrono::steady_clock;
 struct ProcessOptions {
     std::vector<std::string> argv;
     std::filesystem::path working_directory;
-    std::vector<std::pair<std::string, std::string>> environment;  // set on top of cugrade's own
+    // Set on top of cugrade's own environment; a sandboxed process gets these on top of sandbox_environment() and
+    // nothing else of cugrade's.
+    std::vector<std::pair<std::string, std::string>> environment;
     std::size_t output_limit = 256 * 1024;                         // bytes of stdout+stderr kept
     bool result_channel = false;
     // When enabled, the process starts in it (its work_dir is then the working directory); a sandbox that cannot
@@ -35,7 +38,8 @@ struct ExitStatus {
     int signal = 0;       // the signal that ended it, when one did
     bool timed_out = false;  // cugrade killed it at its deadline
     // The sandbox's limit that ended it: "output" (cugrade killed the group for printing more than
-    // output_kill_bytes), "cpu" (SIGXCPU at RLIMIT_CPU), "file size" (SIGXFSZ at RLIMIT_FSIZE); empty otherwise.
+    // output_kill_bytes), "cpu" (SIGXCPU at RLIMIT_CPU), "file size" (SIGXFSZ at RLIMIT_FSIZE), "memory" (the
+    // kernel killed it at its control group's memory limit); empty otherwise.
     // A program that catches SIGXCPU is killed by SIGKILL at the hard limit a few seconds later: that reads as
     // signal 9, not "cpu".
     std::string limit;
@@ -45,13 +49,13 @@ struct ExitStatus {
     bool success() const { return exited() && code == 0; }
     // After "the program": "exited with code 3", "was killed by signal 11 (SIGSEGV)", "timed out", "printed more
     // than 16 MiB and was stopped", "used more than 30 s of CPU time and was stopped", "wrote a file larger than
-    // 64 MiB and was stopped".
+    // 64 MiB and was stopped", "used more than 8 GiB of memory and was stopped".
     std::string describe() const;
 };
 
-// Under bubblewrap the process cugrade waits for is bwrap, which reports a command killed by signal N as exit code
-// 128+N; ChildProcess turns such a code back into the signal, so a sandboxed program that itself exits with 128+N
-// (N from 1 to 64) reads as killed by signal N.
+// Under bubblewrap the process cugrade waits for is bwrap, and in a pid namespace of the kernel mode the namespace's
+// init; both report a program killed by signal N as exit code 128+N. ChildProcess turns such a code back into the
+// signal, so a sandboxed program that itself exits with 128+N (N from 1 to 64) reads as killed by signal N.
 class ChildProcess {
 public:
     // Starts the process; throws std::runtime_error with a clear message when it cannot ("cannot run 'nvcc': ...",
@@ -89,9 +93,10 @@ private:
     std::size_t output_received_ = 0;
     std::size_t output_kill_bytes_ = 0;
     bool killed_for_output_ = false;
-    bool bubblewrap_ = false;
+    std::unique_ptr<SandboxLaunch> sandbox_;
     double cpu_seconds_ = 0;
     std::uint64_t file_bytes_ = 0;
+    std::uint64_t memory_bytes_ = 0;
     std::string channel_buffer_;
     std::optional<ExitStatus> status_;
 };

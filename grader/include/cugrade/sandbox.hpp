@@ -1,11 +1,16 @@
 // The sandbox every child process of a grading (nvcc builds, harness runs) is started in: bubblewrap where it is
-// installed and works, else the kernel's own facilities (Landlock, seccomp); resource limits in both.
+// installed and works, else the kernel's own facilities (Landlock, seccomp, namespaces); resource limits in both.
+// What a sandboxed process may see is an allowlist: the system's programs and libraries, the paths its policy names
+// and its working folder. docs/security.md says what each part stops.
 #pragma once
 
 #include <sys/resource.h>
+#include <sys/types.h>
 
 #include <cstdint>
 #include <filesystem>
+#include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -15,12 +20,16 @@ namespace cugrade {
 struct SandboxPolicy {
     bool enabled = false;
     std::filesystem::path work_dir;                 // read-write; the process's working directory; TMPDIR and HOME point here
-    std::vector<std::filesystem::path> readable;    // extra read-only paths (beyond the system's folders)
-    std::vector<std::filesystem::path> hidden;      // must not be visible (course folder, cache, other submissions, HOME)
+    std::vector<std::filesystem::path> readable;    // read-only paths beyond the system's (the CUDA toolkit)
+    // Paths to cover should they lie under something the sandbox shows (the course installed under /usr, say):
+    // defence in depth, since the allowlist shows nothing else of the host anyway.
+    std::vector<std::filesystem::path> hidden;
+    bool gpu = false;                               // the GPU's device files, /sys and /dev/shm
     bool network = false;                           // false: no network
     double cpu_seconds = 0;                         // RLIMIT_CPU, rounded up to whole seconds (0: none)
-    int extra_processes = 0;                        // RLIMIT_NPROC = this user's current process+thread count + this (0: none)
+    int extra_processes = 0;                        // processes and threads it may start (0: no limit)
     std::uint64_t file_bytes = 0;                   // RLIMIT_FSIZE (0: none)
+    std::uint64_t memory_bytes = 0;                 // memory of the whole process tree, or of each process (0: none)
     std::size_t output_kill_bytes = 0;              // kill the whole group once stdout+stderr exceed this (0: never)
     // automatic: bubblewrap when it is installed and works here, else the kernel's own facilities
     enum class Mode { automatic, bubblewrap, kernel } mode = Mode::automatic;
@@ -48,25 +57,49 @@ std::string sandbox_mode_name(SandboxPolicy::Mode mode);  // "automatic", "bubbl
 // protection that does not and why. The report shows them; their wording is part of the interface.
 std::vector<std::string> describe_protections(const SandboxPolicy& policy);
 
+// The variables a sandboxed process gets, and nothing else of cugrade's environment (where a secret could be):
+// PATH (the system's folders), HOME and TMPDIR (its working folder), LANG and LC_ALL (C), and, where cugrade has
+// them, CUDA_VISIBLE_DEVICES, CUDA_DEVICE_ORDER and LD_LIBRARY_PATH (the driver may be found through it).
+std::vector<std::pair<std::string, std::string>> sandbox_environment(const SandboxPolicy& policy);
+
 std::string describe_bytes(std::uint64_t bytes);  // "16 MiB", "512 KiB", "1000 bytes"
 std::string describe_cpu_seconds(double seconds);  // "120 s": the whole seconds RLIMIT_CPU gets
 
-// ChildProcess's part: everything prepared before fork, then applied in the child between fork and exec.
+class Cgroup;
+class PidNamespace;
+
+// ChildProcess's part: everything prepared before the process starts, then applied in the child before exec.
 class SandboxLaunch {
 public:
-    // Picks the mode, rewrites `argv` to run under bubblewrap, adds TMPDIR and HOME to `environment`, computes the
-    // limits and builds the Landlock ruleset. Throws std::runtime_error ("cannot sandbox 'nvcc': ...").
+    // Picks the mode, rewrites `argv` to run under bubblewrap, replaces `environment` by sandbox_environment() plus
+    // the caller's own entries, computes the limits, creates the control group and builds the Landlock ruleset.
+    // Throws std::runtime_error ("cannot sandbox 'nvcc': ...").
     SandboxLaunch(const SandboxPolicy& policy, std::vector<std::string>& argv,
                   std::vector<std::pair<std::string, std::string>>& environment);
     ~SandboxLaunch();
     SandboxLaunch(const SandboxLaunch&) = delete;
     SandboxLaunch& operator=(const SandboxLaunch&) = delete;
 
-    // In the child, after its file descriptors and working directory are set: only async-signal-safe calls.
-    // Returns nullptr, or what failed with errno saying why.
+    // Starts the child like fork(); in kernel mode with a pid namespace, the child is that namespace's init.
+    pid_t spawn() const;
+
+    // In the child, first: joins the control group. Then, when it is a namespace's init, sets the namespace up,
+    // forks the program and waits for it (the program's side returns). Only async-signal-safe calls; returns what
+    // failed (errno says why), or nullptr.
+    const char* enter_namespaces() const noexcept;
+
+    // In the program's process, after its file descriptors and working directory are set: limits, capabilities,
+    // Landlock, seccomp. Async-signal-safe; returns what failed, or nullptr.
     const char* enter() const noexcept;
 
     SandboxPolicy::Mode mode() const { return mode_; }
+    // Whether the process cugrade waits for reports the program's death by signal N as exit code 128 + N (bwrap,
+    // and a pid namespace's init).
+    bool encodes_signals() const;
+    // Whether the memory limit ended a process (known only with a control group).
+    bool memory_exceeded() const;
+    // Kills whatever is left of the process tree (with a control group: also what left the process group).
+    void kill_remaining() const;
 
 private:
     struct Limit {
@@ -76,10 +109,13 @@ private:
     SandboxPolicy::Mode mode_;
     std::vector<Limit> limits_;
     int ruleset_fd_ = -1;  // kernel mode with Landlock
+    int landlock_abi_ = 0;
     bool drop_capabilities_ = false;
-    bool guard_proc_ = false;      // root: /proc/sys and the like read-only in a mount namespace of its own
+    bool guard_proc_ = false;      // root without a pid namespace: /proc/sys and the like read-only
     bool proc_read_only_ = false;  // they are already
     bool deny_network_ = false;
+    std::unique_ptr<PidNamespace> pid_namespace_;
+    std::unique_ptr<Cgroup> cgroup_;
 };
 
 }  // namespace cugrade
