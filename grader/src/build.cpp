@@ -1,21 +1,23 @@
 #include "cugrade/build.hpp"
 
 #include <fmt/format.h>
-#include <fmt/ranges.h>
-#include <unistd.h>
+#include <sys/statvfs.h>
 
 #include <algorithm>
-
 #include <cstdlib>
-#include <fstream>
+#include <functional>
 #include <regex>
+#include <set>
 #include <sstream>
 
+#include "cache.hpp"
 #include "config.hpp"
 #include "cugrade/error.hpp"
 #include "cugrade/inspect.hpp"
 #include "cugrade/process.hpp"
-#include "hash.hpp"
+#include "diagnostics.hpp"
+#include "link_object.hpp"
+#include "object_file.hpp"
 
 namespace cugrade {
 namespace fs = std::filesystem;
@@ -23,110 +25,19 @@ namespace {
 
 constexpr const char* reference_prefix = "cugrade_reference_";
 constexpr double tool_seconds = 60.0;
-// The key names this build of cugrade too: a cugrade whose build steps or messages changed never reuses another's.
-
-std::string read_file(const fs::path& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) {
-        throw UsageError(fmt::format("cannot read '{}'", path.string()));
-    }
-    std::ostringstream text;
-    text << in.rdbuf();
-    return text.str();
-}
-
-void write_file(const fs::path& path, const std::string& text) {
-    std::ofstream out(path, std::ios::binary);
-    out << text;
-    if (!out) {
-        throw std::runtime_error(fmt::format("cannot write '{}'", path.string()));
-    }
-}
-
-// Everything a build depends on, as text. Two builds with equal keys produce the same program, so a cache entry is
-// reused only when its stored key is equal to the letter; the hash merely names the folder.
-class CacheKey {
-public:
-    CacheKey& add(const std::string& label, const std::string& value) {
-        text_ += fmt::format("{} {}\n{}\n", label, value.size(), value);
-        return *this;
-    }
-    CacheKey& add_file(const fs::path& path) { return add("file " + path.filename().string(), read_file(path)); }
-    const std::string& text() const { return text_; }
-    std::string digest() const { return hex64(fnv1a64(text_)); }
-
-private:
-    std::string text_;
-};
 
 std::vector<std::string> nvcc_flags(const std::string& arch) {
     return {"-std=c++20", "-O3", "-lineinfo", "-arch=" + arch};
 }
 
-// A cache entry: a folder named by the key's digest whose key.txt holds the full key.
-class CacheEntry {
-public:
-    CacheEntry(const fs::path& cache_dir, const std::string& kind, const CacheKey& key)
-        : key_(key.text()) {
-        if (cache_dir.empty()) {
-            final_ = fs::temp_directory_path() / fmt::format("cugrade-{}-{}-{}", kind, ::getpid(), key.digest());
-            temporary_ = true;
-        } else {
-            // Absolute: the built program is started from another folder.
-            final_ = fs::absolute(cache_dir) / fmt::format("{}-{}", kind, key.digest());
-        }
-    }
-
-    bool hit() const {
-        std::error_code ec;
-        return !temporary_ && fs::is_regular_file(final_ / "key.txt", ec) && read_file(final_ / "key.txt") == key_;
-    }
-    const fs::path& path() const { return final_; }
-    bool temporary() const { return temporary_; }
-
-    // A fresh folder to build in; commit() moves it into place, so readers never see a half-built entry.
-    fs::path start() {
-        if (temporary_) {
-            fs::remove_all(final_);
-            fs::create_directories(final_);
-            return final_;
-        }
-        fs::create_directories(final_.parent_path());
-        staging_ = final_.parent_path() / fmt::format(".staging-{}-{}", ::getpid(), final_.filename().string());
-        fs::remove_all(staging_);
-        fs::create_directories(staging_);
-        return staging_;
-    }
-
-    void commit() {
-        if (temporary_) {
-            return;
-        }
-        write_file(staging_ / "key.txt", key_);
-        std::error_code ec;
-        fs::rename(staging_, final_, ec);
-        if (ec && !hit()) {
-            // An entry of another key holds the name (the digests collided): this build replaces it.
-            fs::remove_all(final_, ec);
-            fs::rename(staging_, final_, ec);
-        }
-        // Otherwise another cugrade committed the same entry first, and its copy serves.
-        fs::remove_all(staging_, ec);
-    }
-
-private:
-    std::string key_;
-    fs::path final_;
-    fs::path staging_;
-    bool temporary_ = false;
-};
-
 ProcessResult run_tool(std::vector<std::string> argv, const fs::path& cwd, double seconds,
-                       const SandboxPolicy& sandbox = {}) {
+                       const SandboxPolicy& sandbox = {}, std::vector<std::pair<std::string, std::string>> env = {}) {
     ProcessOptions options;
     options.argv = std::move(argv);
     options.working_directory = cwd;
     options.sandbox = sandbox;
+    options.environment = std::move(env);
+    options.output_limit = std::size_t{1} << 20;
     if (options.sandbox.enabled) {
         options.sandbox.work_dir = cwd;
     }
@@ -144,12 +55,16 @@ void run_course_tool(std::vector<std::string> argv, const fs::path& cwd, const s
     }
 }
 
-// nvcc's front end writes "sum.cu(12): error: ..."; show "student/sum.cu:12: error: ..." like every other tool.
-std::string present_diagnostics(const std::string& output, const std::string& file_name, const std::string& shown) {
-    const std::string file = std::regex_replace(file_name, std::regex(R"([.^$|()\[\]{}*+?\\])"), R"(\$&)");
-    const std::string text = std::regex_replace(output, std::regex("(^|\n)" + file + R"(\((\d+)\): )"),
-                                                "$1" + shown + ":$2: ");
-    return std::regex_replace(text, std::regex("(^|\n)" + file + ":"), "$1" + shown + ":");
+std::string tool_output(std::vector<std::string> argv, const fs::path& cwd, const std::string& what) {
+    ProcessOptions options;
+    options.argv = std::move(argv);
+    options.working_directory = cwd;
+    options.output_limit = std::size_t{256} << 20;
+    const ProcessResult result = run_process(options, std::chrono::duration<double>(tool_seconds));
+    if (!result.status.success()) {
+        throw UsageError(command_failure(result, what));
+    }
+    return result.output;
 }
 
 std::vector<std::string> link_command(const Toolchain& toolchain, const BuildOptions& options,
@@ -165,7 +80,11 @@ std::vector<std::string> link_command(const Toolchain& toolchain, const BuildOpt
 }
 
 // The names of the finished program minus the submission (inspect.hpp): the harness linked with entry points that
-// do nothing. Written to program-symbols.txt as "D NAME" (defined) and "U NAME" (taken from a shared library).
+// do nothing. Written to program-symbols.txt, one name a line:
+//   D NAME          defined in the program (but not only inside the harness: its own names are local there)
+//   W NAME          defined weakly by the harness itself, whose copy the linker keeps (it comes first)
+//   U NAME          taken from a shared library
+//   X LIBRARY NAME  exported by a shared library the program loads
 void record_program_symbols(const Exercise& exercise, const Toolchain& toolchain, const BuildOptions& options,
                             const fs::path& dir) {
     std::string stub;
@@ -177,44 +96,76 @@ void record_program_symbols(const Exercise& exercise, const Toolchain& toolchain
                     "compiling the entry-point stub failed:");
     run_course_tool(link_command(toolchain, options, {"harness.o", "entry-stub.o"}, "program-without-submission"),
                     dir, "linking the harness alone failed:");
-    const ProcessResult symbols = run_tool({toolchain.nm, "program-without-submission"}, dir, tool_seconds);
-    if (!symbols.status.success()) {
-        throw UsageError(command_failure(symbols, "nm failed on the harness program:"));
-    }
+
+    std::set<std::string> harness_local;
     std::string names;
-    for (const Symbol& symbol : parse_nm(symbols.output)) {
-        const std::string& name = symbol.name;
-        // The static CUDA runtime's API ends up local in the program, yet a submission's global definition of
-        // one of its names would still be linked in its place.
-        const bool runtime_api = name.rfind("cuda", 0) == 0 || name.rfind("__cuda", 0) == 0 ||
-                                 (name.size() > 2 && name.rfind("cu", 0) == 0 && std::isupper(static_cast<unsigned char>(name[2])));
+    for (const Symbol& symbol : parse_nm(tool_output({toolchain.nm, "harness.o"}, dir, "nm failed on the harness:"))) {
+        if (symbol.defined() && !symbol.global()) {
+            harness_local.insert(symbol.name);
+        } else if (symbol.weak() || symbol.type == 'u') {
+            names += "W " + symbol.name + "\n";
+        }
+    }
+    const std::string program = tool_output({toolchain.nm, "program-without-submission"}, dir,
+                                            "nm failed on the harness program:");
+    for (const Symbol& symbol : parse_nm(program)) {
         if (!symbol.defined()) {
-            names += "U " + name + "\n";
-        } else if (symbol.global() || runtime_api) {
-            names += "D " + name + "\n";
+            names += "U " + symbol.name + "\n";
+        } else if (symbol.global() || harness_local.count(symbol.name) == 0) {
+            // A name local in the program but not in the harness comes from a static library (the CUDA runtime):
+            // a submission's definition would be linked in its place.
+            names += "D " + symbol.name + "\n";
+        }
+    }
+    // "	libc.so.6 => /lib/x86_64-linux-gnu/libc.so.6 (0x...)"
+    static const std::regex library(R"(^\s*(\S+) => (/\S+) \(0x[0-9a-fA-F]+\))");
+    std::istringstream libraries(tool_output({"ldd", "program-without-submission"}, dir, "ldd failed on the harness:"));
+    for (std::string line; std::getline(libraries, line);) {
+        std::smatch m;
+        if (!std::regex_search(line, m, library)) {
+            continue;
+        }
+        const std::string exports = tool_output({toolchain.nm, "-D", "--defined-only", m[2].str()}, dir,
+                                                "nm failed on " + m[2].str() + ":");
+        for (const Symbol& symbol : parse_nm(exports)) {
+            names += "X " + m[1].str() + " " + symbol.name + "\n";
         }
     }
     write_file(dir / "program-symbols.txt", names);
-    fs::remove(dir / "program-without-submission");
+    for (const char* file : {"program-without-submission", "entry-stub.cpp", "entry-stub.o"}) {
+        fs::remove(dir / file);
+    }
 }
 
+struct HarnessBuild {
+    fs::path dir;
+    std::shared_ptr<ScratchDir> temporary;
+};
+
 // The harness and the reference, compiled once per course revision and toolchain.
-fs::path build_harness(const Exercise& exercise, const Toolchain& toolchain, const BuildOptions& options,
-                       CacheKey& key) {
-    key.add("cugrade", CUGRADE_VERSION " built " __DATE__ " " __TIME__).add("nvcc", toolchain.nvcc_version).add("arch", options.arch);
-    key.add("cupti", toolchain.cupti_dir.string());
-    key.add_file(exercise.harness_source).add_file(exercise.reference_source).add_file(exercise.contract_header);
+HarnessBuild build_harness(const Exercise& exercise, const Toolchain& toolchain, const BuildOptions& options,
+                           CacheKey& key) {
+    key.add("cugrade", CUGRADE_VERSION).add("recipe", CUGRADE_BUILD_RECIPE);
+    key.add("nvcc", toolchain.nvcc_version).add("arch", options.arch).add("cupti", toolchain.cupti_dir.string());
+    key.add_file_digest(exercise.harness_source)
+        .add_file_digest(exercise.reference_source)
+        .add_file_digest(exercise.contract_header);
     std::vector<fs::path> common_files;
     for (const auto& file : fs::directory_iterator(exercise.directory.parent_path() / "common")) {
         common_files.push_back(file.path());
     }
     std::sort(common_files.begin(), common_files.end());
     for (const auto& file : common_files) {
-        key.add_file(file);
+        key.add_file_digest(file);
     }
     CacheEntry entry(options.cache_dir, "harness-" + exercise.name, key);
     if (entry.hit()) {
-        return entry.path() / "harness.o";
+        return {entry.path(), entry.scratch()};
+    }
+    if (options.progress) {
+        options.progress(fmt::format("building the {} harness and reference for {} (once per course revision and "
+                                     "toolchain; this takes a minute)",
+                                     exercise.name, options.arch));
     }
     const fs::path dir = entry.start();
     const fs::path common = exercise.directory.parent_path() / "common";
@@ -250,73 +201,49 @@ fs::path build_harness(const Exercise& exercise, const Toolchain& toolchain, con
 
     // Every strong symbol the harness and reference define becomes local, main excepted: the submission can neither
     // call them nor collide with them (a kernel named like the reference's is fine).
-    const ProcessResult symbols = run_tool({toolchain.nm, "-g", "--defined-only", "harness.o"}, dir, tool_seconds);
-    if (!symbols.status.success()) {
-        throw UsageError(command_failure(symbols, "nm failed on the harness:"));
-    }
-    std::istringstream lines(symbols.output);
-    std::string line;
     std::string local;
-    while (std::getline(lines, line)) {
-        std::istringstream fields(line);
-        std::string address, type, name;
-        if (fields >> address >> type >> name && std::string("TDBRG").find(type) != std::string::npos &&
-            name != "main") {
-            local += name + "\n";
+    for (const Symbol& symbol : parse_nm(tool_output({toolchain.nm, "-g", "--defined-only", "harness.o"}, dir,
+                                                     "nm failed on the harness:"))) {
+        if (std::string("TDBRG").find(symbol.type) != std::string::npos && symbol.name != "main") {
+            local += symbol.name + "\n";
         }
     }
     write_file(dir / "local-symbols.txt", local);
     run_course_tool({toolchain.objcopy, "--localize-symbols=local-symbols.txt", "harness.o"}, dir,
                     "objcopy failed on the harness:");
     record_program_symbols(exercise, toolchain, options, dir);
-    entry.commit();
-    return entry.path() / "harness.o";
+    for (const char* file : {"reference.o", "harness_main.o", "local-symbols.txt"}) {
+        fs::remove(dir / file);
+    }
+    entry.commit({"harness.o", "program-symbols.txt"});
+    return {entry.path(), entry.scratch()};
 }
 
-// `tool` from the folder `program` lives in (found on PATH when it names no folder), else from PATH; or empty.
-std::string find_beside(const std::string& program, const std::string& tool) {
-    std::vector<fs::path> dirs;
-    if (program.find('/') != std::string::npos) {
-        dirs.push_back(fs::path(program).parent_path());
+// Why a step failed, judged from the machine rather than from the output (which the student's code can fill with
+// any words it likes, through #error or a symbol's name).
+enum class Blame {
+    submission,            // the tool ran to its end and refused the file: the same file always fails, so it is cached
+    submission_this_time,  // a limit or a crash of the tool stopped it: perhaps a template bomb, perhaps a busy
+                           // machine; the verdict stands for this grading and is not cached
+    machine,               // the disk is full, or the harness object changed under the build: nobody's verdict
+};
+
+Blame blame(const ProcessResult& result, const fs::path& dir, const std::function<bool()>& inputs_intact) {
+    struct statvfs disk {};
+    const bool disk_full = ::statvfs(dir.c_str(), &disk) == 0 &&
+                           static_cast<std::uint64_t>(disk.f_bavail) * disk.f_frsize < (std::uint64_t{64} << 20);
+    if (disk_full || !inputs_intact()) {
+        return Blame::machine;
     }
-    if (const char* path = std::getenv("PATH"); path != nullptr) {
-        std::istringstream entries(path);
-        for (std::string entry; std::getline(entries, entry, ':');) {
-            if (!entry.empty() && program.find('/') == std::string::npos && fs::exists(fs::path(entry) / program)) {
-                dirs.insert(dirs.begin(), entry);
-            }
-            dirs.push_back(entry);
-        }
-    }
-    for (const auto& dir : dirs) {
-        if (::access((dir / tool).c_str(), X_OK) == 0) {
-            return (dir / tool).string();
-        }
-    }
-    return "";
+    return result.status.exited() && result.status.limit.empty() ? Blame::submission : Blame::submission_this_time;
 }
 
-// libcupti of nvcc's toolkit: lib64/, lib/ or extras/CUPTI/lib64/ beside its bin/.
-fs::path find_cupti(const std::string& nvcc) {
-    fs::path program = nvcc;
-    if (nvcc.find('/') == std::string::npos) {
-        const std::string beside = find_beside(nvcc, nvcc);  // nvcc itself, found on PATH
-        if (beside.empty()) {
-            return {};
-        }
-        program = beside;
-    }
-    std::error_code ec;
-    const fs::path toolkit = fs::canonical(program, ec).parent_path().parent_path();
-    if (ec) {
-        return {};
-    }
-    for (const char* dir : {"lib64", "lib", "extras/CUPTI/lib64", "targets/x86_64-linux/lib", "targets/sbsa-linux/lib"}) {
-        if (fs::exists(toolkit / dir / "libcupti.so", ec)) {
-            return toolkit / dir;
-        }
-    }
-    return {};
+[[noreturn]] void fail_not_the_submissions(const std::string& step, const ProcessResult& result) {
+    std::string output = result.output.size() > 4000 ? result.output.substr(result.output.size() - 4000) : result.output;
+    throw std::runtime_error(fmt::format(
+        "the build failed for a reason that is not the submission's (a full disk, or the harness changed while it "
+        "was linked): the {} {}{}{}",
+        step, result.status.describe(), output.empty() ? "" : ":\n", output));
 }
 
 }  // namespace
@@ -334,131 +261,124 @@ fs::path default_cache_dir() {
     return fs::temp_directory_path() / "cugrade-cache";
 }
 
-Toolchain find_toolchain(const std::optional<std::string>& preferred) {
-    std::vector<std::string> candidates;
-    if (preferred) {
-        candidates.push_back(*preferred);
-    } else {
-        if (const char* env = std::getenv("CUGRADE_NVCC"); env != nullptr && *env != '\0') {
-            candidates.push_back(env);
-        }
-        candidates.push_back(CUGRADE_NVCC);
-        candidates.push_back("nvcc");
-    }
-    for (const auto& nvcc : candidates) {
-        try {
-            const ProcessResult version = run_tool({nvcc, "--version"}, {}, tool_seconds);
-            if (!version.status.success()) {
-                continue;
-            }
-            Toolchain toolchain;
-            toolchain.nvcc = nvcc;
-            std::istringstream lines(version.output);
-            for (std::string line; std::getline(lines, line);) {
-                if (!line.empty()) {
-                    toolchain.nvcc_version = line;
-                }
-            }
-            toolchain.compute_sanitizer = find_beside(nvcc, "compute-sanitizer");
-            toolchain.cupti_dir = find_cupti(nvcc);
-            for (const char* dir : {CUGRADE_JSON_INCLUDE_DIR}) {
-                const fs::path path = dir;
-                // The system folders are searched anyway; naming them with -I reorders them and breaks libstdc++.
-                if (!path.empty() && path != "/usr/include" && path != "/usr/local/include") {
-                    toolchain.include_dirs.push_back(path);
-                }
-            }
-            return toolchain;
-        } catch (const std::runtime_error&) {
-            continue;
-        }
-    }
-    throw UsageError(fmt::format("cannot run nvcc (tried {}); install the CUDA toolkit or name it with --nvcc",
-                                 fmt::join(candidates, ", ")));
-}
-
-BuildResult build_submission(const Exercise& exercise, const fs::path& submission, const Toolchain& toolchain,
+BuildResult build_submission(const Exercise& exercise, const SubmissionFile& submission, const Toolchain& toolchain,
                              const BuildOptions& options) {
+    if (!options.cache_dir.empty()) {
+        tidy_cache(options.cache_dir, options.cache_max_bytes > 0 ? options.cache_max_bytes : UINT64_MAX);
+    }
     CacheKey harness_key;
-    const fs::path harness = build_harness(exercise, toolchain, options, harness_key);
-    const fs::path program_symbols = harness.parent_path() / "program-symbols.txt";
+    const HarnessBuild harness = build_harness(exercise, toolchain, options, harness_key);
 
     CacheKey key;
-    key.add("harness", harness_key.text()).add("submission", read_file(submission));
+    key.add("harness", harness_key.text()).add("submission", submission.bytes);
     CacheEntry entry(options.cache_dir, "submission-" + exercise.name, key);
     BuildResult result;
-    result.work_dir = entry.temporary() ? entry.path() : fs::path{};
-    const auto record_paths = [&](const fs::path& folder) {
-        result.source = folder / exercise.submission_file;
-        result.object = folder / "submission.o";
-        result.program_symbols = program_symbols;
+    result.temporary = std::make_shared<std::pair<std::shared_ptr<ScratchDir>, std::shared_ptr<ScratchDir>>>(
+        harness.temporary, entry.scratch());
+    result.program_symbols = harness.dir / "program-symbols.txt";
+    const auto present = [&](const fs::path& dir) {
+        result.object = dir / "submission.o";
+        result.diagnostics = present_diagnostics(read_file(dir / "diagnostics.txt"), exercise.submission_file,
+                                                 submission.shown.string());
+        const std::string outcome = read_file(dir / "outcome.txt");
+        result.ok = outcome == "ok";
+        if (result.ok) {
+            result.program = dir / "program";
+            result.link_map = dir / "link.map";
+        } else {
+            result.step = outcome;
+        }
     };
     if (entry.hit()) {
         result.cached = true;
-        record_paths(entry.path());
-        result.program = entry.path() / "program";
-        result.ok = fs::is_regular_file(result.program);
-        result.diagnostics = read_file(entry.path() / "diagnostics.txt");
-        if (!result.ok) {
-            result.step = read_file(entry.path() / "step.txt");
-        }
+        present(entry.path());
         return result;
     }
 
     const fs::path dir = entry.start();
-    // The submission is compiled as a copy in a folder of its own: it sees its contract and nothing else of the
-    // student's folder, and a cached build can only depend on what the key holds.
-    fs::copy_file(submission, dir / exercise.submission_file);
+    // The submission is compiled in a folder of its own, with its contract beside it: the sandbox shows the compiler
+    // this folder, the toolkit and the system's headers, nothing else of the host (no #include or .incbin of the
+    // course, the cache or another student's file), and a cached build can only depend on what the key holds.
+    write_file(dir / exercise.submission_file, submission.bytes);
+    const std::string contract = exercise.contract_header.filename().string();
+    fs::copy_file(exercise.contract_header, dir / contract, fs::copy_options::overwrite_existing);
+    SandboxPolicy sandbox = options.sandbox;
+    sandbox.readable = {toolchain.toolkit_root};
+    const std::vector<std::pair<std::string, std::string>> environment = {
+        {"PATH", (fs::path(toolchain.nvcc).parent_path() / "").string() +
+                     ":/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}};
+    const auto finish = [&](const std::string& outcome, const std::string& messages) {
+        // Stored as the compiler wrote them, with paths relative to the build folder; shown per grading.
+        std::string raw = messages;
+        for (std::size_t at = raw.find(dir.string() + "/"); at != std::string::npos;
+             at = raw.find(dir.string() + "/", at)) {
+            raw.erase(at, dir.string().size() + 1);
+        }
+        write_file(dir / "outcome.txt", outcome);
+        write_file(dir / "diagnostics.txt", raw);
+        std::vector<std::string> files = {exercise.submission_file, "outcome.txt", "diagnostics.txt"};
+        if (fs::exists(dir / "submission.o")) {
+            files.emplace_back("submission.o");
+        }
+        if (outcome == "ok") {
+            files.insert(files.end(), {"program", "link.map"});
+        }
+        entry.commit(files);
+        present(entry.path());
+    };
+
     std::vector<std::string> compile = {toolchain.nvcc};
     for (const auto& flag : nvcc_flags(options.arch)) {
         compile.push_back(flag);
     }
-    compile.insert(compile.end(), {"-I" + exercise.directory.string(), "-include", exercise.contract_header.string(),
-                                   "-c", exercise.submission_file, "-o", "submission.o"});
-    const auto shown = submission.string();
-    const auto record_failure = [&](const std::string& step, const ProcessResult& process) {
+    compile.insert(compile.end(), {"-I.", "-include", contract, "-c", exercise.submission_file, "-o", "submission.o"});
+    const ProcessResult compiled = run_tool(compile, dir, options.compile_seconds, sandbox, environment);
+    const auto stopped = [&](const ProcessResult& process, const std::string& step) {
+        // Not cached: the next grading tries again.
         result.step = step;
-        result.diagnostics = present_diagnostics(process.output, exercise.submission_file, shown);
-        if (process.status.timed_out) {
-            result.diagnostics += fmt::format("\n{} took longer than {} seconds and was stopped\n", step,
-                                              options.compile_seconds);
-        }
-        write_file(dir / "step.txt", result.step);
-        write_file(dir / "diagnostics.txt", result.diagnostics);
-        entry.commit();
+        result.diagnostics = present_diagnostics(process.output, exercise.submission_file, submission.shown.string()) +
+                             fmt::format("\nnvcc {} (the {} may take at most {} s): simplify the file, or ask your instructor\n",
+                                         process.status.describe(), step, options.compile_seconds);
     };
-
-    // The student's code is compiled and linked in the sandbox too: an #include of a path outside the exercise
-    // would otherwise read the reference or another submission into the build.
-    SandboxPolicy sandbox = options.sandbox;
-    sandbox.readable.push_back(exercise.directory);
-    sandbox.readable.push_back(harness.parent_path());
-    const ProcessResult compiled = run_tool(compile, dir, options.compile_seconds, sandbox);
     if (!compiled.status.success()) {
-        record_failure("compile", compiled);
-        return result;
+        switch (blame(compiled, dir, [] { return true; })) {
+            case Blame::submission: finish("compile", compiled.output); return result;
+            case Blame::submission_this_time: stopped(compiled, "compile"); return result;
+            case Blame::machine: fail_not_the_submissions("compile", compiled);
+        }
+    }
+
+    // Linked as prepared (link_object.hpp), with a copy of the harness beside it, so that no message names the cache.
+    const ObjectFile object = read_object(dir / "submission.o", toolchain);
+    prepare_for_link(dir / "submission.o", object, dir / "submission-linked.o", toolchain);
+    fs::copy_file(harness.dir / "harness.o", dir / "harness.o", fs::copy_options::overwrite_existing);
+    if (!toolchain.cupti_dir.empty()) {
+        sandbox.readable.push_back(toolchain.cupti_dir);
     }
     // The harness comes first, so its definitions win wherever the linker picks one of several (inline functions).
-    ProcessResult linked =
-        run_tool(link_command(toolchain, options, {harness.string(), "submission.o"}, "program"), dir,
-                 options.compile_seconds, sandbox);
+    auto link = link_command(toolchain, options, {"harness.o", "submission-linked.o"}, "program");
+    link.insert(link.end() - 2, {"-Xlinker", "-Map=link.map"});
+    ProcessResult linked = run_tool(link, dir, options.compile_seconds, sandbox, environment);
+    fs::remove(dir / "submission-linked.o");
     if (!linked.status.success()) {
+        const auto harness_intact = [&] { return CacheEntry::intact(harness.dir, "harness.o"); };
+        switch (blame(linked, dir, harness_intact)) {
+            case Blame::submission: break;
+            case Blame::submission_this_time: stopped(linked, "link"); return result;
+            case Blame::machine: fail_not_the_submissions("link", linked);
+        }
         for (const auto& entry_point : exercise.entry_points) {
             if (linked.output.find(fmt::format("undefined reference to `{}'", entry_point)) != std::string::npos) {
                 linked.output += fmt::format("hint: {} must define {}() exactly as {} declares it\n",
-                                             exercise.submission_file, entry_point,
-                                             exercise.contract_header.filename().string());
+                                             exercise.submission_file, entry_point, contract);
             }
         }
-        record_failure("link", linked);
+        fs::remove(dir / "harness.o");
+        finish("link", linked.output);
         return result;
     }
-    result.diagnostics = present_diagnostics(compiled.output, exercise.submission_file, shown);  // warnings
-    write_file(dir / "diagnostics.txt", result.diagnostics);
-    entry.commit();
-    result.ok = true;
-    record_paths(entry.path());
-    result.program = entry.path() / "program";
+    fs::remove(dir / "harness.o");
+    finish("ok", compiled.output);  // the compiler's warnings
     return result;
 }
 

@@ -1,5 +1,7 @@
 // Building submissions with the real nvcc: the cache, compile errors at the student's line, and the wall between
 // the submission and the reference.
+#include <unistd.h>
+
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -7,6 +9,7 @@
 #include "catch.hpp"
 #include "cugrade/build.hpp"
 #include "cugrade/gpu.hpp"
+#include "cugrade/submission.hpp"
 
 namespace {
 
@@ -25,11 +28,15 @@ struct Workspace {
         return root / "submission" / "sum.cu";
     }
 
-    BuildResult build(const fs::path& submission) {
-        BuildOptions options;
+    // Built as a grading builds: in the sandbox.
+    BuildResult build(const fs::path& submission, BuildOptions options = {}) {
         options.arch = fallback_arch;
-        options.cache_dir = CUGRADE_TEST_CACHE;
-        return build_submission(exercise, submission, toolchain, options);
+        if (options.cache_dir.empty()) {
+            options.cache_dir = CUGRADE_TEST_CACHE;
+        }
+        options.sandbox.enabled = true;
+        return build_submission(exercise, read_submission(submission.parent_path(), submission.filename()), toolchain,
+                                options);
     }
 };
 
@@ -97,4 +104,141 @@ TEST_CASE("an entry point with the wrong signature fails to build, with a hint")
     CHECK_FALSE(result.ok);
     CHECK(result.step == "link");
     CHECK_THAT(result.diagnostics, contains_text("hint: sum.cu must define sum() exactly as sum.h declares it"));
+}
+
+TEST_CASE("cached compiler messages show the path of the grading that asks, not of the first") {
+    Workspace w;
+    const std::string unique = std::to_string(std::chrono::steady_clock::now().time_since_epoch().count());
+    const std::string source = "// " + unique + "\nvoid sum(const float*, std::size_t, float* r, float*, cudaStream_t) "
+                               "{ r[0] = undefined_name; }\n";
+    const auto alice = w.root / "alice" / "sum.cu";
+    const auto bob = w.root / "bob" / "sum.cu";
+    for (const auto& file : {alice, bob}) {
+        fs::create_directories(file.parent_path());
+        std::ofstream(file) << source;
+    }
+    const BuildResult first = w.build(alice);
+    const BuildResult second = w.build(bob);
+    CHECK_FALSE(first.cached);
+    CHECK(second.cached);
+    CHECK_THAT(first.diagnostics, contains_text(alice.string() + ":2: error"));
+    CHECK_THAT(second.diagnostics, contains_text(bob.string() + ":2: error"));
+    CHECK(second.diagnostics.find("alice") == std::string::npos);
+}
+
+TEST_CASE("a warning nvcc prints twice (device and host) is shown once") {
+    Workspace w;
+    const BuildResult result = w.build(w.submit(
+        "void sum(const float*, std::size_t, float* r, float*, cudaStream_t) {\n"
+        "    unsigned u = 0;\n    if (u < 0) { r[0] = 1; }\n}\n"));
+    REQUIRE(result.ok);
+    const std::string warning = "pointless comparison of unsigned integer with zero";
+    const auto first = result.diagnostics.find(warning);
+    REQUIRE(first != std::string::npos);
+    CHECK(result.diagnostics.find(warning, first + 1) == std::string::npos);
+}
+
+TEST_CASE("the build sees the submission, its contract, the toolkit and the system, nothing else of the host") {
+    Workspace w;
+    const fs::path secret = fs::path(CUGRADE_SOURCE_DIR) / "reference" / "sum.cu";
+    for (const std::string& way : std::vector<std::string>{"#include \"" + secret.string() + "\"\n",
+                                   std::string("#include \"../../../reference/sum.cu\"\n"),
+                                   "asm(\".incbin \\\"" + secret.string() + "\\\"\");\n",
+                                   std::string("#include \"/etc/shadow\"\n")}) {
+        INFO(way);
+        const BuildResult result = w.build(w.submit(way + template_source()));
+        CHECK_FALSE(result.ok);
+        CHECK(result.step == "compile");
+        // The reference's own words never reach the messages.
+        CHECK(result.diagnostics.find("cugrade_reference") == std::string::npos);
+        CHECK(result.diagnostics.find("Reference") == std::string::npos);
+    }
+    // A system header is there, as it must be.
+    CHECK(w.build(w.submit("#include <vector>\n#include <cstdio>\n" + template_source())).ok);
+}
+
+TEST_CASE("no cache file holds the reference's source, and a link error never names the cache") {
+    Workspace w;
+    const std::string reference = [] {
+        std::ifstream in(fs::path(CUGRADE_SOURCE_DIR) / "reference" / "sum.cu");
+        return std::string(std::istreambuf_iterator<char>(in), {});
+    }();
+    // A line of the reference that no other file of the course has.
+    const std::string line = reference.substr(reference.find("constexpr int kVectorsPerThread"), 30);
+    const BuildResult built = w.build(w.submit(template_source()));
+    REQUIRE(built.ok);
+    // The harness's entry, and this submission's. (Another submission's entry holds that submission whole, and the
+    // tests grade the reference as a submission too.)
+    for (const auto& folder : {built.program_symbols.parent_path(), built.program.parent_path()}) {
+      for (const auto& file : fs::directory_iterator(folder)) {
+        if (file.is_regular_file()) {
+            std::ifstream in(file.path(), std::ios::binary);
+            const std::string text((std::istreambuf_iterator<char>(in)), {});
+            INFO(file.path());
+            CHECK(text.find(line) == std::string::npos);
+        }
+      }
+    }
+    const BuildResult unlinked = w.build(w.submit("__global__ void nothing() {}\n"));
+    CHECK_FALSE(unlinked.ok);
+    CHECK(unlinked.diagnostics.find(fs::path(CUGRADE_TEST_CACHE).filename().string()) == std::string::npos);
+}
+
+TEST_CASE("a damaged cache entry is rebuilt, never served") {
+    Workspace w;
+    const std::string unique = std::to_string(std::chrono::steady_clock::now().time_since_epoch().count());
+    const auto submission = w.submit(template_source() + "// damaged entry test " + unique + "\n");
+    const BuildResult first = w.build(submission);
+    REQUIRE(first.ok);
+    fs::resize_file(first.program, fs::file_size(first.program) / 2);
+    const BuildResult again = w.build(submission);
+    CHECK(again.ok);
+    CHECK_FALSE(again.cached);
+    fs::remove(again.program);
+    const BuildResult third = w.build(submission);
+    CHECK(third.ok);
+    CHECK_FALSE(third.cached);
+    CHECK(fs::exists(third.program));
+}
+
+TEST_CASE("a compile stopped at its time limit fails this build but is not cached") {
+    Workspace w;
+    const std::string unique = std::to_string(std::chrono::steady_clock::now().time_since_epoch().count());
+    // Twenty thousand instantiations: many seconds of nvcc.
+    const std::string slow = "// " + unique + "\n#include <utility>\n"
+        "template <int N> int f() { return N * 3 + 1; }\n"
+        "template <int... I> int all(std::integer_sequence<int, I...>) { return (f<I>() + ...); }\n"
+        "int many() { return all(std::make_integer_sequence<int, 20000>{}); }\n" + template_source();
+    const auto submission = w.submit(slow);
+    BuildOptions options;
+    options.compile_seconds = 1.0;
+    const BuildResult stopped = w.build(submission, options);
+    CHECK_FALSE(stopped.ok);
+    CHECK(stopped.step == "compile");
+    CHECK_THAT(stopped.diagnostics, contains_text("nvcc timed out (the compile may take at most 1 s)"));
+    const BuildResult again = w.build(submission, options);
+    CHECK_FALSE(again.cached);
+}
+
+TEST_CASE("a build without a cache leaves nothing behind") {
+    Workspace w;
+    w.submit(template_source());
+    const auto leftovers = [] {
+        int count = 0;
+        for (const auto& entry : fs::directory_iterator(fs::temp_directory_path())) {
+            const std::string name = entry.path().filename().string();
+            count += name.rfind("cugrade-build-" + std::to_string(::getpid()) + "-", 0) == 0 ? 1 : 0;
+        }
+        return count;
+    };
+    {
+        BuildOptions options;
+        options.cache_dir = "";
+        options.arch = fallback_arch;
+        options.sandbox.enabled = true;
+        const BuildResult result = build_submission(w.exercise, read_submission(w.root / "submission", "sum.cu"),
+                                                    w.toolchain, options);
+        CHECK(leftovers() > 0);
+    }
+    CHECK(leftovers() == 0);
 }

@@ -1,59 +1,53 @@
 // Building a submission: the student's file with nvcc, linked with the exercise's harness and the reference (made
-// local, so the submission cannot call it). Both stages are cached by content.
+// local, so the submission cannot call it). Both stages are cached by content (docs/architecture.md).
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
-#include <optional>
+#include <functional>
+#include <memory>
 #include <string>
-#include <vector>
 
 #include "cugrade/exercise.hpp"
 #include "cugrade/sandbox.hpp"
+#include "cugrade/submission.hpp"
+#include "cugrade/toolchain.hpp"
 
 namespace cugrade {
-
-struct Toolchain {
-    std::string nvcc = "nvcc";
-    std::string nvcc_version;  // the last line of `nvcc --version`, part of every cache key
-    std::string ld = "ld";
-    std::string nm = "nm";
-    std::string objcopy = "objcopy";
-    std::string readelf = "readelf";
-    std::string objdump = "objdump";
-    std::string compute_sanitizer;  // beside nvcc or on PATH; empty when neither has it
-    std::vector<std::filesystem::path> include_dirs;  // headers the harness needs (nlohmann-json)
-    std::filesystem::path cupti_dir;  // libcupti, for the harness's traffic monitor; empty when not found
-};
-
-// Finds nvcc: `preferred` when given, else $CUGRADE_NVCC, else the one cugrade was built with, else PATH.
-// Throws UsageError when none runs.
-Toolchain find_toolchain(const std::optional<std::string>& preferred);
 
 struct BuildOptions {
     std::string arch;                    // "sm_90"
     std::filesystem::path cache_dir;     // empty: build in a temporary folder and discard it
+    std::uint64_t cache_max_bytes = 0;   // the cache's size limit (0: none)
     double compile_seconds = 300.0;
-    SandboxPolicy sandbox;               // for compiling and linking the submission; work_dir is set per build
+    // For compiling and linking the submission: its work_dir and readable paths are set per step, so that the
+    // compiler sees the submission, its contract header, the toolkit and the system's headers, nothing else.
+    SandboxPolicy sandbox;
+    std::function<void(const std::string&)> progress;  // a line for people waiting, or empty
 };
 
 struct BuildResult {
     bool ok = false;
     bool cached = false;
-    std::filesystem::path program;       // the linked harness, when ok
-    std::filesystem::path object;        // the submission compiled alone, when it compiled
-    std::filesystem::path source;        // the copy of the submission that was compiled
+    std::filesystem::path program;          // the linked harness, when ok
+    std::filesystem::path object;           // the submission compiled alone, as nvcc made it, when it compiled
     std::filesystem::path program_symbols;  // the names the program has without the submission (inspect.hpp)
-    std::string step;                    // what failed: "compile" or "link"
-    std::string diagnostics;             // the compiler's messages, paths shown as the user gave them
-    std::filesystem::path work_dir;      // the temporary folder to remove (no cache), or empty
+    std::filesystem::path link_map;         // the linker's map of the program, when ok
+    std::string step;                       // what failed: "compile" or "link"
+    std::string diagnostics;                // the compiler's messages, paths shown as the user gave them
+    std::shared_ptr<void> temporary;        // the folders of a build without a cache, removed with the last copy
 };
 
-// Builds the submission. A failure of the submission is a BuildResult with ok = false; a failure of the course's own
-// files (harness or reference) throws UsageError, since no submission can be graded then.
-BuildResult build_submission(const Exercise& exercise, const std::filesystem::path& submission,
-                             const Toolchain& toolchain, const BuildOptions& options);
+// Builds the submission. A failure of the submission is a BuildResult with ok = false. A failure of the course's
+// own files (harness or reference) throws UsageError, since no submission can be graded then; a failure that is
+// neither's (a full disk, a damaged tool) throws std::runtime_error, and nothing of it is cached.
+BuildResult build_submission(const Exercise& exercise, const SubmissionFile& submission, const Toolchain& toolchain,
+                             const BuildOptions& options);
 
 // The cache folder cugrade uses by default: $CUGRADE_CACHE_DIR, $XDG_CACHE_HOME/cugrade or ~/.cache/cugrade.
 std::filesystem::path default_cache_dir();
+
+// The cache's size limit by default: $CUGRADE_CACHE_MIB mebibytes, else 5 GiB.
+std::uint64_t default_cache_limit();
 
 }  // namespace cugrade

@@ -1,0 +1,115 @@
+#include "cugrade/toolchain.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <sstream>
+
+#include "config.hpp"
+#include "cugrade/error.hpp"
+#include "cugrade/process.hpp"
+
+namespace cugrade {
+namespace fs = std::filesystem;
+namespace {
+
+// `tool` from the folder `program` lives in (found on PATH when it names no folder), else from PATH; or empty.
+std::string find_beside(const std::string& program, const std::string& tool) {
+    std::vector<fs::path> dirs;
+    if (program.find('/') != std::string::npos) {
+        dirs.push_back(fs::path(program).parent_path());
+    }
+    if (const char* path = std::getenv("PATH"); path != nullptr) {
+        std::istringstream entries(path);
+        for (std::string entry; std::getline(entries, entry, ':');) {
+            if (!entry.empty() && program.find('/') == std::string::npos && fs::exists(fs::path(entry) / program)) {
+                dirs.insert(dirs.begin(), entry);
+            }
+            dirs.push_back(entry);
+        }
+    }
+    for (const auto& dir : dirs) {
+        if (::access((dir / tool).c_str(), X_OK) == 0) {
+            return (dir / tool).string();
+        }
+    }
+    return "";
+}
+
+// libcupti of nvcc's toolkit: lib64/, lib/ or extras/CUPTI/lib64/ beside its bin/.
+fs::path find_cupti(const std::string& nvcc) {
+    fs::path program = nvcc;
+    if (nvcc.find('/') == std::string::npos) {
+        const std::string beside = find_beside(nvcc, nvcc);  // nvcc itself, found on PATH
+        if (beside.empty()) {
+            return {};
+        }
+        program = beside;
+    }
+    std::error_code ec;
+    const fs::path toolkit = fs::canonical(program, ec).parent_path().parent_path();
+    if (ec) {
+        return {};
+    }
+    for (const char* dir : {"lib64", "lib", "extras/CUPTI/lib64", "targets/x86_64-linux/lib", "targets/sbsa-linux/lib"}) {
+        if (fs::exists(toolkit / dir / "libcupti.so", ec)) {
+            return toolkit / dir;
+        }
+    }
+    return {};
+}
+
+}  // namespace
+
+Toolchain find_toolchain(const std::optional<std::string>& preferred) {
+    std::vector<std::string> candidates;
+    if (preferred) {
+        candidates.push_back(*preferred);
+    } else {
+        if (const char* env = std::getenv("CUGRADE_NVCC"); env != nullptr && *env != '\0') {
+            candidates.push_back(env);
+        }
+        candidates.push_back(CUGRADE_NVCC);
+        candidates.push_back("nvcc");
+    }
+    for (const auto& nvcc : candidates) {
+        try {
+            ProcessOptions options;
+            options.argv = {nvcc, "--version"};
+            const ProcessResult version = run_process(options, std::chrono::seconds(60));
+            if (!version.status.success()) {
+                continue;
+            }
+            Toolchain toolchain;
+            // Absolute: sandboxed builds search only the system's folders.
+            toolchain.nvcc = nvcc.find('/') == std::string::npos ? find_beside(nvcc, nvcc) : nvcc;
+            std::error_code ec;
+            toolchain.nvcc = fs::absolute(toolchain.nvcc, ec).string();
+            toolchain.toolkit_root = fs::canonical(toolchain.nvcc, ec).parent_path().parent_path();
+            std::istringstream lines(version.output);
+            for (std::string line; std::getline(lines, line);) {
+                if (!line.empty()) {
+                    toolchain.nvcc_version = line;
+                }
+            }
+            toolchain.compute_sanitizer = find_beside(nvcc, "compute-sanitizer");
+            toolchain.cupti_dir = find_cupti(nvcc);
+            for (const char* dir : {CUGRADE_JSON_INCLUDE_DIR}) {
+                const fs::path path = dir;
+                // The system folders are searched anyway; naming them with -I reorders them and breaks libstdc++.
+                if (!path.empty() && path != "/usr/include" && path != "/usr/local/include") {
+                    toolchain.include_dirs.push_back(path);
+                }
+            }
+            return toolchain;
+        } catch (const std::runtime_error&) {
+            continue;
+        }
+    }
+    throw UsageError(fmt::format("cannot run nvcc (tried {}); install the CUDA toolkit or name it with --nvcc",
+                                 fmt::join(candidates, ", ")));
+}
+
+}  // namespace cugrade
