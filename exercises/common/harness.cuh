@@ -617,8 +617,30 @@ inline std::string describe_number(double value) {
     return text.str();
 }
 
+// The submission's initialisers, which the grader moved out of the loader's reach (protocol.hpp).
+#define CUGRADE_SECTION_BOUND(prefix, section) CUGRADE_SECTION_BOUND_NAME(prefix, section)
+#define CUGRADE_SECTION_BOUND_NAME(prefix, section) prefix##section
+using SubmissionInitialiser = void (*)();
+extern "C" SubmissionInitialiser CUGRADE_SECTION_BOUND(__start_, CUGRADE_SUBMISSION_INIT_SECTION)[]
+    __attribute__((weak));
+extern "C" SubmissionInitialiser CUGRADE_SECTION_BOUND(__stop_, CUGRADE_SUBMISSION_INIT_SECTION)[]
+    __attribute__((weak));
+
+// Registers the submission's device code and constructs its globals: its first code to run, after the process is
+// locked down, in the order the loader would have run it.
+inline void initialise_submission() {
+    SubmissionInitialiser* const first = CUGRADE_SECTION_BOUND(__start_, CUGRADE_SUBMISSION_INIT_SECTION);
+    SubmissionInitialiser* const last = CUGRADE_SECTION_BOUND(__stop_, CUGRADE_SUBMISSION_INIT_SECTION);
+    for (SubmissionInitialiser* f = first; f != nullptr && f != last; ++f) {
+        if (*f != nullptr) {
+            (*f)();
+        }
+    }
+}
+
 // `run_case` runs one case and returns its outcome; CUDA failures propagate as CudaFailure.
-inline int run_harness(int argc, char** argv, const std::function<CaseOutcome(const Case&)>& run_case) {
+inline int run_plan(int argc, char** argv, const std::function<CaseOutcome(const Case&)>& run_case,
+                     bool& skip_exit_handlers) {
     Channel channel;
     if (argc != 2) {
         channel.send({{"event", "fatal"}, {"detail", "usage: harness PLAN.json"}});
@@ -635,6 +657,7 @@ inline int run_harness(int argc, char** argv, const std::function<CaseOutcome(co
         }
         monitor_traffic = plan.value("monitor_traffic", true);
         deny_processes = plan.value("deny_processes", true);
+        skip_exit_handlers = plan.value("skip_exit_handlers", true);
     } catch (const std::exception& e) {
         channel.send({{"event", "fatal"}, {"detail", std::string("cannot read the plan: ") + e.what()}});
         return protocol::exit_usage;
@@ -648,6 +671,9 @@ inline int run_harness(int argc, char** argv, const std::function<CaseOutcome(co
         return protocol::exit_fatal;
     }
     channel.send({{"event", "ready"}, {"protections", lock_down(monitor_traffic, deny_processes)}});
+    if (!cases.empty()) {
+        initialise_submission();
+    }
 
     for (const Case& c : cases) {
         channel.send({{"event", "start"}, {"case", c.id}});
@@ -675,6 +701,19 @@ inline int run_harness(int argc, char** argv, const std::function<CaseOutcome(co
                       {"measurements", outcome.measurements}});
     }
     return protocol::exit_done;
+}
+
+// The harness's main(): runs the plan, then ends without running exit handlers, so that nothing the submission
+// registered (destructors of its globals, atexit) runs after its last case. Under compute-sanitizer, whose report
+// comes from the exit handlers, it returns as usual.
+inline int run_harness(int argc, char** argv, const std::function<CaseOutcome(const Case&)>& run_case) {
+    bool skip_exit_handlers = false;
+    const int code = run_plan(argc, argv, run_case, skip_exit_handlers);
+    if (skip_exit_handlers) {
+        std::fflush(nullptr);
+        std::_Exit(code);
+    }
+    return code;
 }
 
 }  // namespace cugrade::harness

@@ -23,6 +23,13 @@ inline constexpr int exit_usage = 2;    // the plan could not be read
 inline constexpr int exit_restart = 3;  // a CUDA error poisoned the context: restart for the remaining cases
 inline constexpr int exit_fatal = 4;    // the harness reported a fatal event
 
+// The section where the grader moves the submission's initialisers (.init_array: nvcc's registration of its device
+// code, its global constructors) so that the loader does not run them before main; the harness calls them once it
+// has locked the process down. The linker names its bounds __start_SECTION and __stop_SECTION.
+#define CUGRADE_SUBMISSION_INIT_SECTION cugrade_submission_init
+// Its finalisers (.fini_array) go here, and nothing runs them.
+#define CUGRADE_SUBMISSION_FINI_SECTION cugrade_submission_fini
+
 // Statuses the harness itself reports in a result event.
 inline constexpr const char* status_passed = "passed";
 inline constexpr const char* status_wrong_answer = "wrong_answer";

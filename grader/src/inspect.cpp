@@ -9,66 +9,17 @@
 #include <map>
 #include <memory>
 #include <regex>
+#include <set>
 #include <sstream>
 
-#include "cugrade/error.hpp"
-#include "cugrade/process.hpp"
+#include "cache.hpp"
+#include "cugrade/api_policy.hpp"
+#include "link_object.hpp"
+#include "object_file.hpp"
 
 namespace cugrade {
 namespace fs = std::filesystem;
 namespace {
-
-constexpr double tool_seconds = 60.0;
-
-struct Library {
-    const char* name;
-    const char* display;
-    std::vector<const char*> namespaces;  // C++: a demangled name starting with one of these
-    std::vector<const char*> prefixes;    // C: a name starting with one of these
-    const char* source_hint;              // what to look for in the source, for the line
-};
-
-const std::vector<Library>& libraries() {
-    static const std::vector<Library> all = {
-        {"cub", "CUB", {"cub::"}, {}, "cub"},
-        {"thrust", "Thrust", {"thrust::"}, {}, "thrust"},
-        {"cublas", "cuBLAS", {}, {"cublas"}, "cublas"},
-        {"cudnn", "cuDNN", {}, {"cudnn"}, "cudnn"},
-        {"cusparse", "cuSPARSE", {}, {"cusparse"}, "cusparse"},
-        {"cusolver", "cuSOLVER", {}, {"cusolver"}, "cusolver"},
-        {"cufft", "cuFFT", {}, {"cufft"}, "cufft"},
-        {"nccl", "NCCL", {}, {"nccl"}, "nccl"},
-        {"cutlass", "CUTLASS", {"cutlass::", "cute::"}, {}, "cutlass"},
-    };
-    return all;
-}
-
-// Function families with the reason a submission may not call them.
-struct FunctionRule {
-    std::vector<const char*> names;  // globs
-    const char* reason;
-};
-
-const std::vector<FunctionRule>& function_rules() {
-    static const std::vector<FunctionRule> all = {
-        {{"fork", "vfork", "clone", "clone3", "execve", "execveat", "execv", "execvp", "execvpe", "execl", "execlp",
-          "execle", "system", "popen", "posix_spawn", "posix_spawnp", "syscall", "ptrace", "kill", "setsid",
-          "setpgid", "daemon"},
-         "a submission starts no processes"},
-        {{"socket", "connect", "bind", "listen", "accept", "accept4", "getaddrinfo", "gethostbyname"},
-         "a submission has no network"},
-        {{"fopen", "fopen64", "freopen", "freopen64", "open", "open64", "openat", "openat64", "creat", "creat64",
-          "opendir"},
-         "a submission reads and writes no files"},
-        {{"dlopen", "dlmopen", "dlsym", "dlvsym", "cudaGetDriverEntryPoint*", "cuGetProcAddress*"},
-         "a submission calls only what it links"},
-        {{"cudaStreamCreate*", "cuStreamCreate*"}, "launch every kernel on the stream you are given"},
-        {{"cudaHostAlloc", "cudaMallocHost", "cudaHostRegister", "cudaMallocManaged", "cuMemHostAlloc",
-          "cuMemAllocHost*", "cuMemHostRegister*", "cuMemAllocManaged"},
-         "a submission computes on the GPU, in the memory it is given"},
-    };
-    return all;
-}
 
 std::string demangle(const std::string& name) {
     int status = 0;
@@ -84,30 +35,17 @@ std::string short_name(const std::string& demangled) {
     return cut == std::string::npos ? name : name.substr(0, cut);
 }
 
-std::string run_or_throw(const std::vector<std::string>& argv, const std::string& what) {
-    ProcessOptions options;
-    options.argv = argv;
-    options.output_limit = 64 << 20;
-    const ProcessResult result = run_process(options, std::chrono::duration<double>(tool_seconds));
-    if (!result.status.success()) {
-        throw std::runtime_error(fmt::format("{} {}:\n{}", what, result.status.describe(), result.output));
-    }
-    return result.output;
-}
-
-std::string read_text(const fs::path& path) {
-    std::ifstream in(path, std::ios::binary);
-    std::ostringstream text;
-    text << in.rdbuf();
-    return text.str();
+// A name as a person reads it: C names as they are, C++ names demangled and shortened.
+std::string readable(const std::string& name) {
+    return name.rfind("_Z", 0) == 0 ? short_name(demangle(name)) : name;
 }
 
 // The first line of the source that matches, as "PATH:LINE", or PATH alone.
 class SourceLines {
 public:
     // Comments are blanked: a name in a comment is not where the code uses it.
-    SourceLines(const fs::path& source, std::string shown) : shown_(std::move(shown)) {
-        std::istringstream in(read_text(source));
+    SourceLines(const std::string& source, std::string shown) : shown_(std::move(shown)) {
+        std::istringstream in(source);
         bool in_block = false;
         for (std::string line; std::getline(in, line);) {
             std::string code;
@@ -130,6 +68,8 @@ public:
         }
     }
 
+    const std::string& file() const { return shown_; }
+
     std::string where(const std::regex& pattern) const {
         for (std::size_t i = 0; i < lines_.size(); ++i) {
             if (std::regex_search(lines_[i], pattern)) {
@@ -140,7 +80,8 @@ public:
     }
 
     std::string where_word(const std::string& word) const {
-        return where(std::regex(R"((^|[^A-Za-z0-9_]))" + escape(word) + R"(($|[^A-Za-z0-9_]))"));
+        const std::string bare = word.substr(word.rfind(':') == std::string::npos ? 0 : word.rfind(':') + 1);
+        return where(std::regex(R"((^|[^A-Za-z0-9_]))" + escape(bare) + R"(($|[^A-Za-z0-9_]))"));
     }
 
 private:
@@ -151,121 +92,127 @@ private:
     std::vector<std::string> lines_;
 };
 
-bool matches(const std::string& glob, const std::string& name) { return ::fnmatch(glob.c_str(), name.c_str(), 0) == 0; }
+// program-symbols.txt (build.cpp's record_program_symbols).
+struct ProgramSymbols {
+    std::set<std::string> defined;                // D
+    std::set<std::string> harness_weak;           // W
+    std::set<std::string> undefined;              // U
+    std::map<std::string, std::string> exported;  // X: name -> the library that exports it
+    std::set<std::string> math;                   // what the math library exports
+};
 
-const char* reason_for(const std::string& glob) {
-    for (const auto& rule : function_rules()) {
-        for (const char* name : rule.names) {
-            if (glob == name) {
-                return rule.reason;
+ProgramSymbols read_program_symbols(const fs::path& file) {
+    ProgramSymbols symbols;
+    std::istringstream lines(read_file(file));
+    for (std::string line; std::getline(lines, line);) {
+        if (line.size() < 3) {
+            continue;
+        }
+        const std::string rest = line.substr(2);
+        switch (line[0]) {
+            case 'D': symbols.defined.insert(rest); break;
+            case 'W': symbols.harness_weak.insert(rest); break;
+            case 'U': symbols.undefined.insert(rest); break;
+            case 'X': {
+                const auto space = rest.find(' ');
+                const std::string library = rest.substr(0, space);
+                const std::string name = rest.substr(space + 1);
+                symbols.exported.emplace(name, library);
+                if (library.rfind("libm.so", 0) == 0) {
+                    symbols.math.insert(name);
+                }
+                break;
             }
+            default: break;
         }
     }
-    return "this exercise forbids it";
+    return symbols;
 }
 
-// Functions in .init_array and friends: code the loader runs before main. nvcc registers the device code that way
-// (__sti____cudaRegisterAll); anything else is the student's.
-std::vector<std::string> early_functions(const fs::path& object, const Toolchain& toolchain) {
-    const std::string relocations = run_or_throw({toolchain.readelf, "-rW", object.string()}, "readelf failed:");
-    const std::string table = run_or_throw({toolchain.objdump, "-t", object.string()}, "objdump failed:");
-    // objdump -t: "0000000000000439 l     F .text  0000000000000020 _GLOBAL__sub_I_sum"
-    std::map<std::pair<std::string, unsigned long long>, std::string> functions;
-    static const std::regex entry(R"(^([0-9a-fA-F]+)\s.*\sF\s+(\S+)\s+[0-9a-fA-F]+\s+(\S+)\s*$)");
-    std::istringstream table_lines(table);
-    for (std::string line; std::getline(table_lines, line);) {
-        std::smatch m;
-        if (std::regex_match(line, m, entry)) {
-            functions[{m[2], std::stoull(m[1], nullptr, 16)}] = m[3];
+std::string describe_library(const std::string& soname) {
+    static const std::vector<std::pair<const char*, const char*>> names = {
+        {"libc.so", "the C library"},       {"libstdc++.so", "the C++ library"}, {"libm.so", "the math library"},
+        {"libgcc_s.so", "the compiler's runtime"}, {"ld-linux", "the dynamic loader"}, {"libcupti.so", "CUPTI"},
+    };
+    for (const auto& [prefix, name] : names) {
+        if (soname.rfind(prefix, 0) == 0) {
+            return fmt::format("{} ({})", name, soname);
         }
     }
-    std::vector<std::string> early;
-    bool in_constructors = false;
-    static const std::regex section(R"(^Relocation section '\.rela?(\.init_array|\.ctors|\.preinit_array)\S*')");
-    static const std::regex target(R"(\s([^\s]+) \+ ([0-9a-fA-F]+)\s*$)");
-    std::istringstream lines(relocations);
+    return soname;
+}
+
+// Sections compilers make for ordinary code: anything else was asked for by hand (a section attribute, assembly).
+bool ordinary_section(const std::string& name) {
+    static const std::vector<std::string> globs = {
+        ".text", ".text.*", ".data", ".data.*", ".bss", ".bss.*", ".rodata", ".rodata.*", ".tdata", ".tdata.*",
+        ".tbss", ".tbss.*", ".init_array", ".init_array.*", ".fini_array", ".fini_array.*", ".eh_frame",
+        ".gcc_except_table", ".gcc_except_table.*", ".group", ".rela.*", ".rel.*", ".symtab", ".symtab_shndx",
+        ".strtab", ".shstrtab", ".comment", ".note.GNU-stack", ".note.gnu.property", ".nv_fatbin",
+        ".nvFatBinSegment", "__nv_module_id", ".nv.*", ".debug_*"};
+    return std::any_of(globs.begin(), globs.end(),
+                       [&](const std::string& glob) { return ::fnmatch(glob.c_str(), name.c_str(), 0) == 0; });
+}
+
+// Sections whose code the loader runs around main.
+bool early_section(const std::string& name) {
+    for (const char* early : {".init", ".fini", ".preinit_array", ".ctors", ".dtors", ".init_array", ".fini_array"}) {
+        if (name == early || name.rfind(std::string(early) + ".", 0) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+// The output sections of the linked program that hold something of the submission's object, from the linker's map.
+std::set<std::string> submission_sections_in_program(const fs::path& map_file) {
+    std::set<std::string> found;
+    std::istringstream lines(read_file(map_file));
+    bool in_map = false;
+    std::string output_section;
+    std::string pending_input;  // an input section whose address, size and file are on the next line
+    static const std::regex output_line(R"(^(\S+)(\s+0x[0-9a-fA-F]+\s+0x[0-9a-fA-F]+)?\s*$)");
+    static const std::regex input_line(R"(^ (\S+)\s+0x[0-9a-fA-F]+\s+0x([0-9a-fA-F]+)\s+(\S.*)$)");
+    static const std::regex continued(R"(^\s+0x[0-9a-fA-F]+\s+0x([0-9a-fA-F]+)\s+(\S.*)$)");
+    static const std::regex input_name(R"(^ (\S+)\s*$)");
+    const auto record = [&](const std::string& size, const std::string& file) {
+        if (std::stoull(size, nullptr, 16) > 0 && file.find("submission-linked.o") != std::string::npos) {
+            found.insert(output_section);
+        }
+    };
     for (std::string line; std::getline(lines, line);) {
-        if (line.rfind("Relocation section", 0) == 0) {
-            in_constructors = std::regex_search(line, section);
+        if (!in_map) {
+            in_map = line.rfind("Linker script and memory map", 0) == 0;
             continue;
         }
         std::smatch m;
-        if (!in_constructors || !std::regex_search(line, m, target)) {
+        if (!pending_input.empty() && std::regex_match(line, m, continued)) {
+            record(m[1], m[2]);
+            pending_input.clear();
             continue;
         }
-        const std::string base = m[1];
-        const auto offset = std::stoull(m[2], nullptr, 16);
-        const auto found = functions.find({base, offset});
-        const std::string name = found != functions.end() ? found->second : offset == 0 ? base : base + "+" + std::string(m[2]);
-        if (name.find("__sti____cudaRegisterAll") == std::string::npos) {
-            early.push_back(name);
+        pending_input.clear();
+        if (std::regex_match(line, m, input_line)) {
+            record(m[2], m[3]);
+        } else if (std::regex_match(line, m, input_name) && m[1].str().front() != '*') {
+            pending_input = m[1];
+        } else if (std::regex_match(line, m, output_line)) {
+            output_section = m[1];
         }
     }
-    return early;
+    return found;
 }
 
 }  // namespace
 
-std::vector<Symbol> parse_nm(const std::string& output) {
-    std::vector<Symbol> symbols;
-    std::istringstream lines(output);
-    for (std::string line; std::getline(lines, line);) {
-        // "0000000000000082 T sum" or "                 U cudaLaunchKernel"
-        std::istringstream fields(line);
-        std::vector<std::string> parts;
-        for (std::string part; fields >> part;) {
-            parts.push_back(part);
-        }
-        if (parts.size() < 2 || parts[parts.size() - 2].size() != 1) {
-            continue;
-        }
-        std::string name = parts.back();
-        name = name.substr(0, name.find('@'));  // "malloc@GLIBC_2.2.5"
-        symbols.push_back({name, parts[parts.size() - 2][0]});
-    }
-    return symbols;
-}
-
-const std::vector<std::string>& known_libraries() {
-    static const std::vector<std::string> names = [] {
-        std::vector<std::string> all;
-        for (const auto& library : libraries()) {
-            all.push_back(library.name);
-        }
-        return all;
-    }();
-    return names;
-}
-
-std::vector<std::string> default_forbidden_libraries() { return known_libraries(); }
-
-std::vector<std::string> default_forbidden_functions() {
-    std::vector<std::string> all;
-    for (const auto& rule : function_rules()) {
-        all.insert(all.end(), rule.names.begin(), rule.names.end());
-    }
-    return all;
-}
-
-ProgramSymbols read_program_symbols(const fs::path& file) {
-    ProgramSymbols symbols;
-    std::istringstream lines(read_text(file));
-    for (std::string line; std::getline(lines, line);) {
-        if (line.size() > 2) {
-            (line[0] == 'U' ? symbols.undefined : symbols.defined).insert(line.substr(2));
-        }
-    }
-    return symbols;
-}
-
-Inspection inspect_submission(const BuildResult& build, const fs::path& shown,
-                              const std::vector<std::string>& entry_points, const ForbiddenApis& forbidden,
+Inspection inspect_submission(const BuildResult& build, const SubmissionFile& submission,
+                              const std::vector<std::string>& entry_points, const ApiRules& rules,
                               const Toolchain& toolchain) {
     Inspection inspection;
-    const SourceLines source(build.source, shown.string());
-    const std::vector<Symbol> symbols =
-        parse_nm(run_or_throw({toolchain.nm, build.object.string()}, "nm failed on the submission:"));
+    const SourceLines source(submission.bytes, submission.shown.string());
+    const ObjectFile object = read_object(build.object, toolchain);
     const ProgramSymbols program = read_program_symbols(build.program_symbols);
+    const ApiPolicy policy(rules, program.math);
     const auto is_entry = [&](const std::string& name) {
         return std::find(entry_points.begin(), entry_points.end(), name) != entry_points.end();
     };
@@ -280,53 +227,85 @@ Inspection inspect_submission(const BuildResult& build, const fs::path& shown,
             inspection.findings.push_back({std::move(rule), std::move(symbol), std::move(message)});
         }
     };
+    const std::string only_when_called =
+        fmt::format("a submission's code may run only when the grader calls {}", entries);
 
-    // What it defines: a definition of a name the program already has would replace the program's own. Weak
-    // definitions of C++ names are the same inline code from the same headers (templates), so they may coincide.
-    for (const auto& symbol : symbols) {
-        // Names with a dot are the compiler's own (DW.ref.__gxx_personality_v0), never the student's.
-        if (!symbol.defined() || !symbol.global() || is_entry(symbol.name) ||
-            symbol.name.find('.') != std::string::npos) {
+    // What it is made of.
+    for (const auto& section : object.sections) {
+        if (ordinary_section(section.name)) {
             continue;
         }
-        const bool cpp = symbol.name.rfind("_Z", 0) == 0;
-        const bool taken = program.defined.count(symbol.name) != 0 || program.undefined.count(symbol.name) != 0;
-        if (taken && !(symbol.weak() && cpp)) {
-            const std::string name = cpp ? short_name(demangle(symbol.name)) : symbol.name;
-            const std::string bare = name.substr(name.rfind(':') == std::string::npos ? 0 : name.rfind(':') + 1);
-            add("defines", name,
-                fmt::format("{}: defines {}, which the grader's program already has: a submission may define only "
-                            "{} and its own helpers",
-                            source.where_word(bare), name, entries));
+        const std::string where = source.where(std::regex(R"(section|\.incbin|asm)"));
+        if (early_section(section.name)) {
+            add("runs-before-main", section.name,
+                fmt::format("{}: puts code in {}, which the loader runs around main: {}", where, section.name,
+                            only_when_called));
+        } else {
+            add("section", section.name,
+                fmt::format("{}: makes a section named {}, which compilers do not make for ordinary code: write the "
+                            "exercise in plain CUDA C++",
+                            where, section.name));
+        }
+    }
+    for (const auto& symbol : object.symbols) {
+        if (symbol.type == "IFUNC" && symbol.defined()) {
+            add("runs-before-main", readable(symbol.name),
+                fmt::format("{}: defines {} as an indirect function, whose resolver the loader runs before main: {}",
+                            source.where_word(readable(symbol.name)), readable(symbol.name), only_when_called));
         }
     }
 
-    // What it uses.
-    const auto libraries_forbidden = forbidden.libraries.value_or(default_forbidden_libraries());
-    const auto functions_forbidden = forbidden.functions.value_or(default_forbidden_functions());
-    for (const auto& library : libraries()) {
-        if (std::find(libraries_forbidden.begin(), libraries_forbidden.end(), library.name) ==
-            libraries_forbidden.end()) {
+    // What it defines: its entry points and names of its own. A name the program already has would be linked in
+    // place of the program's own, unless it is the compiler's instantiation of inline code that the harness also
+    // has (the harness's copy, first in the link, is the one kept).
+    for (const auto& symbol : object.symbols) {
+        if (!symbol.defined() || !symbol.global() || symbol.type == "FILE" || symbol.type == "SECTION" ||
+            is_entry(symbol.name)) {
+            continue;
+        }
+        const bool instantiation = symbol.comdat && symbol.binding != "GLOBAL";
+        const std::string name = readable(symbol.name);
+        if (program.defined.count(symbol.name) != 0 || program.undefined.count(symbol.name) != 0) {
+            if (!(instantiation && program.harness_weak.count(symbol.name) != 0)) {
+                add("defines", name,
+                    fmt::format("{}: defines {}, which the grader's program already has: a submission may define "
+                                "only {} and its own helpers",
+                                source.where_word(name), name, entries));
+            }
+            continue;
+        }
+        const auto library = program.exported.find(symbol.name);
+        if (library != program.exported.end() && !instantiation && symbol.type != "OBJECT" && symbol.type != "TLS") {
+            add("defines", name,
+                fmt::format("{}: defines {}, which {} already has: a submission may define only {} and its own "
+                            "helpers",
+                            source.where_word(name), name, describe_library(library->second), entries));
+        }
+    }
+
+    // What it uses: libraries by their namespaces in any name, defined or used.
+    for (const auto& library : library_catalogue()) {
+        if (!policy.forbids_library(library.name)) {
             continue;
         }
         // Of every symbol that shows the library, name the one a person would recognise: a public function
         // (not a guard variable or a detail:: kernel), the shortest.
         std::string named;
         int named_rank = 0;
-        for (const auto& symbol : symbols) {
-            const std::string readable = demangle(symbol.name);
+        for (const auto& symbol : object.symbols) {
+            const std::string full = demangle(symbol.name);
             int rank = 0;
-            for (const char* space : library.namespaces) {
-                if (readable.rfind(space, 0) == 0) {
-                    rank = std::max(rank, readable.find("::detail::") == std::string::npos ? 3 : 2);
-                } else if (readable.find(space) != std::string::npos) {
+            for (const auto& space : library.namespaces) {
+                if (full.rfind(space, 0) == 0) {
+                    rank = std::max(rank, full.find("::detail::") == std::string::npos ? 3 : 2);
+                } else if (full.find(space) != std::string::npos) {
                     rank = std::max(rank, 1);
                 }
             }
-            for (const char* prefix : library.prefixes) {
+            for (const auto& prefix : library.prefixes) {
                 rank = symbol.name.rfind(prefix, 0) == 0 ? 3 : rank;
             }
-            const std::string candidate = rank == 3 || rank == 2 ? short_name(readable) : readable;
+            const std::string candidate = rank == 3 || rank == 2 ? short_name(full) : full;
             if (rank > named_rank || (rank == named_rank && rank > 0 && candidate.size() < named.size())) {
                 named = candidate;
                 named_rank = rank;
@@ -335,32 +314,32 @@ Inspection inspect_submission(const BuildResult& build, const fs::path& shown,
         if (named_rank > 0) {
             add("forbidden-library", library.display,
                 fmt::format("{}: uses {} ({}), which this exercise forbids: write the kernels yourself",
-                            source.where(std::regex(std::string(library.source_hint), std::regex::icase)),
-                            library.display, named_rank == 1 ? "in " + short_name(named) : named));
+                            source.where(std::regex(library.source_hint, std::regex::icase)), library.display,
+                            named_rank == 1 ? "in " + short_name(named) : named));
         }
     }
-    for (const auto& symbol : symbols) {
-        if (symbol.type != 'U') {
+    // And functions: every name it needs from elsewhere, weak references too.
+    for (const auto& symbol : object.symbols) {
+        if (symbol.defined() || !symbol.global()) {
             continue;
         }
-        for (const auto& glob : functions_forbidden) {
-            if (matches(glob, symbol.name)) {
-                add("forbidden-function", symbol.name + "()",
-                    fmt::format("{}: calls {}(), which submissions may not use: {}", source.where_word(symbol.name),
-                                symbol.name, reason_for(glob)));
-                break;
-            }
+        if (const CallVerdict verdict = policy.judge_call(symbol.name); !verdict.allowed) {
+            const std::string name = readable(symbol.name);
+            add("forbidden-function", name + "()",
+                fmt::format("{}: calls {}(), which submissions may not use: {}", source.where_word(name), name,
+                            verdict.reason));
         }
     }
 
-    // When it runs.
-    for (const auto& function : early_functions(build.object, toolchain)) {
-        const bool global_object = function.rfind("_GLOBAL__sub_I", 0) == 0;
-        const std::string name = global_object ? "the constructor of a global object" : short_name(demangle(function)) + "()";
-        add("runs-before-main", name,
-            fmt::format("{}: runs code before main ({}): a submission's code may run only when the grader calls {}",
-                        global_object ? shown.string() : source.where_word(short_name(demangle(function))), name,
-                        entries));
+    // When it runs, as the linked program says: nothing of the submission among what the loader runs around main.
+    if (!build.link_map.empty()) {
+        for (const auto& section : submission_sections_in_program(build.link_map)) {
+            if (early_section(section)) {
+                add("runs-before-main", section,
+                    fmt::format("{}: puts code in {}, which the loader runs around main: {}", source.file(), section,
+                                only_when_called));
+            }
+        }
     }
     return inspection;
 }

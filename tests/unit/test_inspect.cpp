@@ -8,6 +8,7 @@
 #include "cugrade/build.hpp"
 #include "cugrade/gpu.hpp"
 #include "cugrade/inspect.hpp"
+#include "cugrade/submission.hpp"
 
 namespace {
 
@@ -29,7 +30,7 @@ void sum(const float* input, std::size_t n, float* result, float*, cudaStream_t 
 )";
 
 // Builds `source` as the sum exercise's sum.cu and inspects it with the default rules.
-std::vector<Finding> inspect(const std::string& source, const ForbiddenApis& forbidden = {}) {
+std::vector<Finding> inspect(const std::string& source, const ApiRules& rules = {}) {
     const fs::path folder = fs::temp_directory_path() / "cugrade-test-inspect";
     fs::create_directories(folder);
     const fs::path file = folder / "sum.cu";
@@ -39,9 +40,12 @@ std::vector<Finding> inspect(const std::string& source, const ForbiddenApis& for
     BuildOptions options;
     options.arch = fallback_arch;
     options.cache_dir = CUGRADE_TEST_CACHE;
-    const BuildResult build = build_submission(exercise, file, toolchain, options);
+    options.sandbox.enabled = true;
+    const SubmissionFile submission = read_submission(folder, "sum.cu");
+    const BuildResult build = build_submission(exercise, submission, toolchain, options);
+    INFO(build.diagnostics);
     REQUIRE(build.ok);
-    return inspect_submission(build, file, exercise.entry_points, forbidden, toolchain).findings;
+    return inspect_submission(build, submission, exercise.entry_points, rules, toolchain).findings;
 }
 
 std::string shown(int line) {
@@ -76,17 +80,17 @@ TEST_CASE("calling a forbidden C function is rejected, with the reason") {
                 "    if (n == 12345) fork();\n    add_all<<<1, 1, 0, stream>>>(input, n, result);\n}\n");
     REQUIRE(findings.size() == 1);
     CHECK(findings[0].message ==
-          shown(9) + ": calls fork(), which submissions may not use: a submission starts no processes");
+          shown(9) + ": calls fork(), which submissions may not use: a submission starts no processes or threads");
 }
 
-TEST_CASE("a rubric's own list of forbidden functions replaces the default") {
+TEST_CASE("a rubric's own list of forbidden functions adds to the defaults") {
     const std::string source = std::string(correct_kernel) +
                                "void sum(const float* input, std::size_t n, float* result, float*, cudaStream_t s) {\n"
                                "    add_all<<<1, 1, 0, s>>>(input, n, result);\n    cudaDeviceSynchronize();\n}\n";
     CHECK(inspect(source).empty());
-    ForbiddenApis forbidden;
-    forbidden.functions = std::vector<std::string>{"cudaDeviceSynchronize"};
-    const auto findings = inspect(source, forbidden);
+    ApiRules rules;
+    rules.forbidden_functions = {"cudaDeviceSynchronize"};
+    const auto findings = inspect(source, rules);
     REQUIRE(findings.size() == 1);
     CHECK(findings[0].message ==
           shown(9) + ": calls cudaDeviceSynchronize(), which submissions may not use: this exercise forbids it");
@@ -105,16 +109,138 @@ void sum(const float* input, std::size_t n, float* result, float* scratch, cudaS
     CHECK_THAT(findings[0].message, contains_text("), which this exercise forbids: write the kernels yourself"));
 }
 
-TEST_CASE("code that runs before main is rejected") {
-    const auto findings = inspect(std::string(correct_kernel) + entry +
-                                  "__attribute__((constructor)) static void early() { std::getenv(\"PATH\"); }\n"
-                                  "struct Noisy { Noisy() { std::getenv(\"HOME\"); } };\nstatic Noisy noisy;\n");
-    REQUIRE(findings.size() == 2);
-    CHECK(findings[0].message == shown(11) +
-                                     ": runs code before main (early()): a submission's code may run only when the "
-                                     "grader calls sum()");
-    CHECK(findings[1].message ==
-          (fs::temp_directory_path() / "cugrade-test-inspect" / "sum.cu").string() +
-              ": runs code before main (the constructor of a global object): a submission's code may run only when "
-              "the grader calls sum()");
+TEST_CASE("a correct submission in ordinary C++ is never rejected") {
+    // Standard-library strings, conversions, containers, algorithms, lambdas, printf and iostream debugging, a
+    // global object with a constructor, a static local: the compiler's own instantiations of names the program has.
+    const auto findings = inspect(R"(#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <map>
+#include <numeric>
+#include <sstream>
+#include <string>
+#include <vector>
+__global__ void add_all(const float* in, std::size_t n, float* out) {
+    float total = 0.0f;
+    for (std::size_t i = 0; i < n; ++i) total += in[i];
+    out[0] = total;
 }
+static std::map<int, std::string> seen;
+std::vector<float> weights = {1.0f, 2.0f};
+int calls() { static int count = 0; return ++count; }
+template <class T> T twice(T x) { return x + x; }
+void sum(const float* input, std::size_t n, float* result, float*, cudaStream_t stream) {
+    std::vector<int> v{3, 1, 2};
+    std::sort(v.begin(), v.end(), [](int a, int b) { return a > b; });
+    std::string label = std::to_string(n) + " items, " + std::to_string(twice(2.5));
+    seen[calls()] = label;
+    std::ostringstream text;
+    text << label << " " << std::stoi("42") << " " << std::stod("1.5") << " " << std::sqrt(2.0);
+    if (n == 12345) {
+        printf("%s %d\n", text.str().c_str(), std::accumulate(v.begin(), v.end(), 0));
+        std::cout << "debug " << n << std::endl;
+    }
+    add_all<<<1, 1, 0, stream>>>(input, n, result);
+}
+)");
+    for (const auto& finding : findings) {
+        INFO(finding.message);
+    }
+    CHECK(findings.empty());
+}
+
+TEST_CASE("code that would run before main runs when the grader calls, not before") {
+    // Constructors are moved where the harness calls them (link_object.hpp): nothing to refuse, and the linked
+    // program's map shows none of the submission's code among what the loader runs.
+    CHECK(inspect(std::string(correct_kernel) + entry +
+                  "__attribute__((constructor)) static void early() { std::getenv(\"PATH\"); }\n"
+                  "__attribute__((constructor(101))) static void earlier() {}\n"
+                  "__attribute__((destructor)) static void late() {}\n"
+                  "struct Noisy { Noisy() { std::getenv(\"HOME\"); } };\nstatic Noisy noisy;\n"
+                  "extern \"C\" __attribute__((constructor)) void __sti____cudaRegisterAll_1() {}\n")
+              .empty());
+}
+
+TEST_CASE("code placed where the loader runs it, or resolved by it, is rejected") {
+    auto findings = inspect(std::string(correct_kernel) + entry +
+                            "__attribute__((section(\".init\"))) void in_init() {}\n");
+    REQUIRE_FALSE(findings.empty());
+    CHECK(findings[0].rule == "runs-before-main");
+    CHECK(findings[0].message == shown(11) + ": puts code in .init, which the loader runs around main: a submission's "
+                                             "code may run only when the grader calls sum()");
+
+    findings = inspect(std::string(correct_kernel) + entry +
+                       "asm(\".section .preinit_array,\\\"aw\\\"\\n.quad 0\\n.text\");\n");
+    REQUIRE_FALSE(findings.empty());
+    CHECK(findings[0].rule == "runs-before-main");
+
+    findings = inspect(std::string(correct_kernel) + entry +
+                       "extern \"C\" void real() {}\n"
+                       "extern \"C\" void (*pick())() { return real; }\n"
+                       "extern \"C\" void chosen() __attribute__((ifunc(\"pick\")));\n");
+    REQUIRE(findings.size() == 1);
+    CHECK(findings[0].message == shown(13) + ": defines chosen as an indirect function, whose resolver the loader "
+                                             "runs before main: a submission's code may run only when the grader "
+                                             "calls sum()");
+
+    findings = inspect(std::string(correct_kernel) + entry +
+                       "__attribute__((section(\"my_table\"))) int table[4] = {1, 2, 3, 4};\n");
+    REQUIRE(findings.size() == 1);
+    CHECK(findings[0].rule == "section");
+}
+
+TEST_CASE("definitions that would replace what the program or its libraries have are rejected") {
+    const std::string start = std::string(correct_kernel) + entry;
+    // A weak definition of a C name the program takes from the C library.
+    auto findings = inspect(start + "extern \"C\" __attribute__((weak)) void* malloc(std::size_t n) noexcept { return nullptr; }\n");
+    REQUIRE(findings.size() == 1);
+    CHECK(findings[0].message == shown(11) + ": defines malloc, which the grader's program already has: a submission "
+                                             "may define only sum() and its own helpers");
+    // A name crt calls before main if it is defined.
+    findings = inspect(start + "extern \"C\" void __gmon_start__() {}\n");
+    REQUIRE(findings.size() == 1);
+    CHECK(findings[0].rule == "defines");
+    // A function of the C library that the program does not call itself (the driver, say, may).
+    findings = inspect(start + "extern \"C\" int getloadavg(double*, int) { return 0; }\n");
+    REQUIRE(findings.size() == 1);
+    CHECK(findings[0].message == shown(11) + ": defines getloadavg, which the C library (libc.so.6) already has: a "
+                                             "submission may define only sum() and its own helpers");
+    // A replacement of the global operator new.
+    findings = inspect(start + "#include <new>\nvoid* operator new(std::size_t n) { return std::malloc(n); }\n");
+    REQUIRE_FALSE(findings.empty());
+    CHECK(findings[0].rule == "defines");
+}
+
+TEST_CASE("calls outside what an exercise needs are rejected, weak references and internal names too") {
+    const std::string start = std::string(correct_kernel) +
+                              "void sum(const float* input, std::size_t n, float* result, float*, cudaStream_t s) {\n"
+                              "    add_all<<<1, 1, 0, s>>>(input, n, result);\n";
+    auto findings = inspect("#include <sys/mman.h>\n" + start + "    if (n == 7) mprotect(nullptr, 0, 0);\n}\n");
+    REQUIRE(findings.size() == 1);
+    CHECK(findings[0].message == shown(10) + ": calls mprotect(), which submissions may not use: a submission does "
+                                             "not inspect or change its process's memory");
+    findings = inspect("extern \"C\" int getpid() __attribute__((weak));\n" + start +
+                       "    if (getpid) result[1] = getpid();\n}\n");
+    REQUIRE(findings.size() == 1);
+    CHECK(findings[0].message == shown(1) + ": calls getpid(), which submissions may not use: it is not among the "
+                                             "functions a CUDA exercise needs (docs/rubric.md lists them); an "
+                                             "instructor can allow it in the rubric");
+    findings = inspect("extern \"C\" int __open64(const char*, int, ...);\n" + start +
+                       "    if (n == 7) __open64(\"/etc/passwd\", 0);\n}\n");
+    REQUIRE(findings.size() == 1);
+    CHECK(findings[0].symbol == "__open64()");
+    findings = inspect("#include <fstream>\n" + start + "    if (n == 7) std::ofstream(\"out.txt\") << n;\n}\n");
+    REQUIRE_FALSE(findings.empty());
+    CHECK_THAT(findings[0].message, contains_text("a submission reads and writes no files"));
+    findings = inspect("#include <thread>\n" + start + "    if (n == 7) std::thread([] {}).join();\n}\n");
+    REQUIRE_FALSE(findings.empty());
+    CHECK_THAT(findings[0].message, contains_text("a submission starts no processes or threads"));
+
+    ApiRules rules;
+    rules.allowed_functions = {"getpid"};
+    CHECK(inspect("extern \"C\" int getpid() __attribute__((weak));\n" + start +
+                  "    if (getpid) result[1] = getpid();\n}\n", rules)
+              .empty());
+}
+

@@ -1,30 +1,24 @@
-// Static checks on the student's compiled object, before any of its code runs: what it defines (no symbol the grader's
-// program already has: no interposing the CUDA runtime, the C library or the harness), what it calls (none of the
-// libraries or functions the rubric forbids), and that none of its code runs before main.
+// Static checks on the student's compiled object, before any of its code runs, by allowlist:
+// - what it defines: its entry points and its own internal names; nothing that replaces a name the grader's program
+//   or the libraries it loads already have (the compiler's own inline and template instantiations aside);
+// - what it calls: only what api_policy.hpp allows;
+// - what it is made of: only the sections compilers make for ordinary code, no indirect functions; and, read from
+//   the linked program, none of its code among what runs before main (link_object.hpp moves its initialisers
+//   where the harness calls them).
 #pragma once
 
-#include <cctype>
 #include <filesystem>
-#include <optional>
-#include <set>
 #include <string>
 #include <vector>
 
 #include "cugrade/build.hpp"
 #include "cugrade/rubric.hpp"
+#include "cugrade/submission.hpp"
 
 namespace cugrade {
 
-// The libraries `forbid: libraries:` may name, each recognised by its C++ namespace or C prefix.
-const std::vector<std::string>& known_libraries();
-
-// The defaults: every known library, and the C functions a submission has no business calling (processes, network,
-// files, dynamic loading, streams of its own, host-mapped memory).
-std::vector<std::string> default_forbidden_libraries();
-std::vector<std::string> default_forbidden_functions();
-
 struct Finding {
-    std::string rule;     // "defines", "forbidden-library", "forbidden-function", "runs-before-main"
+    std::string rule;     // "defines", "forbidden-library", "forbidden-function", "runs-before-main", "section"
     std::string symbol;   // as a person reads it: "cudaEventElapsedTime", "cub::DeviceReduce::Sum", "fork()"
     std::string message;  // "sum.cu:12: calls fork(), which ..."
 };
@@ -34,27 +28,10 @@ struct Inspection {
     bool ok() const { return findings.empty(); }
 };
 
-// One line of `nm` output: a name and its type letter.
-struct Symbol {
-    std::string name;
-    char type = '?';
-    bool defined() const { return type != 'U' && type != 'w' && type != 'v'; }
-    bool global() const { return std::isupper(static_cast<unsigned char>(type)) || type == 'u' || type == 'i'; }
-    bool weak() const { return type == 'W' || type == 'V'; }
-};
-std::vector<Symbol> parse_nm(const std::string& output);  // symbol versions ("@GLIBC_2.2.5") dropped
-
-// The names of the grader's program without the submission: the global symbols it defines and the ones it takes
-// from shared libraries. A submission that defines one of them would replace it.
-struct ProgramSymbols {
-    std::set<std::string> defined;
-    std::set<std::string> undefined;
-};
-ProgramSymbols read_program_symbols(const std::filesystem::path& file);
-
-// Inspects the built object of `build`; `shown` is the submission's path as the user gave it, for messages.
-Inspection inspect_submission(const BuildResult& build, const std::filesystem::path& shown,
-                              const std::vector<std::string>& entry_points, const ForbiddenApis& forbidden,
+// Inspects the built object of `build` (which must have compiled); `submission` gives the source for the lines of
+// messages and the path as the user gave it.
+Inspection inspect_submission(const BuildResult& build, const SubmissionFile& submission,
+                              const std::vector<std::string>& entry_points, const ApiRules& rules,
                               const Toolchain& toolchain);
 
 }  // namespace cugrade

@@ -1,0 +1,49 @@
+// What a submission may use: the libraries it may not (recognised by their namespaces in its object file), and the
+// functions it may call. Calls are judged by allowlist: what a CUDA exercise needs (the CUDA runtime calls the
+// contracts permit, printing, strings, math, the C++ standard library) is allowed, a few families are refused with
+// a reason of their own, and everything else is refused as unknown. A rubric adds to either side (rubric.hpp's
+// ApiRules); docs/rubric.md lists the defaults.
+#pragma once
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include "cugrade/rubric.hpp"
+
+namespace cugrade {
+
+struct KnownLibrary {
+    std::string name;                     // as a rubric names it: "cub"
+    std::string display;                  // as a person reads it: "CUB"
+    std::vector<std::string> namespaces;  // C++: a demangled name starting with one of these
+    std::vector<std::string> prefixes;    // C: a name starting with one of these
+    std::string source_hint;              // what to look for in the source, for the line
+};
+const std::vector<KnownLibrary>& library_catalogue();
+
+// The names a rubric's `forbid.libraries` and `allow.libraries` may give.
+const std::vector<std::string>& known_libraries();
+
+struct CallVerdict {
+    bool allowed = true;
+    std::string reason;  // why not, as the end of a sentence: "a submission starts no processes"
+};
+
+class ApiPolicy {
+public:
+    // `math_library` holds the functions the math library (libm) exports, all of which a submission may call.
+    ApiPolicy(const ApiRules& rules, std::set<std::string> math_library);
+
+    // Whether a submission may call (or take the address of) the function or object `name`, as linkers name it.
+    CallVerdict judge_call(const std::string& name) const;
+
+    // Whether the library is forbidden to submissions.
+    bool forbids_library(const std::string& library) const;
+
+private:
+    ApiRules rules_;
+    std::set<std::string> math_library_;
+};
+
+}  // namespace cugrade
