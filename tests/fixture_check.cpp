@@ -2,13 +2,14 @@
 // expected.yaml. Exit codes: 0 as expected, 1 a mismatch, 77 the build was as expected but no GPU ran the cases.
 //
 // expected.yaml:
-//   build: ok | failed
+//   build: ok | failed | refused  refused: the file itself was refused (a link out of its folder), nothing built
 //   status: S | [S, ...]          the status of every case no rule below matches
 //   cases: [{match: GLOB, status: S | [S, ...], detail_contains: TEXT}, ...]
 //                                 first matching rule wins; GLOB as in fnmatch. detail_contains (optional): the
 //                                 case's detail must also contain TEXT (ignoring case)
 //   outcome: passed | failed      optional
 //   diagnostics_contain: TEXT     optional: the build's diagnostics contain TEXT
+//   diagnostics_lack: TEXT        optional: the build's diagnostics do not contain TEXT (what must stay hidden)
 //   rubric: PATH                  optional: grade with this rubric (PATH relative to COURSE_DIR) instead of
 //                                 rubrics/EXERCISE.yaml
 //   reference_after: true         optional: then grade COURSE_DIR/reference with the same rubric and require every
@@ -138,6 +139,13 @@ int main(int argc, char** argv) {
         if (expected["diagnostics_contain"] &&
             exercise.build.diagnostics.find(expected["diagnostics_contain"].as<std::string>()) == std::string::npos) {
             mismatch(fmt::format("the diagnostics lack '{}'", expected["diagnostics_contain"].as<std::string>()));
+        }
+        if (expected["diagnostics_lack"] &&
+            exercise.build.diagnostics.find(expected["diagnostics_lack"].as<std::string>()) != std::string::npos) {
+            mismatch(fmt::format("the diagnostics show '{}'", expected["diagnostics_lack"].as<std::string>()));
+        }
+        if (expected["build"].as<std::string>() == "refused" && exercise.build.attempted) {
+            mismatch("the file was built, expected it refused before building");
         }
         // Without a GPU, only the cases graded anyway (a build failure, a rejection before anything ran) are checked.
         const bool no_gpu = exercise.build.ok && !report.gpu.available;

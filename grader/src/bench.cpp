@@ -2,39 +2,52 @@
 
 #include <fmt/format.h>
 
-#include "cugrade/build.hpp"
+#include <fstream>
+#include <sstream>
+
+#include "cugrade/api_policy.hpp"
 #include "cugrade/error.hpp"
-#include "cugrade/run.hpp"
-#include "scratch_dir.hpp"
+#include "cugrade/grading.hpp"
+#include "text_safety.hpp"
 
 namespace cugrade {
 namespace fs = std::filesystem;
 namespace {
 
-// Times `source`, built as a submission, in the rubric's speed test (whose shape the caller has set).
-nlohmann::json time_as_submission(const Exercise& exercise, const fs::path& source, const Rubric& rubric,
-                                  const Toolchain& toolchain, const BuildOptions& build_options, std::string& error) {
-    const BuildResult build = build_submission(exercise, source, toolchain, build_options);
-    if (!build.ok) {
-        error = fmt::format("'{}' did not build:\n{}", source.string(), build.diagnostics);
-        return {};
+std::string read_text_file(const fs::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) {
+        throw UsageError(fmt::format("cannot read '{}'", path.string()));
     }
-    std::vector<CasePlan> speed_case;
-    for (auto& plan : plan_cases(rubric)) {
-        if (plan.timed) {
-            speed_case.push_back(plan);
+    std::ostringstream text;
+    text << in.rdbuf();
+    return text.str();
+}
+
+// Grades `source` as a submission with a rubric that holds only the speed test (whose shape the caller has set), and
+// returns the speed case's measurements, or an error.
+nlohmann::json time_as_submission(const GradingContext& context, const Exercise& exercise, const fs::path& source,
+                                  const Rubric& rubric, std::string& error) {
+    SubmissionFile file;
+    file.shown = source;
+    file.name = exercise.submission_file;
+    try {
+        file.bytes = read_text_file(source);
+        const ExerciseReport report = grade_exercise(context, exercise, rubric, file);
+        if (!report.build.ok) {
+            error = fmt::format("'{}' did not build:\n{}", source.string(), report.build.diagnostics);
+            return {};
         }
-    }
-    ScratchDir scratch;
-    RunOptions run_options;
-    run_options.work_dir = scratch.path();
-    const RunResult run = run_cases(build.program, speed_case, rubric, run_options);
-    const CaseResult& result = run.cases.front();
-    if (result.status != Status::passed) {
-        error = fmt::format("{}: {}", to_string(result.status), result.detail);
+        const ScoredCase& speed = report.cases.back();
+        if (speed.status != Status::passed && speed.status != Status::slow) {
+            error = fmt::format("{}: {}", to_string(speed.status), speed.detail);
+            return {};
+        }
+        return speed.measurements;
+    } catch (const std::exception& e) {
+        error = e.what();
         return {};
     }
-    return result.measurements;
 }
 
 BenchRow empty_row(const std::string& exercise, const Shape& shape, const std::string& what,
@@ -62,14 +75,16 @@ BenchRow row_from(const std::string& exercise, const Shape& shape, const std::st
 
 BenchReport bench(const Course& course, const BenchOptions& options) {
     BenchReport report;
-    report.gpu = probe_gpu();
+    GradingSetup setup;
+    setup.nvcc = options.nvcc;
+    setup.cache_dir = options.cache_dir;
+    setup.cache_max_bytes = options.cache_max_bytes;
+    setup.submissions = course.root / "reference";
+    const GradingContext context = make_grading_context(course, setup);
+    report.gpu = context.gpu;
     if (!report.gpu.available) {
         return report;
     }
-    const Toolchain toolchain = find_toolchain(options.nvcc);
-    BuildOptions build_options;
-    build_options.arch = report.gpu.arch();
-    build_options.cache_dir = options.cache_dir;
 
     const std::vector<std::string> names = options.exercises.empty() ? course.exercise_names() : options.exercises;
     for (const auto& name : names) {
@@ -78,18 +93,23 @@ BenchReport bench(const Course& course, const BenchOptions& options) {
         if (!rubric.speed) {
             continue;
         }
+        rubric.groups.clear();  // the speed test alone
+        rubric.apis.allowed_libraries = known_libraries();  // the baseline is a library's solution
         std::vector<Shape> shapes = rubric.dimensions == 1 ? options.sizes : options.shapes;
         if (shapes.empty()) {
             shapes = {rubric.speed->shape};
         }
         for (const Shape& shape : shapes) {
+            if (shape.size() != rubric.dimensions) {
+                throw UsageError(fmt::format("{} takes {}, not {}", name, rubric.dimensions == 1 ? "--size" : "--shape",
+                                             format_shape(shape)));
+            }
             rubric.speed->shape = shape;
             if (options.progress != nullptr) {
                 *options.progress << fmt::format("cugrade: timing {} at {}", name, format_shape(shape)) << std::endl;
             }
             std::string error;
-            const auto reference = time_as_submission(exercise, exercise.reference_source, rubric, toolchain,
-                                                      build_options, error);
+            const auto reference = time_as_submission(context, exercise, exercise.reference_source, rubric, error);
             if (!error.empty()) {
                 report.rows.push_back(empty_row(name, shape, "reference", error));
                 continue;
@@ -100,8 +120,7 @@ BenchReport bench(const Course& course, const BenchOptions& options) {
             copy.copy_fraction = 1.0;
             report.rows.push_back(copy);
             if (!exercise.baseline_source.empty()) {
-                const auto baseline = time_as_submission(exercise, exercise.baseline_source, rubric, toolchain,
-                                                         build_options, error);
+                const auto baseline = time_as_submission(context, exercise, exercise.baseline_source, rubric, error);
                 report.rows.push_back(error.empty() ? row_from(name, shape, "baseline", baseline)
                                                     : empty_row(name, shape, "baseline", error));
             }
@@ -110,7 +129,8 @@ BenchReport bench(const Course& course, const BenchOptions& options) {
     return report;
 }
 
-void print_bench(std::ostream& out, const BenchReport& report) {
+void print_bench(std::ostream& terminal, const BenchReport& report) {
+    std::ostringstream out;
     out << fmt::format("cugrade bench on {} ({})\n\n", report.gpu.name, report.gpu.arch());
     out << fmt::format("{:<10} {:<14} {:<10} {:>10} {:>9} {:>8} {:>8} {:>8}\n", "exercise", "size", "what", "ms",
                        "GB/s", "of copy", "spread", "samples");
@@ -129,6 +149,7 @@ void print_bench(std::ostream& out, const BenchReport& report) {
     }
     out << "\nGB/s counts the bytes each exercise must move; the copy counts bytes read and written. Spread: the relative\n"
            "standard error of the median time. The baseline is a library's solution (CUB) where the exercise has one.\n";
+    terminal << terminal_text(out.str());
 }
 
 nlohmann::json bench_to_json(const BenchReport& report) {
@@ -146,10 +167,10 @@ nlohmann::json bench_to_json(const BenchReport& report) {
         }
         rows.push_back(r);
     }
-    return {{"schema", "cugrade-bench"},
+    return valid_json_text({{"schema", "cugrade-bench"},
             {"schema_version", bench_schema_version},
             {"gpu", {{"name", report.gpu.name}, {"compute_capability", fmt::format("{}.{}", report.gpu.major, report.gpu.minor)}}},
-            {"rows", rows}};
+            {"rows", rows}});
 }
 
 }  // namespace cugrade

@@ -3,8 +3,8 @@
 #include <fmt/format.h>
 
 #include <cstdlib>
-#include <fstream>
 #include <iostream>
+#include <optional>
 
 #include "config.hpp"
 #include "cugrade/bench.hpp"
@@ -12,6 +12,7 @@
 #include "cugrade/check.hpp"
 #include "cugrade/error.hpp"
 #include "cugrade/exit_codes.hpp"
+#include "cugrade/json_file.hpp"
 #include "cugrade/process.hpp"
 
 namespace {
@@ -29,34 +30,35 @@ fs::path course_root(const std::string& option) {
     return CUGRADE_COURSE_DIR;
 }
 
-// Written beside its final name and moved into place, so a reader never sees half a file.
-void write_json(const std::string& destination, const nlohmann::json& json) {
-    const std::string text = json.dump(2) + "\n";
-    if (destination == "-") {
-        std::cout << text;
-        return;
+// A whole number of elements from 1 to max_elements, written in digits alone ("-5", "1e6" and "0" are refused).
+std::optional<std::uint64_t> parse_extent(const std::string& text) {
+    if (text.empty() || text.size() > 12 || text.find_first_not_of("0123456789") != std::string::npos) {
+        return std::nullopt;
     }
-    const fs::path path = destination;
-    const fs::path partial = path.string() + ".partial";
-    {
-        std::ofstream out(partial);
-        out << text;
-        if (!out) {
-            throw UsageError(fmt::format("cannot write '{}'", path.string()));
-        }
+    const std::uint64_t value = std::stoull(text);
+    return value >= 1 && value <= max_elements ? std::optional(value) : std::nullopt;
+}
+
+Shape parse_size(const std::string& text) {
+    if (const auto n = parse_extent(text)) {
+        return {*n};
     }
-    fs::rename(partial, path);
+    throw UsageError(fmt::format("--size takes a number of elements from 1 to {}, such as 16777216, not '{}'",
+                                 max_elements, text));
 }
 
 Shape parse_shape(const std::string& text) {
     const auto x = text.find('x');
-    try {
-        if (x != std::string::npos) {
-            return {std::stoull(text.substr(0, x)), std::stoull(text.substr(x + 1))};
+    if (x != std::string::npos) {
+        const auto rows = parse_extent(text.substr(0, x));
+        const auto cols = parse_extent(text.substr(x + 1));
+        if (rows && cols && element_count({*rows, *cols}) <= max_elements) {
+            return {*rows, *cols};
         }
-    } catch (const std::exception&) {
     }
-    throw UsageError(fmt::format("--shape takes ROWSxCOLS, such as 8192x8192, not '{}'", text));
+    throw UsageError(fmt::format("--shape takes ROWSxCOLS, each at least 1 and at most {} elements in all, such as "
+                                 "8192x8192, not '{}'",
+                                 max_elements, text));
 }
 
 int terminal_width() {
@@ -99,7 +101,7 @@ int main(int argc, char** argv) {
     check_command->add_flag("--show-hidden", show_hidden, "show the names and details of hidden cases (instructors)");
 
     BenchOptions bench_options;
-    std::vector<std::uint64_t> bench_sizes;
+    std::vector<std::string> bench_sizes;
     std::vector<std::string> bench_shapes;
     CLI::App* bench_command = app.add_subcommand(
         "bench", "time each exercise's reference against its library baseline and the copy bandwidth");
@@ -131,17 +133,19 @@ int main(int argc, char** argv) {
             options.nvcc = nvcc;
         }
         options.cache_dir = no_cache ? fs::path{} : cache_dir.empty() ? default_cache_dir() : fs::path(cache_dir);
+        options.cache_max_bytes = default_cache_limit();
         options.progress = &std::cerr;
 
         if (bench_command->parsed()) {
-            for (const auto size : bench_sizes) {
-                bench_options.sizes.push_back({size});
+            for (const auto& text : bench_sizes) {
+                bench_options.sizes.push_back(parse_size(text));
             }
             for (const auto& text : bench_shapes) {
                 bench_options.shapes.push_back(parse_shape(text));
             }
             bench_options.nvcc = options.nvcc;
             bench_options.cache_dir = options.cache_dir;
+            bench_options.cache_max_bytes = options.cache_max_bytes;
             bench_options.progress = &std::cerr;
             const BenchReport report = bench(Course{course_root(course)}, bench_options);
             if (!report.gpu.available) {
@@ -150,7 +154,7 @@ int main(int argc, char** argv) {
             }
             print_bench(json_file == "-" ? std::cerr : std::cout, report);
             if (!json_file.empty()) {
-                write_json(json_file, bench_to_json(report));
+                write_json_file(json_file, bench_to_json(report), std::cout);
             }
             return to_int(ExitCode::passed);
         }
@@ -160,7 +164,7 @@ int main(int argc, char** argv) {
         report_options.width = terminal_width();
         print_report(json_file == "-" ? std::cerr : std::cout, report, report_options);
         if (!json_file.empty()) {
-            write_json(json_file, report_to_json(report, report_options));
+            write_json_file(json_file, report_to_json(report, report_options), std::cout);
         }
         return to_int(report.exit_code());
     } catch (const UsageError& e) {

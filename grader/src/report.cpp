@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <sstream>
 
+#include "text_safety.hpp"
+
 namespace cugrade {
 namespace {
 
@@ -73,7 +75,10 @@ void print_exercise(std::ostream& out, const ExerciseReport& exercise, const Rep
         out << fmt::format("  cugrade could not grade this exercise: {}\n\n", *exercise.error);
         return;
     }
-    out << fmt::format("  build: {}{}\n", exercise.build.ok ? "ok" : "failed to " + exercise.build.step,
+    out << fmt::format("  build: {}{}\n",
+                       !exercise.build.attempted ? "not attempted"
+                       : exercise.build.ok       ? "ok"
+                                                 : "failed to " + exercise.build.step,
                        exercise.build.cached ? " (cached)" : "");
     if (!exercise.violations.empty()) {
         out << "  rejected before running:\n";
@@ -176,7 +181,7 @@ double ExerciseReport::points() const {
     for (const auto& c : cases) {
         total += c.points;
     }
-    return total;
+    return round_points(total);
 }
 
 double ExerciseReport::max_points() const {
@@ -184,7 +189,7 @@ double ExerciseReport::max_points() const {
     for (const auto& c : cases) {
         total += c.plan.max_points;
     }
-    return total;
+    return round_points(total);
 }
 
 Outcome ExerciseReport::outcome() const {
@@ -209,7 +214,7 @@ double Report::points() const {
     for (const auto& e : exercises) {
         total += e.points();
     }
-    return total;
+    return round_points(total);
 }
 
 double Report::max_points() const {
@@ -217,7 +222,7 @@ double Report::max_points() const {
     for (const auto& e : exercises) {
         total += e.max_points();
     }
-    return total;
+    return round_points(total);
 }
 
 Outcome Report::outcome() const {
@@ -245,13 +250,15 @@ ExitCode Report::exit_code() const {
     return ExitCode::internal_error;
 }
 
-void print_report(std::ostream& out, const Report& report, const ReportOptions& options) {
+void print_report(std::ostream& terminal, const Report& report, const ReportOptions& options) {
+    std::ostringstream out;
     out << fmt::format("cugrade {} on GPU {}\n\n", report.cugrade_version, gpu_description(report.gpu));
     for (const auto& exercise : report.exercises) {
         print_exercise(out, exercise, options);
     }
     out << fmt::format("result: {}, {}/{} points\n", to_string(report.outcome()), format_points(report.points()),
                        format_points(report.max_points()));
+    terminal << terminal_text(out.str());
 }
 
 nlohmann::json report_to_json(const Report& report, const ReportOptions& options) {
@@ -281,7 +288,9 @@ nlohmann::json report_to_json(const Report& report, const ReportOptions& options
                              {"build",
                               {{"ok", exercise.build.ok},
                                {"cached", exercise.build.cached},
-                               {"failed_step", exercise.build.ok ? nlohmann::json(nullptr) : nlohmann::json(exercise.build.step)},
+                               {"failed_step", exercise.build.ok || !exercise.build.attempted
+                                                   ? nlohmann::json(nullptr)
+                                                   : nlohmann::json(exercise.build.step)},
                                {"diagnostics", exercise.build.diagnostics}}},
                              {"violations", exercise.violations},
                              {"protections", exercise.protections},
@@ -291,7 +300,7 @@ nlohmann::json report_to_json(const Report& report, const ReportOptions& options
                              {"program_output", exercise.program_output},
                              {"program_output_truncated", exercise.program_output_truncated}});
     }
-    return {{"schema", "cugrade-results"},
+    return valid_json_text({{"schema", "cugrade-results"},
             {"schema_version", results_schema_version},
             {"cugrade_version", report.cugrade_version},
             {"gpu", gpu_to_json(report.gpu)},
@@ -299,7 +308,7 @@ nlohmann::json report_to_json(const Report& report, const ReportOptions& options
             {"exit_code", to_int(report.exit_code())},
             {"points", report.points()},
             {"max_points", report.max_points()},
-            {"exercises", exercises}};
+            {"exercises", exercises}});
 }
 
 }  // namespace cugrade

@@ -4,18 +4,18 @@
 #include <fmt/ranges.h>
 
 #include <cmath>
+#include <limits>
 #include <regex>
 #include <set>
 
-#include "cugrade/inspect.hpp"
+#include "cugrade/api_policy.hpp"
 #include "hash.hpp"
 #include "yaml_fields.hpp"
 
 namespace cugrade {
 namespace {
 
-// Large enough for any exercise that fits in a GPU's memory, small enough to catch a typo of several digits.
-constexpr std::int64_t max_size = std::int64_t{1} << 34;
+constexpr auto max_size = static_cast<std::int64_t>(max_elements);
 constexpr int schema_version = 1;
 
 Visibility read_visibility(const yaml::Mapping& fields, const std::optional<YAML::Node>& node) {
@@ -95,8 +95,8 @@ Shape read_shape(const yaml::Mapping& fields, const YAML::Node& node, const std:
     for (const auto& extent : extents) {
         shape.push_back(static_cast<std::uint64_t>(fields.integer(extent, key, 1, max_size)));
     }
-    if (element_count(shape) > static_cast<std::uint64_t>(max_size)) {
-        fields.fail(node, fmt::format("'{}': {} elements is more than {}", key, element_count(shape), max_size));
+    if (element_count(shape) > max_elements) {
+        fields.fail(node, fmt::format("'{}': {} x {} elements is more than {}", key, shape[0], shape[1], max_size));
     }
     return shape;
 }
@@ -202,32 +202,30 @@ SpeedTest read_speed(const std::filesystem::path& file, const YAML::Node& node, 
     return speed;
 }
 
-ForbiddenApis read_forbidden(const std::filesystem::path& file, const YAML::Node& node) {
-    yaml::Mapping fields(file, node, "'forbid'", {"libraries", "functions"});
-    ForbiddenApis forbidden;
-    if (auto libraries = fields.optional("libraries")) {
-        forbidden.libraries.emplace();
-        for (const auto& item : fields.sequence(*libraries, "libraries")) {
+// One of `forbid` and `allow`: libraries and functions, added to what the defaults refuse or permit.
+void read_api_list(const std::filesystem::path& file, const YAML::Node& node, const char* key,
+                   std::vector<std::string>& libraries, std::vector<std::string>& functions) {
+    yaml::Mapping fields(file, node, fmt::format("'{}'", key), {"libraries", "functions"});
+    if (auto listed = fields.optional("libraries")) {
+        for (const auto& item : fields.sequence(*listed, "libraries")) {
             const std::string name = fields.text(item, "libraries");
             const auto& known = known_libraries();
             if (std::find(known.begin(), known.end(), name) == known.end()) {
                 fields.fail(item, fmt::format("unknown library '{}' (known: {})", name, fmt::join(known, ", ")));
             }
-            forbidden.libraries->push_back(name);
+            libraries.push_back(name);
         }
     }
-    if (auto functions = fields.optional("functions")) {
+    if (auto listed = fields.optional("functions")) {
         static const std::regex pattern(R"([A-Za-z_][A-Za-z0-9_]*\*?)");
-        forbidden.functions.emplace();
-        for (const auto& item : fields.sequence(*functions, "functions")) {
+        for (const auto& item : fields.sequence(*listed, "functions")) {
             const std::string name = fields.text(item, "functions");
             if (!std::regex_match(name, pattern)) {
                 fields.fail(item, fmt::format("'{}' is not a C function name (a trailing '*' matches any ending)", name));
             }
-            forbidden.functions->push_back(name);
+            functions.push_back(name);
         }
     }
-    return forbidden;
 }
 
 }  // namespace
@@ -239,7 +237,9 @@ std::string format_shape(const Shape& shape) {
 std::uint64_t element_count(const Shape& shape) {
     std::uint64_t count = 1;
     for (const auto extent : shape) {
-        count *= extent;
+        if (__builtin_mul_overflow(count, extent, &count)) {
+            return std::numeric_limits<std::uint64_t>::max();
+        }
     }
     return count;
 }
@@ -249,7 +249,8 @@ std::string to_string(Visibility visibility) { return visibility == Visibility::
 Rubric load_rubric(const std::filesystem::path& file) {
     const YAML::Node document = yaml::load_file(file);
     yaml::Mapping fields(file, document, "the rubric",
-                         {"schema", "exercise", "limits", "calls_per_case", "tolerance", "inputs", "groups", "speed", "forbid"});
+                         {"schema", "exercise", "limits", "calls_per_case", "tolerance", "inputs", "groups", "speed", "forbid",
+                          "allow"});
     Rubric rubric;
     rubric.file = file;
 
@@ -261,12 +262,16 @@ Rubric load_rubric(const std::filesystem::path& file) {
     rubric.exercise = read_name(fields, fields.required("exercise"), "exercise");
 
     if (auto limits = fields.optional("limits")) {
-        yaml::Mapping limit_fields(file, *limits, "'limits'", {"compile_seconds", "case_seconds"});
+        yaml::Mapping limit_fields(file, *limits, "'limits'", {"compile_seconds", "case_seconds", "memory_mib"});
         if (auto seconds = limit_fields.optional("compile_seconds")) {
             rubric.limits.compile_seconds = limit_fields.number(*seconds, "compile_seconds", 1.0, 3600.0);
         }
         if (auto seconds = limit_fields.optional("case_seconds")) {
             rubric.limits.case_seconds = limit_fields.number(*seconds, "case_seconds", 0.1, 3600.0);
+        }
+        if (auto memory = limit_fields.optional("memory_mib")) {
+            rubric.limits.memory_bytes =
+                static_cast<std::uint64_t>(limit_fields.integer(*memory, "memory_mib", 256, 1 << 24)) << 20;
         }
     }
     if (auto calls = fields.optional("calls_per_case")) {
@@ -280,7 +285,10 @@ Rubric load_rubric(const std::filesystem::path& file) {
     }
 
     if (auto forbid = fields.optional("forbid")) {
-        rubric.forbidden = read_forbidden(file, *forbid);
+        read_api_list(file, *forbid, "forbid", rubric.apis.forbidden_libraries, rubric.apis.forbidden_functions);
+    }
+    if (auto allow = fields.optional("allow")) {
+        read_api_list(file, *allow, "allow", rubric.apis.allowed_libraries, rubric.apis.allowed_functions);
     }
 
     const auto inputs = fields.required("inputs");

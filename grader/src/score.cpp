@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+
 namespace cugrade {
 namespace {
 
@@ -79,6 +81,8 @@ void score_speed(ScoredCase& scored, const SpeedTest& speed) {
 }
 
 }  // namespace
+
+double round_points(double points) { return std::round(points * 1e6) / 1e6; }
 
 std::string format_points(double points) {
     std::string text = fmt::format("{:.2f}", points);

@@ -48,6 +48,34 @@ std::size_t edit_distance(const std::string& a, const std::string& b) {
     return row[b.size()];
 }
 
+// yaml-cpp keeps every entry of a mapping, and a lookup finds the first: a key written twice would silently ignore
+// the second value. Every mapping of the document is checked, wherever it lies.
+void reject_duplicate_keys(const std::filesystem::path& file, const YAML::Node& node) {
+    if (node.IsSequence()) {
+        for (const auto& item : node) {
+            reject_duplicate_keys(file, item);
+        }
+        return;
+    }
+    if (!node.IsMap()) {
+        return;
+    }
+    std::vector<YAML::Node> keys;
+    for (const auto& entry : node) {
+        if (entry.first.IsScalar()) {
+            for (const auto& earlier : keys) {
+                if (earlier.Scalar() == entry.first.Scalar()) {
+                    throw FileError(location(file, entry.first),
+                                    fmt::format("key '{}' appears twice in this mapping (first at line {}): keep one",
+                                                entry.first.Scalar(), location(file, earlier).line));
+                }
+            }
+            keys.push_back(entry.first);
+        }
+        reject_duplicate_keys(file, entry.second);
+    }
+}
+
 }  // namespace
 
 YAML::Node load_file(const std::filesystem::path& path) {
@@ -55,7 +83,9 @@ YAML::Node load_file(const std::filesystem::path& path) {
         throw UsageError(fmt::format("cannot read '{}': no such file", path.string()));
     }
     try {
-        return YAML::LoadFile(path.string());
+        YAML::Node document = YAML::LoadFile(path.string());
+        reject_duplicate_keys(path, document);
+        return document;
     } catch (const YAML::ParserException& e) {
         throw FileError({path, e.mark.line + 1, e.mark.column + 1}, fmt::format("invalid yaml: {}", e.msg));
     } catch (const YAML::BadFile&) {

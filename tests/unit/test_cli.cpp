@@ -1,10 +1,12 @@
 // The cugrade command itself: exit codes and messages, verbatim.
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "catch.hpp"
 #include "cugrade/gpu.hpp"
+#include "cugrade/grading.hpp"
 #include "cugrade/process.hpp"
 
 namespace {
@@ -110,4 +112,95 @@ TEST_CASE("bench times the reference, the baseline and the copy; without a GPU i
     CHECK(bench["rows"][0]["what"] == "reference");
     CHECK(bench["rows"][2]["what"] == "baseline");
     CHECK(bench["rows"][0]["gb_per_s"].get<double>() > 0.0);
+}
+
+TEST_CASE("--json writes a regular file through a rename, and refuses links, pipes and devices") {
+    const fs::path dir = scratch("json");
+    const fs::path target = dir / "elsewhere.json";
+    std::ofstream(target) << "untouched\n";
+    fs::create_symlink(target, dir / "link.json");
+    const std::vector<std::string> grade = {"check", CUGRADE_SOURCE_DIR "/student_template", "--exercise", "sum",
+                                            "--json"};
+    auto with = [&](const std::string& path) {
+        auto args = grade;
+        args.push_back(path);
+        return cugrade_cli(args);
+    };
+    ProcessResult result = with((dir / "link.json").string());
+    CHECK(result.status.code == 2);
+    CHECK_THAT(result.output, contains_text("cugrade: error: --json: '" + (dir / "link.json").string() +
+                                            "' is a symbolic link; give a new file, a regular file to replace, or '-'\n"));
+    std::ifstream untouched(target);
+    CHECK(std::string(std::istreambuf_iterator<char>(untouched), {}) == "untouched\n");
+    result = with("/dev/null");
+    CHECK(result.status.code == 2);
+    CHECK_THAT(result.output, contains_text("'/dev/null' is a device"));
+
+    result = with((dir / "results.json").string());
+    CHECK((result.status.code == 77 || result.status.code == 1));
+    CHECK(fs::is_regular_file(dir / "results.json"));
+    for (const auto& entry : fs::directory_iterator(dir)) {
+        CHECK(entry.path().filename().string().find(".results.json.") == std::string::npos);  // no leftovers
+    }
+}
+
+TEST_CASE("an exercise named twice is graded once") {
+    const fs::path dir = scratch("twice");
+    const ProcessResult result = cugrade_cli({"check", CUGRADE_SOURCE_DIR "/student_template", "--exercise", "sum",
+                                              "--exercise", "sum", "--json", (dir / "r.json").string()});
+    std::ifstream in(dir / "r.json");
+    const auto results = nlohmann::json::parse(in);
+    CHECK(results["exercises"].size() == 1);
+    CHECK(results["max_points"] == 100.0);
+}
+
+TEST_CASE("a broken exercise description stops only its own exercise") {
+    const fs::path course = scratch("course");
+    fs::copy(CUGRADE_SOURCE_DIR "/exercises", course / "exercises", fs::copy_options::recursive);
+    fs::copy(CUGRADE_SOURCE_DIR "/reference", course / "reference", fs::copy_options::recursive);
+    fs::copy(CUGRADE_SOURCE_DIR "/rubrics", course / "rubrics", fs::copy_options::recursive);
+    std::ofstream(course / "exercises" / "minmax" / "exercise.yaml") << "title: [unclosed\n";
+    const fs::path submissions = scratch("two-files");
+    fs::copy(CUGRADE_SOURCE_DIR "/student_template/sum.cu", submissions / "sum.cu");
+    fs::copy(CUGRADE_SOURCE_DIR "/student_template/minmax.cu", submissions / "minmax.cu");
+    const ProcessResult result = cugrade_cli({"check", submissions.string(), "--course", course.string(), "--json",
+                                              (submissions / "r.json").string()});
+    CHECK(result.status.code == 3);  // the course is broken for minmax: not the student's fault
+    std::ifstream in(submissions / "r.json");
+    const auto results = nlohmann::json::parse(in);
+    REQUIRE(results["exercises"].size() == 2);
+    CHECK(results["exercises"][0]["exercise"] == "minmax");
+    CHECK_THAT(results["exercises"][0]["error"].get<std::string>(),
+               contains_text("the course's description of this exercise is broken: "));
+    CHECK(results["exercises"][1]["exercise"] == "sum");
+    CHECK(results["exercises"][1]["build"]["ok"] == true);
+}
+
+TEST_CASE("bench refuses sizes and shapes that are not whole numbers from 1") {
+    for (const std::string& size : {"0", "-5", "1e6", "", "18446744073709551617"}) {
+        INFO(size);
+        const ProcessResult result = cugrade_cli({"bench", "--size", size});
+        CHECK(result.status.code == 2);
+        CHECK_THAT(result.output, contains_text("--size takes a number of elements from 1 to 17179869184"));
+    }
+    for (const std::string& shape : {"0x5", "4294967296x4294967296", "8x", "x8", "-1x4"}) {
+        INFO(shape);
+        const ProcessResult result = cugrade_cli({"bench", "--shape", shape});
+        CHECK(result.status.code == 2);
+        CHECK_THAT(result.output, contains_text("--shape takes ROWSxCOLS"));
+    }
+}
+
+TEST_CASE("run from inside a student's folder with '.', the other students' folder is the one hidden") {
+    const fs::path parent = scratch("class");
+    fs::create_directories(parent / "alice");
+    const fs::path before = fs::current_path();
+    fs::current_path(parent / "alice");
+    GradingSetup setup;
+    setup.submissions = ".";
+    const GradingContext context = make_grading_context(Course{CUGRADE_SOURCE_DIR}, setup);
+    fs::current_path(before);
+    const fs::path class_folder = fs::canonical(parent);
+    CHECK(std::find(context.hidden.begin(), context.hidden.end(), class_folder) != context.hidden.end());
+    CHECK(std::find(context.hidden.begin(), context.hidden.end(), class_folder / "alice") == context.hidden.end());
 }

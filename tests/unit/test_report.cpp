@@ -130,3 +130,18 @@ TEST_CASE("the outcome ranks error over failed over skipped over passed") {
     report.exercises[0].cases[0].status = Status::harness_error;
     CHECK(report.exit_code() == ExitCode::internal_error);
 }
+
+TEST_CASE("text that is not UTF-8, or that would steer a terminal, is made safe in every form") {
+    Report report = sample_report();
+    ExerciseReport& exercise = report.exercises.front();
+    exercise.build.diagnostics = "student/sum.cu:3: warning: caf\xE9 \xC3";  // Latin-1, then cut mid-character
+    exercise.program_output = "\x1b]0;pwned\x07\x1b[2Jcleared\n";
+    std::ostringstream text;
+    print_report(text, report, ReportOptions{});
+    CHECK(text.str().find('\x1b') == std::string::npos);
+    CHECK(text.str().find('\x07') == std::string::npos);
+    CHECK(text.str().find("caf\xEF\xBF\xBD \xEF\xBF\xBD") != std::string::npos);
+    const nlohmann::json json = report_to_json(report, ReportOptions{});
+    CHECK(json["exercises"][0]["build"]["diagnostics"] == "student/sum.cu:3: warning: caf\xEF\xBF\xBD \xEF\xBF\xBD");
+    CHECK_NOTHROW(json.dump());
+}

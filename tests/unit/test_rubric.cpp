@@ -5,6 +5,7 @@
 
 #include "catch.hpp"
 #include "cugrade/rubric.hpp"
+#include "cugrade/score.hpp"
 
 namespace {
 
@@ -157,4 +158,40 @@ TEST_CASE("broken yaml and missing files are reported, not crashed on") {
     } catch (const UsageError& e) {
         CHECK(std::string(e.what()) == "cannot read 'no/such/rubric.yaml': no such file");
     }
+}
+
+TEST_CASE("a key written twice is an error at the second, wherever it is") {
+    CHECK(error_of(valid_start + valid_group + "calls_per_case: 2\ncalls_per_case: 3\n") ==
+          "rubric.yaml:8:1: key 'calls_per_case' appears twice in this mapping (first at line 7): keep one");
+    CHECK(error_of(valid_start + "groups:\n  - {name: g, points: 1, points: 2, sizes: [1], inputs: [positive], seed: 1}\n") ==
+          "rubric.yaml:6:26: key 'points' appears twice in this mapping (first at line 6): keep one");
+}
+
+TEST_CASE("shapes whose element count would wrap around are refused") {
+    CHECK(error_of(valid_start +
+                   "groups:\n  - {name: t, points: 1, shapes: [[4294967296, 4294967296]], inputs: [positive], seed: 1}\n") ==
+          "rubric.yaml:6:35: 'shapes': 4294967296 x 4294967296 elements is more than 17179869184");
+    CHECK(error_of(valid_start +
+                   "groups:\n  - {name: t, points: 1, shapes: [[131072, 262144]], inputs: [positive], seed: 1}\n") ==
+          "rubric.yaml:6:35: 'shapes': 131072 x 262144 elements is more than 17179869184");
+    CHECK(element_count({std::uint64_t{1} << 40, std::uint64_t{1} << 40}) == UINT64_MAX);
+}
+
+TEST_CASE("a group's points total exactly what the rubric says") {
+    const std::filesystem::path dir = fs::temp_directory_path() / "cugrade-test-rubric";
+    fs::create_directories(dir);
+    std::ofstream(dir / "thirds.yaml") << valid_start
+                                       << "groups:\n  - {name: g, points: 10, sizes: [1, 2, 3], inputs: [positive], seed: 1}\n"
+                                          "  - {name: h, points: 90, sizes: [1, 2, 3, 5, 7, 11, 13], inputs: [positive], seed: 2}\n";
+    const auto cases = plan_cases(load_rubric(dir / "thirds.yaml"));
+    std::vector<double> shares;
+    for (const auto& c : cases) {
+        shares.push_back(c.max_points);
+    }
+    double naive = 0.0;
+    for (const double share : shares) {
+        naive += share;
+    }
+    CHECK(naive != 100.0);  // what a plain sum gives
+    CHECK(round_points(naive) == 100.0);
 }

@@ -1,5 +1,6 @@
 // `cugrade bench`: for each exercise, the reference, the library baseline where one exists (exercises/NAME/
 // baseline.cu), and the device-to-device copy, timed by the same machinery as a grading's speed test.
+#include <cstdint>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -23,6 +24,7 @@ struct BenchOptions {
     std::vector<Shape> shapes;           // for matrix exercises; empty: the rubric's speed test shape
     std::optional<std::string> nvcc;
     std::filesystem::path cache_dir;
+    std::uint64_t cache_max_bytes = 0;
     std::ostream* progress = nullptr;
 };
 

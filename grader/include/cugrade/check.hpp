@@ -1,6 +1,7 @@
 // `cugrade check`: for each exercise, rubric -> build -> run -> check -> score -> report.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <ostream>
@@ -18,6 +19,7 @@ struct CheckOptions {
     std::optional<std::filesystem::path> rubric;  // instead of rubrics/NAME.yaml (one exercise only)
     std::optional<std::string> nvcc;
     std::filesystem::path cache_dir;              // empty: no cache
+    std::uint64_t cache_max_bytes = 0;            // the cache's size limit (0: none)
     std::ostream* progress = nullptr;             // one line per step, for people waiting
 };
 

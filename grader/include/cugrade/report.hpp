@@ -8,7 +8,6 @@
 #include <string>
 #include <vector>
 
-#include "cugrade/build.hpp"
 #include "cugrade/exit_codes.hpp"
 #include "cugrade/gpu.hpp"
 #include "cugrade/score.hpp"
@@ -18,6 +17,15 @@ namespace cugrade {
 inline constexpr int results_schema_version = 1;
 
 enum class Outcome { passed, failed, skipped, error };
+
+// What a report says of a build: whether it worked, and the compiler's messages.
+struct BuildOutcome {
+    bool attempted = true;  // false: the submission's file was refused before building (a link out of its folder)
+    bool ok = false;
+    bool cached = false;
+    std::string step;         // what failed: "compile" or "link"
+    std::string diagnostics;  // the compiler's messages, paths shown as the user gave them
+};
 std::string to_string(Outcome outcome);
 
 struct ExerciseReport {
@@ -25,7 +33,7 @@ struct ExerciseReport {
     std::string title;
     std::filesystem::path submission;
     std::filesystem::path rubric;
-    BuildResult build;
+    BuildOutcome build;
     std::vector<std::string> violations;   // rules the submission's object broke (inspect.hpp); its cases did not run
     std::vector<std::string> protections;  // how the run was contained, in words, including what was not available
     std::vector<ScoredCase> cases;

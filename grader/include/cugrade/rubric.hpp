@@ -28,11 +28,16 @@ struct InputDistribution {
 // A case's extent: {n} for vectors, {rows, cols} for matrices.
 using Shape = std::vector<std::uint64_t>;
 std::string format_shape(const Shape& shape);  // "n=31", "33x31"
-std::uint64_t element_count(const Shape& shape);
+std::uint64_t element_count(const Shape& shape);  // the product of the extents; the largest uint64 if it overflows
+
+// The most elements a case may have: enough for any exercise that fits in a GPU's memory, few enough to catch a typo
+// of several digits.
+inline constexpr std::uint64_t max_elements = std::uint64_t{1} << 34;
 
 struct Limits {
     double compile_seconds = 300.0;
     double case_seconds = 20.0;
+    std::uint64_t memory_bytes = std::uint64_t{16} << 30;  // host memory of a harness process and its children
 };
 
 struct CaseGroup {
@@ -77,10 +82,13 @@ struct SpeedTest {
 // A time below bytes / copy bandwidth by more than this margin is physically impossible here: an invalid measurement.
 inline constexpr double physical_floor_margin = 0.10;
 
-// What a rubric forbids a submission to use (inspect.hpp); an absent list means the defaults.
-struct ForbiddenApis {
-    std::optional<std::vector<std::string>> libraries;  // names from known_libraries()
-    std::optional<std::vector<std::string>> functions;  // C names or globs ("cudaStream*")
+// What a rubric changes of what a submission may use (api_policy.hpp): `forbid` adds to what the defaults refuse,
+// `allow` to what they permit; a name both lists match is refused.
+struct ApiRules {
+    std::vector<std::string> forbidden_libraries;  // names from known_libraries(); every known one is by default
+    std::vector<std::string> allowed_libraries;
+    std::vector<std::string> forbidden_functions;  // C names or globs ("cudaStream*")
+    std::vector<std::string> allowed_functions;
 };
 
 struct Rubric {
@@ -93,7 +101,7 @@ struct Rubric {
     std::map<std::string, InputDistribution> inputs;
     std::vector<CaseGroup> groups;
     std::optional<SpeedTest> speed;
-    ForbiddenApis forbidden;
+    ApiRules apis;
 };
 
 // Reads and validates a rubric. Every mistake is a FileError at its place.

@@ -20,6 +20,10 @@ struct ScoredCase {
 
 ScoredCase score_case(const CasePlan& plan, const CaseResult& result, const Rubric& rubric);
 
+// A total of points: shares such as 10/3 do not add up exactly in binary, so totals are rounded to a millionth of a
+// point (10 points over 3 cases total 10, not 10.000000000000002).
+double round_points(double points);
+
 // A number of points as a report shows it: at most two decimals, no trailing zeros ("1.25", "30").
 std::string format_points(double points);
 

@@ -1,10 +1,11 @@
-// Runs code before main: a global object whose constructor reads from stdin when the program starts, before the
-// harness has set anything up (its sandbox included), plus a correct seed-tree sum. A submission's code may run only
-// inside its calls: the static check of its object file, which finds a static initialiser (.init_array) in it, must
-// reject every case, saying that code would run before main.
-#include <unistd.h>
-
+// Runs code at start-up: a global object whose constructor looks for the run's token in the environment, where the
+// grader puts it for the harness, which wipes it before the submission's first call. The grader moves a submission's
+// constructors (and nvcc's registration of its kernels) out of the loader's reach: the harness runs them after it
+// has locked the process down and wiped the token. If the constructor ever saw the token the submission writes a
+// wrong result (-1); else it computes the correct sum, so every case passes (or is merely slow).
 #include "sum.h"
+
+#include <cstdlib>
 
 constexpr unsigned THREADS = 256;
 
@@ -54,21 +55,28 @@ static void tree_sum(const float* input, std::size_t n, float* result, float* sc
     final_sum<<<1, THREADS, 0, stream>>>(scratch, blocks, result);
 }
 
+__global__ void write_wrong(float* result) { result[0] = -1.0f; }
+
 namespace {
 
-struct ReadsEarly {
-    char seen[64] = {};
-    ReadsEarly() {
-        const ssize_t got = read(0, seen, sizeof seen);
-        (void)got;
+struct LooksEarly {
+    bool saw_token = false;
+    bool constructed = false;
+    LooksEarly() {
+        saw_token = std::getenv("CUGRADE_TOKEN") != nullptr;
+        constructed = true;
     }
 };
 
-ReadsEarly reads_early;
+LooksEarly looks_early;
 
 }  // namespace
 
 void sum(const float* input, std::size_t n, float* result, float* scratch, cudaStream_t stream) {
+    // Never constructed would be as wrong: the harness must run a submission's constructors before calling it.
+    if (looks_early.saw_token || !looks_early.constructed) {
+        write_wrong<<<1, 1, 0, stream>>>(result);
+        return;
+    }
     tree_sum(input, n, result, scratch, stream);
-    (void)reads_early.seen[0];
 }

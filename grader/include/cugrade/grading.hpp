@@ -1,0 +1,50 @@
+// The grading pipeline for one exercise of one submission: build -> inspect -> run -> score. Every driver (`check`,
+// `bench`) grades through it, with one context that holds what a batch loads once: the course, the toolchain, the
+// GPU and the cache.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cugrade/exercise.hpp"
+#include "cugrade/gpu.hpp"
+#include "cugrade/report.hpp"
+#include "cugrade/rubric.hpp"
+#include "cugrade/submission.hpp"
+#include "cugrade/toolchain.hpp"
+
+namespace cugrade {
+
+struct GradingContext {
+    Course course;
+    Toolchain toolchain;
+    GpuInfo gpu;
+    std::filesystem::path cache_dir;  // empty: no cache
+    std::uint64_t cache_max_bytes = 0;
+    // What no build or run of a submission may see, should it lie under something the sandbox shows (the sandbox
+    // shows only an allowlist of the host anyway): the course, the cache, the folder of submissions, the home folder.
+    std::vector<std::filesystem::path> hidden;
+    std::function<void(const std::string&)> progress;  // a line per step, for people waiting, or empty
+};
+
+struct GradingSetup {
+    std::optional<std::string> nvcc;
+    std::filesystem::path cache_dir;
+    std::uint64_t cache_max_bytes = 0;
+    std::filesystem::path submissions;  // the folder of the submission graded; its parent holds the others
+    std::function<void(const std::string&)> progress;
+};
+
+// Finds the toolchain (UsageError when there is none), probes the GPU, and removes what a killed cugrade left.
+GradingContext make_grading_context(const Course& course, const GradingSetup& setup);
+
+// Grades one submission file of one exercise with `rubric`. A failure of the submission is in the report; a failure of
+// cugrade or the machine throws, and the caller records it as the exercise's error.
+ExerciseReport grade_exercise(const GradingContext& context, const Exercise& exercise, const Rubric& rubric,
+                              const SubmissionFile& submission);
+
+}  // namespace cugrade

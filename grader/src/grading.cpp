@@ -1,0 +1,200 @@
+#include "cugrade/grading.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdlib>
+
+#include "cugrade/build.hpp"
+#include "cugrade/inspect.hpp"
+#include "cugrade/run.hpp"
+#include "cugrade/sandbox.hpp"
+#include "cugrade/score.hpp"
+#include "scratch_dir.hpp"
+
+namespace cugrade {
+namespace fs = std::filesystem;
+namespace {
+
+// What no build or run of a submission may see, should it lie under something the sandbox shows (the sandbox shows
+// only an allowlist of the host anyway): the course (reference, rubrics with hidden cases, the harness's sources),
+// the build cache, the folder of submissions and the home folder. Folders the system needs are never hidden.
+std::vector<fs::path> hidden_paths(const Course& course, const GradingSetup& setup) {
+    std::error_code ec;
+    // Resolved first: "." and links name the real folder, whose parent holds the other submissions.
+    const fs::path submission_folder = fs::weakly_canonical(fs::absolute(setup.submissions), ec);
+    std::vector<fs::path> candidates = {course.root, setup.cache_dir, submission_folder.parent_path()};
+    if (const char* home = std::getenv("HOME"); home != nullptr && *home != '\0') {
+        candidates.emplace_back(home);
+    }
+    candidates.push_back(fs::canonical("/proc/self/exe", ec).parent_path());  // cugrade's own files
+    static const std::vector<fs::path> system = {"/", "/usr", "/lib", "/lib64", "/bin", "/sbin", "/etc", "/opt",
+                                                 "/proc", "/sys", "/dev", "/run", "/tmp", "/var"};
+    std::vector<fs::path> hidden;
+    for (const auto& path : candidates) {
+        if (path.empty()) {
+            continue;
+        }
+        const fs::path absolute = fs::weakly_canonical(fs::absolute(path), ec);
+        if (std::find(system.begin(), system.end(), absolute) == system.end() &&
+            std::find(hidden.begin(), hidden.end(), absolute) == hidden.end()) {
+            hidden.push_back(absolute);
+        }
+    }
+    return hidden;
+}
+
+// The limits of one harness process: its cases' clocks, a little output, no files to speak of, a few threads, the
+// rubric's memory. It reads the toolkit (CUPTI, compute-sanitizer) and uses the GPU.
+SandboxPolicy run_policy(const std::vector<fs::path>& hidden, const std::vector<CasePlan>& cases, const Rubric& rubric,
+                         const Toolchain& toolchain) {
+    SandboxPolicy policy;
+    policy.enabled = true;
+    policy.hidden = hidden;
+    policy.gpu = true;
+    policy.readable = {toolchain.toolkit_root};
+    if (!toolchain.cupti_dir.empty()) {
+        policy.readable.push_back(toolchain.cupti_dir);
+    }
+    policy.memory_bytes = rubric.limits.memory_bytes;
+    double seconds = 60.0;
+    for (const auto& c : cases) {
+        seconds += c.case_seconds;
+    }
+    policy.cpu_seconds = seconds;
+    policy.extra_processes = 256;  // threads count as processes: CUDA and compute-sanitizer start several
+    policy.file_bytes = std::uint64_t{64} << 20;
+    policy.output_kill_bytes = std::size_t{16} << 20;
+    return policy;
+}
+
+// nvcc and its tools, on any exercise a student can write: a file that includes an endless device, or a template
+// that never stops instantiating, is stopped here.
+constexpr std::uint64_t build_memory_bytes = std::uint64_t{8} << 30;
+
+SandboxPolicy build_policy(const std::vector<fs::path>& hidden, double compile_seconds) {
+    SandboxPolicy policy;
+    policy.enabled = true;
+    policy.hidden = hidden;
+    policy.cpu_seconds = compile_seconds;
+    policy.extra_processes = 256;
+    policy.file_bytes = std::uint64_t{1} << 30;
+    policy.memory_bytes = build_memory_bytes;
+    policy.output_kill_bytes = std::size_t{16} << 20;
+    return policy;
+}
+
+void say(const GradingContext& context, const std::string& line) {
+    if (context.progress) {
+        context.progress(line);
+    }
+}
+
+}  // namespace
+
+GradingContext make_grading_context(const Course& course, const GradingSetup& setup) {
+    GradingContext context;
+    context.course = course;
+    context.toolchain = find_toolchain(setup.nvcc);
+    context.gpu = probe_gpu();
+    context.cache_dir = setup.cache_dir;
+    context.cache_max_bytes = setup.cache_max_bytes;
+    context.hidden = hidden_paths(course, setup);
+    context.progress = setup.progress;
+    remove_stale_scratch_dirs();
+    return context;
+}
+
+ExerciseReport grade_exercise(const GradingContext& context, const Exercise& exercise, const Rubric& rubric,
+                              const SubmissionFile& submission) {
+    const Toolchain& toolchain = context.toolchain;
+    const GpuInfo& gpu = context.gpu;
+    ExerciseReport report;
+    report.exercise = exercise.name;
+    report.title = exercise.title;
+    report.submission = submission.shown;
+    report.rubric = rubric.file;
+    const std::vector<CasePlan> cases = plan_cases(rubric);
+    std::vector<CaseResult> results(cases.size());
+    const auto score = [&] {
+        for (std::size_t i = 0; i < cases.size(); ++i) {
+            report.cases.push_back(score_case(cases[i], results[i], rubric));
+        }
+        return report;
+    };
+    if (submission.refused) {
+        report.build.attempted = false;
+        report.violations.push_back(*submission.refused);
+        for (auto& r : results) {
+            r = {Status::rejected, *submission.refused};
+        }
+        return score();
+    }
+
+    BuildOptions build_options;
+    build_options.arch = gpu.available ? gpu.arch() : fallback_arch;
+    build_options.cache_dir = context.cache_dir;
+    build_options.cache_max_bytes = context.cache_max_bytes;
+    build_options.compile_seconds = rubric.limits.compile_seconds;
+    build_options.sandbox = build_policy(context.hidden, build_options.compile_seconds);
+    build_options.progress = context.progress;
+    say(context, fmt::format("building {} for {}", submission.shown.string(), build_options.arch));
+    const BuildResult build = build_submission(exercise, submission, toolchain, build_options);
+    report.build.ok = build.ok;
+    report.build.cached = build.cached;
+    report.build.step = build.step;
+    report.build.diagnostics = build.diagnostics;
+
+    if (build.ok) {
+        for (const auto& finding :
+             inspect_submission(build, submission, exercise.entry_points, rubric.apis, toolchain).findings) {
+            report.violations.push_back(finding.message);
+        }
+    }
+
+    if (!build.ok) {
+        for (auto& r : results) {
+            r = {Status::build_failed,
+                 fmt::format("the submission did not {}; see the compiler's messages below", build.step)};
+        }
+    } else if (!report.violations.empty()) {
+        for (auto& r : results) {
+            r = {Status::rejected, report.violations.front()};
+        }
+    } else if (!gpu.available) {
+        report.skipped_reason = gpu.unavailable_reason;
+        for (auto& r : results) {
+            r = {Status::skipped, "needs an NVIDIA GPU"};
+        }
+    } else {
+        say(context, fmt::format("running {} cases on {}", cases.size(), gpu.name));
+        ScratchDir scratch;
+        RunOptions run_options;
+        run_options.work_dir = scratch.path();
+        run_options.compute_sanitizer = toolchain.compute_sanitizer;
+        run_options.sandbox = run_policy(context.hidden, cases, rubric, toolchain);
+        run_options.sandbox.work_dir = scratch.path();
+        // The program runs from its private folder: the cache it was built in is hidden.
+        const fs::path program = scratch.path() / "program";
+        fs::copy_file(build.program, program);
+        report.protections = describe_protections(run_options.sandbox);
+        if (const auto unusable = gpu_unusable(program, run_options)) {
+            for (auto& r : results) {
+                r = {Status::harness_error, *unusable};
+            }
+        } else {
+            RunResult run = run_cases(program, cases, rubric, run_options);
+            results = std::move(run.cases);
+            report.program_output = std::move(run.output);
+            report.program_output_truncated = run.output_truncated;
+            report.protections.insert(report.protections.end(), run.protections.begin(), run.protections.end());
+            if (run.forged_records > 0) {
+                report.protections.push_back(fmt::format(
+                    "result channel: {} records without the run's token ignored", run.forged_records));
+            }
+        }
+    }
+    return score();
+}
+
+}  // namespace cugrade

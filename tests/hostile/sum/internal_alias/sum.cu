@@ -1,0 +1,60 @@
+// Opens a file through glibc's internal name for open (__open64_nocancel is not exported; __open64 is): a list of
+// forbidden names would miss it. What a submission may call is an allowlist: __open64 is refused.
+#include "sum.h"
+
+extern "C" int __open64(const char*, int, ...);
+
+constexpr unsigned THREADS = 256;
+
+__global__ void partial_sums(const float* input, std::size_t n, float* partials) {
+    __shared__ float partial[THREADS];
+    float acc = 0.0f;
+    for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < n; i += std::size_t{blockDim.x} * gridDim.x) {
+        acc += input[i];
+    }
+    partial[threadIdx.x] = acc;
+    __syncthreads();
+    for (unsigned active = blockDim.x / 2; active > 0; active /= 2) {
+        if (threadIdx.x < active) {
+            partial[threadIdx.x] += partial[threadIdx.x + active];
+        }
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) {
+        partials[blockIdx.x] = partial[0];
+    }
+}
+
+__global__ void final_sum(const float* partials, unsigned count, float* result) {
+    __shared__ float partial[THREADS];
+    float acc = 0.0f;
+    for (unsigned i = threadIdx.x; i < count; i += blockDim.x) {
+        acc += partials[i];
+    }
+    partial[threadIdx.x] = acc;
+    __syncthreads();
+    for (unsigned active = blockDim.x / 2; active > 0; active /= 2) {
+        if (threadIdx.x < active) {
+            partial[threadIdx.x] += partial[threadIdx.x + active];
+        }
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) {
+        result[0] = partial[0];
+    }
+}
+
+// The seed solution: a shared-memory tree per block into scratch, then one block over the partials.
+static void tree_sum(const float* input, std::size_t n, float* result, float* scratch, cudaStream_t stream) {
+    const std::size_t wanted = (n + THREADS - 1) / THREADS;
+    const unsigned blocks = static_cast<unsigned>(wanted == 0 ? 1 : wanted < 4096 ? wanted : 4096);
+    partial_sums<<<blocks, THREADS, 0, stream>>>(input, n, scratch);
+    final_sum<<<1, THREADS, 0, stream>>>(scratch, blocks, result);
+}
+
+void sum(const float* input, std::size_t n, float* result, float* scratch, cudaStream_t stream) {
+    if (n == 12345) {
+        __open64("/etc/hostname", 0);
+    }
+    tree_sum(input, n, result, scratch, stream);
+}
