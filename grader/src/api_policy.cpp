@@ -132,8 +132,11 @@ const std::vector<CppFamily>& refused_cpp() {
 
 const std::vector<KnownLibrary>& library_catalogue() {
     static const std::vector<KnownLibrary> all = {
-        {"cub", "CUB", {"cub::"}, {}, "cub"},
-        {"thrust", "Thrust", {"thrust::"}, {}, "thrust"},
+        // CCCL finds the driver at run time and waits politely: allowing CUB or Thrust allows that.
+        {"cub", "CUB", {"cub::"}, {}, "cub", {"dlopen", "dlsym", "dlclose", "dlerror", "sched_yield", "cudaSetDevice"}},
+        {"thrust", "Thrust", {"thrust::"}, {}, "thrust",
+         {"dlopen", "dlsym", "dlclose", "dlerror", "sched_yield", "cudaSetDevice", "cudaStreamCreate*",
+          "cudaStreamDestroy"}},
         {"cublas", "cuBLAS", {}, {"cublas"}, "cublas"},
         {"cudnn", "cuDNN", {}, {"cudnn"}, "cudnn"},
         {"cusparse", "cuSPARSE", {}, {"cusparse"}, "cusparse"},
@@ -157,7 +160,13 @@ const std::vector<std::string>& known_libraries() {
 }
 
 ApiPolicy::ApiPolicy(const ApiRules& rules, std::set<std::string> math_library)
-    : rules_(rules), math_library_(std::move(math_library)) {}
+    : rules_(rules), math_library_(std::move(math_library)) {
+    for (const auto& library : library_catalogue()) {
+        if (!forbids_library(library.name)) {
+            rules_.allowed_functions.insert(rules_.allowed_functions.end(), library.needs.begin(), library.needs.end());
+        }
+    }
+}
 
 bool ApiPolicy::forbids_library(const std::string& library) const {
     const auto listed = [&](const std::vector<std::string>& names) {

@@ -169,6 +169,12 @@ bool allow_proc(int ruleset, int abi) noexcept {
     return error == 0;
 }
 
+bool allow_writable(int ruleset, int abi, const char* path) noexcept {
+    const int error = add_rule(ruleset, path, fs_rights(abi), fs_rights(abi));
+    errno = error;
+    return error == 0;
+}
+
 bool restrict_self(int ruleset) noexcept { return ::syscall(__NR_landlock_restrict_self, ruleset, 0) == 0; }
 
 }  // namespace cugrade

@@ -23,6 +23,9 @@ int make_landlock_ruleset(const LandlockRules& rules, int abi, const std::string
 // opened on, and the new /proc is another). Async-signal-safe; false with errno set when it failed.
 bool allow_proc(int ruleset, int abi) noexcept;
 
+// Likewise for a folder where the process may do anything (a /dev/shm of its own).
+bool allow_writable(int ruleset, int abi, const char* path) noexcept;
+
 // Enforces `ruleset` on the calling process. Async-signal-safe.
 bool restrict_self(int ruleset) noexcept;
 

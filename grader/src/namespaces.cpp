@@ -29,10 +29,13 @@ bool write_all(const char* path, const char* text) noexcept {
     return written;
 }
 
-pid_t clone_into_namespaces(bool user_namespace) {
-    unsigned long flags = CLONE_NEWPID | CLONE_NEWNS | SIGCHLD;
+pid_t clone_into_namespaces(bool user_namespace, bool network_namespace) {
+    unsigned long flags = CLONE_NEWPID | CLONE_NEWNS | CLONE_NEWIPC | SIGCHLD;
     if (user_namespace) {
         flags |= CLONE_NEWUSER;
+    }
+    if (network_namespace) {
+        flags |= CLONE_NEWNET;
     }
     // clone without a new stack behaves as fork: the child continues on a copy of this stack.
     return static_cast<pid_t>(::syscall(SYS_clone, flags, nullptr, nullptr, nullptr, nullptr));
@@ -41,7 +44,7 @@ pid_t clone_into_namespaces(bool user_namespace) {
 PidNamespaceSupport probe() {
     PidNamespaceSupport support;
     support.user_namespace = ::geteuid() != 0;
-    const PidNamespace space(false);
+    const PidNamespace space(false, false, true);
     int report[2];
     if (::pipe2(report, O_CLOEXEC) != 0) {
         support.problem = fmt::format("cannot create a pipe: {}", std::strerror(errno));
@@ -104,14 +107,17 @@ const char* make_root_only_proc_read_only() noexcept {
     return nullptr;
 }
 
-PidNamespace::PidNamespace(bool guard_root_proc)
-    : user_namespace_(::geteuid() != 0), guard_root_proc_(guard_root_proc) {
+PidNamespace::PidNamespace(bool guard_root_proc, bool private_shm, bool private_network)
+    : user_namespace_(::geteuid() != 0),
+      guard_root_proc_(guard_root_proc),
+      private_shm_(private_shm),
+      private_network_(private_network) {
     // A user namespace maps the process's own ids to themselves: it stays the same user, with no one else's rights.
     uid_map_ = fmt::format("{0} {0} 1\n", ::geteuid());
     gid_map_ = fmt::format("{0} {0} 1\n", ::getegid());
 }
 
-pid_t PidNamespace::spawn() const { return clone_into_namespaces(user_namespace_); }
+pid_t PidNamespace::spawn() const { return clone_into_namespaces(user_namespace_, private_network_); }
 
 const char* PidNamespace::set_up() const noexcept {
     if (user_namespace_) {
@@ -125,6 +131,10 @@ const char* PidNamespace::set_up() const noexcept {
     }
     if (::mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr) != 0) {
         return "cannot mount the namespace's /proc";
+    }
+    if (private_shm_ && ::access("/dev/shm", F_OK) == 0 &&
+        ::mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=1777") != 0) {
+        return "cannot mount a /dev/shm of its own";
     }
     if (guard_root_proc_) {
         return make_root_only_proc_read_only();

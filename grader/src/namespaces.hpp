@@ -22,13 +22,16 @@ const PidNamespaceSupport& pid_namespace_support();
 // Everything the namespace's init needs, prepared before the process starts.
 class PidNamespace {
 public:
-    explicit PidNamespace(bool guard_root_proc);
+    // `private_shm`: a /dev/shm of its own; `private_network`: a network namespace of its own, with no interface up
+    // and its own abstract Unix socket names. Tools name shared memory and sockets by process id (compute-sanitizer
+    // does), and ids repeat from one pid namespace to the next: side by side, sandboxes would meet.
+    PidNamespace(bool guard_root_proc, bool private_shm, bool private_network);
 
-    // Starts a child in new pid and mount namespaces (and a user namespace when not root), like fork().
+    // Starts a child in new pid, mount, IPC and network namespaces (and a user namespace when not root), like fork().
     pid_t spawn() const;
 
-    // In the child, as pid 1: maps its ids (user namespace), mounts the namespace's /proc, makes the /proc files root
-    // could abuse read-only. Only async-signal-safe calls; returns what failed, or nullptr.
+    // In the child, as pid 1: maps its ids (user namespace), mounts the namespace's /proc (and /dev/shm), makes the
+    // /proc files root could abuse read-only. Only async-signal-safe calls; returns what failed, or nullptr.
     const char* set_up() const noexcept;
 
     // In the child, as pid 1, after forking the program: closes every descriptor, reaps every child until the
@@ -38,6 +41,8 @@ public:
 private:
     bool user_namespace_;
     bool guard_root_proc_;
+    bool private_shm_;
+    bool private_network_;
     std::string uid_map_;
     std::string gid_map_;
 };

@@ -197,7 +197,8 @@ private:
         std::optional<std::string> fatal;
         bool started_any = false;
         bool killed_at_deadline = false;
-        auto deadline = after(options_.startup_seconds);
+        const double startup_seconds = launcher.empty() ? options_.startup_seconds : options_.sanitizer_startup_seconds;
+        auto deadline = after(startup_seconds);
         std::string line;
         while (true) {
             const auto next = child.next_line(line, deadline);
@@ -241,7 +242,7 @@ private:
                 }
                 settle(current, std::move(result));
                 current = none;
-                deadline = after(options_.startup_seconds);
+                deadline = after(startup_seconds);
             } else if (event == "fatal") {
                 fatal = record.value("detail", "the harness stopped");
             }
@@ -263,7 +264,7 @@ private:
                                                               status.describe())};
             } else if (status.timed_out) {
                 result = {Status::timed_out, fmt::format("the program did not start its first case within {} s",
-                                                         options_.startup_seconds)};
+                                                         startup_seconds)};
             } else {
                 result = {status.signal != 0 ? Status::crashed : Status::exited_early,
                           fmt::format("the program {} before running any case", status.describe())};

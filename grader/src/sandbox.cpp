@@ -105,7 +105,9 @@ bool root_only_proc_read_only() {
 }
 
 // In kernel mode: the allowlist as Landlock rules.
-LandlockRules landlock_rules(const SandboxPolicy& policy, bool proc_now) {
+// `mounts_later`: /proc and /dev/shm are mounted anew in the child (a pid namespace of its own), whose rules are
+// added there.
+LandlockRules landlock_rules(const SandboxPolicy& policy, bool mounts_later) {
     LandlockRules rules;
     rules.readable = sandbox_paths::system_folders();
     const auto& files = sandbox_paths::system_files();
@@ -121,17 +123,19 @@ LandlockRules landlock_rules(const SandboxPolicy& policy, bool proc_now) {
     if (policy.gpu) {
         const auto gpu = sandbox_paths::gpu_devices();
         rules.devices.insert(rules.devices.end(), gpu.begin(), gpu.end());
-        rules.writable.emplace_back("/dev/shm");  // POSIX shared memory, for compute-sanitizer
+        if (!mounts_later) {
+            rules.writable.emplace_back("/dev/shm");  // POSIX shared memory, for compute-sanitizer
+        }
     }
     rules.writable.push_back(absolute_path(policy.work_dir));
-    rules.proc = proc_now;
+    rules.proc = !mounts_later;
     rules.scope_abstract_sockets = !policy.network;
     return rules;
 }
 
 // The paths of `policy.hidden` that Landlock would leave readable, with the allowed folder each lies under.
 std::vector<std::pair<fs::path, fs::path>> landlock_unhidden(const SandboxPolicy& policy) {
-    const LandlockRules rules = landlock_rules(policy, true);
+    const LandlockRules rules = landlock_rules(policy, false);
     std::vector<std::pair<fs::path, fs::path>> found;
     for (const auto& path : policy.hidden) {
         const fs::path absolute = absolute_path(path);
@@ -265,8 +269,10 @@ std::vector<std::string> describe_protections(const SandboxPolicy& policy) {
         } else {
             lines.push_back("files not protected: " + landlock.problem);
         }
-        lines.emplace_back(policy.network ? "network allowed" : "seccomp: no network");
         const auto& pid_namespace = pid_namespace_support();
+        lines.emplace_back(policy.network            ? "network allowed"
+                           : pid_namespace.available ? "no network (network namespace, and seccomp)"
+                                                     : "seccomp: no network");
         lines.push_back(pid_namespace.available ? "other processes invisible (pid namespace)"
                                                 : "other processes visible: " + pid_namespace.problem);
     }
@@ -376,12 +382,13 @@ SandboxLaunch::SandboxLaunch(const SandboxPolicy& policy, std::vector<std::strin
 
     const bool pid_namespace = uses_pid_namespace(policy);
     if (pid_namespace) {
-        pid_namespace_ = std::make_unique<PidNamespace>(root);
+        pid_namespace_ = std::make_unique<PidNamespace>(root, policy.gpu, !policy.network);
+        private_shm_ = policy.gpu;
     }
     if (const int abi = landlock_support().abi; abi > 0) {
         landlock_abi_ = abi;
         // A /proc of the namespace's own is mounted in the child, and its rule is added there.
-        ruleset_fd_ = make_landlock_ruleset(landlock_rules(policy, !pid_namespace), abi, program);
+        ruleset_fd_ = make_landlock_ruleset(landlock_rules(policy, pid_namespace), abi, program);
     }
     drop_capabilities_ = root || pid_namespace_support().user_namespace;
     if (root && !pid_namespace) {
@@ -430,6 +437,9 @@ const char* SandboxLaunch::enter_namespaces() const noexcept {
     }
     if (ruleset_fd_ >= 0 && !allow_proc(ruleset_fd_, landlock_abi_)) {
         return "landlock_add_rule failed for /proc";
+    }
+    if (ruleset_fd_ >= 0 && private_shm_ && !allow_writable(ruleset_fd_, landlock_abi_, "/dev/shm")) {
+        return "landlock_add_rule failed for /dev/shm";
     }
     const pid_t program = ::fork();
     if (program < 0) {

@@ -5,14 +5,17 @@
 //   fork N             fork up to N children that sleep, then print how many forks succeeded
 //   print N            print N bytes               spin                burn CPU (at most a minute of wall time)
 //   exec               exec /bin/true              setsid              leave the process group
+//   abstract NAME      bind an abstract Unix socket named NAME and hold it for a second
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstddef>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -159,6 +162,19 @@ int main(int argc, char** argv) {
         ::execl("/bin/true", "true", static_cast<char*>(nullptr));
         return refused("exec");
     }
+    if (what == "abstract" && argc == 3) {
+        const int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+        sockaddr_un address{};
+        address.sun_family = AF_UNIX;
+        std::strncpy(address.sun_path + 1, argv[2], sizeof address.sun_path - 2);  // a leading NUL: abstract
+        const auto length = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + std::strlen(argv[2]));
+        if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&address), length) != 0) {
+            return refused("bind");
+        }
+        ::sleep(1);
+        std::printf("bound\n");
+        return 0;
+    }
     if (what == "setsid") {
         if (::setsid() < 0) {
             return refused("setsid");
@@ -167,6 +183,6 @@ int main(int argc, char** argv) {
         return 0;
     }
     std::fprintf(stderr, "usage: sandbox_probe read FILE | write FILE | bigfile FILE N | connect | fork N | print N | "
-                         "spin | exec | setsid\n");
+                         "spin | exec | setsid | abstract NAME\n");
     return 2;
 }

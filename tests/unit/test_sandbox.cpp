@@ -234,6 +234,43 @@ TEST_CASE("a sandboxed process sees no other process, and nothing of cugrade's e
     }
 }
 
+TEST_CASE("each sandboxed GPU program has a /dev/shm of its own") {
+    // compute-sanitizer names its shared memory by process id, and ids repeat from one pid namespace to the next.
+    const Mode mode = GENERATE(Mode::bubblewrap, Mode::kernel);
+    INFO("mode: " << sandbox_mode_name(mode));
+    if (!usable(mode) || (mode == Mode::kernel && !pid_namespace_support().available)) {
+        return;
+    }
+    const std::string name = "cugrade-shm-probe-" + std::to_string(::getpid());
+    ProcessOptions options;
+    options.argv = {"/bin/sh", "-c", "echo x > /dev/shm/" + name + " && cat /dev/shm/" + name};
+    options.sandbox = scene().policy(mode);
+    options.sandbox.gpu = true;
+    const ProcessResult result = run_process(options, 20s);
+    CHECK(result.status.success());
+    CHECK(result.output == "x\n");
+    CHECK_FALSE(fs::exists("/dev/shm/" + name));
+}
+
+TEST_CASE("sandboxes side by side do not share abstract socket names") {
+    // Tools name them by process id (compute-sanitizer), and ids repeat from one pid namespace to the next.
+    const Mode mode = GENERATE(Mode::bubblewrap, Mode::kernel);
+    INFO("mode: " << sandbox_mode_name(mode));
+    if (!usable(mode) || (mode == Mode::kernel && !pid_namespace_support().available)) {
+        return;
+    }
+    ProcessOptions options;
+    options.argv = {scene().probe.string(), "abstract", "cugrade-test-" + std::to_string(::getpid())};
+    options.sandbox = scene().policy(mode);
+    ChildProcess first(options);
+    ChildProcess second(options);
+    const auto deadline = Clock::now() + 20s;
+    CHECK(first.finish(deadline).success());
+    CHECK(second.finish(deadline).success());
+    CHECK(first.output() == "bound\n");
+    CHECK(second.output() == "bound\n");
+}
+
 TEST_CASE("a sandboxed process has no network") {
     const Mode mode = GENERATE(Mode::bubblewrap, Mode::kernel);
     INFO("mode: " << sandbox_mode_name(mode));
@@ -426,7 +463,8 @@ TEST_CASE("the sandbox's protections are described in fixed words") {
     } else {
         kernel.push_back("files not protected: " + landlock_support().problem);
     }
-    kernel.emplace_back("seccomp: no network");
+    kernel.emplace_back(pid_namespace_support().available ? "no network (network namespace, and seccomp)"
+                                                          : "seccomp: no network");
     kernel.emplace_back(pid_namespace_support().available ? "other processes invisible (pid namespace)"
                                                           : "other processes visible: " +
                                                                 pid_namespace_support().problem);

@@ -19,6 +19,7 @@ struct KnownLibrary {
     std::vector<std::string> namespaces;  // C++: a demangled name starting with one of these
     std::vector<std::string> prefixes;    // C: a name starting with one of these
     std::string source_hint;              // what to look for in the source, for the line
+    std::vector<std::string> needs;       // what its own code calls, allowed with it (globs)
 };
 const std::vector<KnownLibrary>& library_catalogue();
 

@@ -32,6 +32,8 @@ struct RunResult {
 struct RunOptions {
     std::filesystem::path work_dir;     // a private folder for the plan files; the program runs there
     double startup_seconds = 60.0;      // from start to "ready", and between cases
+    // The same under compute-sanitizer, which instruments every module as CUDA starts: minutes on a busy machine.
+    double sanitizer_startup_seconds = 240.0;
     std::size_t output_limit = 64 * 1024;
     std::string compute_sanitizer;      // runs the race-check cases; empty: they cannot run
     SandboxPolicy sandbox;              // for every harness process; its work_dir is work_dir

@@ -114,6 +114,7 @@ private:
     bool guard_proc_ = false;      // root without a pid namespace: /proc/sys and the like read-only
     bool proc_read_only_ = false;  // they are already
     bool deny_network_ = false;
+    bool private_shm_ = false;  // a pid namespace with a /dev/shm of its own
     std::unique_ptr<PidNamespace> pid_namespace_;
     std::unique_ptr<Cgroup> cgroup_;
 };

@@ -1,7 +1,8 @@
-// Takes host memory until something stops it: 256 MiB at a time, one byte written on every page, up to 48 GiB. The
-// harness's memory limit (16 GiB by default: a control group for the whole process, or a limit on its data) must stop
-// it before the machine's memory runs out: the allocation fails (then it gives the memory back and computes the
-// correct sum), or the control group ends the process. If all 48 GiB were granted it writes a wrong result (-1).
+// Takes host memory until something stops it: 256 MiB at a time, one byte written on every page, up to 12 GiB. The
+// harness's memory limit (4 GiB in the hostile rubric: a control group for the whole process, or a limit on its data)
+// must stop it long before the machine's memory runs out: the allocation fails (then it gives the memory back and
+// computes the correct sum), or the control group ends the process. If all 12 GiB were granted it writes a wrong
+// result (-1).
 #include "sum.h"
 
 #include <cstdlib>
@@ -60,7 +61,7 @@ namespace {
 
 bool took_everything() {
     constexpr std::size_t chunk = std::size_t{256} << 20;
-    constexpr int chunks = 48 * 4;
+    constexpr int chunks = 12 * 4;
     static char* taken[chunks] = {};
     int count = 0;
     for (; count < chunks; ++count) {
