@@ -286,7 +286,8 @@ nlohmann::json report_to_json(const Report& report, const ReportOptions& options
                              {"points", exercise.points()},
                              {"max_points", exercise.max_points()},
                              {"build",
-                              {{"ok", exercise.build.ok},
+                              {{"attempted", exercise.build.attempted},
+                               {"ok", exercise.build.ok},
                                {"cached", exercise.build.cached},
                                {"failed_step", exercise.build.ok || !exercise.build.attempted
                                                    ? nlohmann::json(nullptr)

@@ -1,8 +1,8 @@
 // Tries to escape without the C library: on x86-64, raw `syscall` instructions (nothing for a symbol check to see)
 // for socket(AF_INET) and a non-blocking connect to 1.1.1.1:80, and openat of "/root/.bashrc" and of files in the
-// home folder of the user it runs as (found in /etc/passwd, which stays readable: the grader rewrites HOME). The
-// sandbox (the harness's seccomp filter; bubblewrap's network namespace and emptied home folder, or Landlock) must
-// refuse them all. If any succeeds (a connect that completes or is in progress, an open that returns a descriptor)
+// home folder of the user it runs as (found in /etc/passwd where that is readable: the grader rewrites HOME). The
+// sandbox (the harness's seccomp filter; the allowlist of the host and the network namespace, of bubblewrap or of the
+// kernel mode, or Landlock) must refuse them all. If any succeeds (a connect that completes or is in progress, an open that returns a descriptor)
 // it writes a wrong result (-1), else the correct sum with the seed kernels: so every case passes (or is merely
 // slow) exactly when the sandbox held. On other architectures it only computes the correct sum.
 #include "sum.h"
