@@ -1,6 +1,7 @@
 #include "cugrade/api_policy.hpp"
 
-#include <cxxabi.h>
+#include "object_file.hpp"
+
 #include <fnmatch.h>
 
 #include <algorithm>
@@ -102,13 +103,6 @@ const std::vector<std::string>& allowed_by_default() {
         "__finite*", "__signbit*", "__fpclassify*",
     };
     return all;
-}
-
-std::string demangle(const std::string& name) {
-    int status = 0;
-    std::unique_ptr<char, void (*)(void*)> text(abi::__cxa_demangle(name.c_str(), nullptr, nullptr, &status),
-                                                std::free);
-    return status == 0 && text ? std::string(text.get()) : name;
 }
 
 // Parts of the C++ standard library that reach files, processes or threads, each with its reason.

@@ -2,27 +2,17 @@
 
 #include <fmt/format.h>
 
-#include <fstream>
 #include <sstream>
 
 #include "cugrade/api_policy.hpp"
 #include "cugrade/error.hpp"
 #include "cugrade/grading.hpp"
+#include "file_io.hpp"
 #include "text_safety.hpp"
 
 namespace cugrade {
 namespace fs = std::filesystem;
 namespace {
-
-std::string read_text_file(const fs::path& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) {
-        throw UsageError(fmt::format("cannot read '{}'", path.string()));
-    }
-    std::ostringstream text;
-    text << in.rdbuf();
-    return text.str();
-}
 
 // Grades `source` as a submission with a rubric that holds only the speed test (whose shape the caller has set), and
 // returns the speed case's measurements, or an error.
@@ -32,7 +22,7 @@ nlohmann::json time_as_submission(const GradingContext& context, const Exercise&
     file.shown = source;
     file.name = exercise.submission_file;
     try {
-        file.bytes = read_text_file(source);
+        file.bytes = read_file(source);
         const ExerciseReport report = grade_exercise(context, exercise, rubric, file);
         if (!report.build.ok) {
             error = fmt::format("'{}' did not build:\n{}", source.string(), report.build.diagnostics);

@@ -5,12 +5,12 @@
 #include <filesystem>
 
 #include "cugrade/process.hpp"
+#include "file_io.hpp"
 #include "sandbox_paths.hpp"
 
 namespace cugrade {
 namespace fs = std::filesystem;
 using sandbox_paths::absolute_path;
-using sandbox_paths::lies_under;
 
 namespace {
 

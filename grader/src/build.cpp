@@ -305,8 +305,7 @@ BuildResult build_submission(const Exercise& exercise, const SubmissionFile& sub
     SandboxPolicy sandbox = options.sandbox;
     sandbox.readable = {toolchain.toolkit_root};
     const std::vector<std::pair<std::string, std::string>> environment = {
-        {"PATH", (fs::path(toolchain.nvcc).parent_path() / "").string() +
-                     ":/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}};
+        {"PATH", fs::path(toolchain.nvcc).parent_path().string() + ":" + system_path_variable}};
     const auto finish = [&](const std::string& outcome, const std::string& messages) {
         // Stored as the compiler wrote them, with paths relative to the build folder; shown per grading.
         std::string raw = messages;

@@ -17,6 +17,7 @@
 #include <stdexcept>
 
 #include "cugrade/build.hpp"
+#include "file_io.hpp"
 #include "hash.hpp"
 
 namespace cugrade {
@@ -89,25 +90,6 @@ std::uint64_t folder_bytes(const fs::path& folder) {
 }
 
 }  // namespace
-
-std::string read_file(const fs::path& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) {
-        throw std::runtime_error(fmt::format("cannot read '{}'", path.string()));
-    }
-    std::ostringstream text;
-    text << in.rdbuf();
-    return text.str();
-}
-
-void write_file(const fs::path& path, const std::string& text) {
-    std::ofstream out(path, std::ios::binary);
-    out << text;
-    out.flush();
-    if (!out) {
-        throw std::runtime_error(fmt::format("cannot write '{}'", path.string()));
-    }
-}
 
 CacheKey& CacheKey::add(const std::string& label, const std::string& value) {
     text_ += fmt::format("{} {}\n{}\n", label, value.size(), value);

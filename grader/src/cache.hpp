@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "file_io.hpp"
 #include "scratch_dir.hpp"
 
 namespace cugrade {
@@ -61,8 +62,5 @@ private:
 // Removes staging folders that no running cugrade is building in, then, while the cache holds more than
 // `max_bytes`, the least recently used entries.
 void tidy_cache(const std::filesystem::path& cache_dir, std::uint64_t max_bytes);
-
-std::string read_file(const std::filesystem::path& path);                        // throws std::runtime_error
-void write_file(const std::filesystem::path& path, const std::string& text);    // throws std::runtime_error
 
 }  // namespace cugrade

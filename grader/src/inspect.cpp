@@ -1,6 +1,5 @@
 #include "cugrade/inspect.hpp"
 
-#include <cxxabi.h>
 #include <fmt/format.h>
 #include <fnmatch.h>
 
@@ -20,25 +19,6 @@
 namespace cugrade {
 namespace fs = std::filesystem;
 namespace {
-
-std::string demangle(const std::string& name) {
-    int status = 0;
-    std::unique_ptr<char, void (*)(void*)> text(abi::__cxa_demangle(name.c_str(), nullptr, nullptr, &status),
-                                                std::free);
-    return status == 0 && text ? std::string(text.get()) : name;
-}
-
-// "cub::CUB_300000_SM_900::DeviceReduce::Sum<float*, float*>(...)" -> "cub::DeviceReduce::Sum"
-std::string short_name(const std::string& demangled) {
-    std::string name = std::regex_replace(demangled, std::regex(R"(::[A-Z]+_[0-9]+_SM_[0-9_]+(NS)?::)"), "::");
-    const auto cut = name.find_first_of("<(");
-    return cut == std::string::npos ? name : name.substr(0, cut);
-}
-
-// A name as a person reads it: C names as they are, C++ names demangled and shortened.
-std::string readable(const std::string& name) {
-    return name.rfind("_Z", 0) == 0 ? short_name(demangle(name)) : name;
-}
 
 // The first line of the source that matches, as "PATH:LINE", or PATH alone.
 class SourceLines {
@@ -249,9 +229,9 @@ Inspection inspect_submission(const BuildResult& build, const SubmissionFile& su
     }
     for (const auto& symbol : object.symbols) {
         if (symbol.type == "IFUNC" && symbol.defined()) {
-            add("runs-before-main", readable(symbol.name),
+            add("runs-before-main", readable_name(symbol.name),
                 fmt::format("{}: defines {} as an indirect function, whose resolver the loader runs before main: {}",
-                            source.where_word(readable(symbol.name)), readable(symbol.name), only_when_called));
+                            source.where_word(readable_name(symbol.name)), readable_name(symbol.name), only_when_called));
         }
     }
 
@@ -264,7 +244,7 @@ Inspection inspect_submission(const BuildResult& build, const SubmissionFile& su
             continue;
         }
         const bool instantiation = symbol.comdat && symbol.binding != "GLOBAL";
-        const std::string name = readable(symbol.name);
+        const std::string name = readable_name(symbol.name);
         if (program.defined.count(symbol.name) != 0 || program.undefined.count(symbol.name) != 0) {
             if (!(instantiation && program.harness_weak.count(symbol.name) != 0)) {
                 add("defines", name,
@@ -324,7 +304,7 @@ Inspection inspect_submission(const BuildResult& build, const SubmissionFile& su
             continue;
         }
         if (const CallVerdict verdict = policy.judge_call(symbol.name); !verdict.allowed) {
-            const std::string name = readable(symbol.name);
+            const std::string name = readable_name(symbol.name);
             add("forbidden-function", name + "()",
                 fmt::format("{}: calls {}(), which submissions may not use: {}", source.where_word(name), name,
                             verdict.reason));

@@ -1,6 +1,10 @@
 #include "object_file.hpp"
 
+#include <cxxabi.h>
 #include <fmt/format.h>
+
+#include <cstdlib>
+#include <memory>
 
 #include <map>
 #include <regex>
@@ -27,6 +31,23 @@ std::string readelf(const Toolchain& toolchain, const char* option, const std::f
 }
 
 }  // namespace
+
+std::string demangle(const std::string& name) {
+    int status = 0;
+    std::unique_ptr<char, void (*)(void*)> text(abi::__cxa_demangle(name.c_str(), nullptr, nullptr, &status),
+                                                std::free);
+    return status == 0 && text ? std::string(text.get()) : name;
+}
+
+std::string short_name(const std::string& demangled) {
+    std::string name = std::regex_replace(demangled, std::regex(R"(::[A-Z]+_[0-9]+_SM_[0-9_]+(NS)?::)"), "::");
+    const auto cut = name.find_first_of("<(");
+    return cut == std::string::npos ? name : name.substr(0, cut);
+}
+
+std::string readable_name(const std::string& name) {
+    return name.rfind("_Z", 0) == 0 ? short_name(demangle(name)) : name;
+}
 
 std::vector<Symbol> parse_nm(const std::string& output) {
     std::vector<Symbol> symbols;

@@ -46,6 +46,12 @@ struct Symbol {
 };
 std::vector<Symbol> parse_nm(const std::string& output);  // symbol versions ("@GLIBC_2.2.5") dropped
 
+// A symbol's name as a person reads it: C names as they are; C++ names demangled (`demangle`), and shortened to the
+// qualified name without arguments or CCCL's versioned namespaces (`readable_name`: "cub::DeviceReduce::Sum").
+std::string demangle(const std::string& name);
+std::string short_name(const std::string& demangled);
+std::string readable_name(const std::string& name);
+
 // Runs readelf on `path`. Throws std::runtime_error when it fails.
 ObjectFile read_object(const std::filesystem::path& path, const Toolchain& toolchain);
 

@@ -23,6 +23,7 @@
 #include "cgroup.hpp"
 #include "landlock.hpp"
 #include "namespaces.hpp"
+#include "file_io.hpp"
 #include "sandbox_paths.hpp"
 #include "seccomp_filter.hpp"
 
@@ -32,11 +33,9 @@ namespace cugrade {
 namespace {
 
 using sandbox_paths::absolute_path;
-using sandbox_paths::lies_under;
 
 bool running_as_root() { return ::geteuid() == 0; }
 
-constexpr const char* system_path_variable = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 
 // Where execvp would find `name` on `path_variable`; empty with `error` set as execvp would set errno.
 std::string find_in_path(const std::string& name, const std::string& path_variable, int& error) {

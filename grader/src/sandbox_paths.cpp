@@ -45,9 +45,4 @@ fs::path absolute_path(const fs::path& path) {
     return result.empty() ? fs::absolute(path, ec).lexically_normal() : result;
 }
 
-bool lies_under(const fs::path& path, const fs::path& folder) {
-    const auto [folder_end, path_end] = std::mismatch(folder.begin(), folder.end(), path.begin(), path.end());
-    return folder_end == folder.end();
-}
-
 }  // namespace cugrade::sandbox_paths

@@ -25,7 +25,4 @@ std::vector<std::filesystem::path> gpu_devices();
 // An absolute, normalised path with its links resolved where they exist.
 std::filesystem::path absolute_path(const std::filesystem::path& path);
 
-// Whether `path` is `folder` or lies beneath it (both absolute and normalised).
-bool lies_under(const std::filesystem::path& path, const std::filesystem::path& folder);
-
 }  // namespace cugrade::sandbox_paths

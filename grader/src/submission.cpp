@@ -10,6 +10,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "file_io.hpp"
+
 namespace cugrade {
 namespace fs = std::filesystem;
 namespace {
@@ -20,11 +22,6 @@ std::string kind_of(mode_t mode) {
     if (S_ISCHR(mode) || S_ISBLK(mode)) return "a device";
     if (S_ISSOCK(mode)) return "a socket";
     return "not a regular file";
-}
-
-bool lies_under(const fs::path& path, const fs::path& folder) {
-    const auto [folder_end, path_end] = std::mismatch(folder.begin(), folder.end(), path.begin(), path.end());
-    return folder_end == folder.end();
 }
 
 }  // namespace

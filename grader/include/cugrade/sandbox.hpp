@@ -57,6 +57,9 @@ std::string sandbox_mode_name(SandboxPolicy::Mode mode);  // "automatic", "bubbl
 // protection that does not and why. The report shows them; their wording is part of the interface.
 std::vector<std::string> describe_protections(const SandboxPolicy& policy);
 
+// The PATH of a sandboxed process: the system's folders.
+inline constexpr const char* system_path_variable = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+
 // The variables a sandboxed process gets, and nothing else of cugrade's environment (where a secret could be):
 // PATH (the system's folders), HOME and TMPDIR (its working folder), LANG and LC_ALL (C), and, where cugrade has
 // them, CUDA_VISIBLE_DEVICES, CUDA_DEVICE_ORDER and LD_LIBRARY_PATH (the driver may be found through it).

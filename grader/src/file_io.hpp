@@ -1,0 +1,15 @@
+// Whole files in and out, and one question about paths: small things several parts of cugrade need alike.
+#pragma once
+
+#include <filesystem>
+#include <string>
+
+namespace cugrade {
+
+std::string read_file(const std::filesystem::path& path);                      // throws std::runtime_error
+void write_file(const std::filesystem::path& path, const std::string& text);  // throws std::runtime_error
+
+// Whether `path` is `folder` or lies beneath it (both absolute and normalised).
+bool lies_under(const std::filesystem::path& path, const std::filesystem::path& folder);
+
+}  // namespace cugrade
