@@ -10,6 +10,8 @@
 //   outcome: passed | failed      optional
 //   diagnostics_contain: TEXT     optional: the build's diagnostics contain TEXT
 //   diagnostics_lack: TEXT        optional: the build's diagnostics do not contain TEXT (what must stay hidden)
+//   student_view_lacks: [TEXT]    optional: neither the text nor the JSON report a student sees contains any TEXT
+//                                 (a hidden case's size, say); checked when a GPU ran the cases
 //   rubric: PATH                  optional: grade with this rubric (PATH relative to COURSE_DIR) instead of
 //                                 rubrics/EXERCISE.yaml
 //   reference_after: true         optional: then grade COURSE_DIR/reference with the same rubric and require every
@@ -31,6 +33,7 @@
 #include <fstream>
 #include <iostream>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -182,6 +185,17 @@ int main(int argc, char** argv) {
                                     [&](const std::string& p) { return contains_ignoring_case(p, text); })) {
                 const std::string had = protections->empty() ? "none" : fmt::format("{}", fmt::join(*protections, "; "));
                 mismatch(fmt::format("no protection contains '{}' (the run had: {})", text, had));
+            }
+        }
+
+        if (expected["student_view_lacks"] && report.gpu.available) {
+            std::ostringstream text;
+            print_report(text, report, ReportOptions{});
+            const std::string student_view = text.str() + report_to_json(report, ReportOptions{}).dump();
+            for (const auto& item : expected["student_view_lacks"]) {
+                if (student_view.find(item.as<std::string>()) != std::string::npos) {
+                    mismatch(fmt::format("the report a student sees shows '{}'", item.as<std::string>()));
+                }
             }
         }
 

@@ -120,6 +120,7 @@ Report check(const Course& course, const CheckOptions& options) {
     setup.cache_dir = options.cache_dir;
     setup.cache_max_bytes = options.cache_max_bytes;
     setup.submissions = options.submission_dir;
+    setup.required = options.required_sandbox;
     setup.progress = [&](const std::string& line) { progress.say("{}", line); };
     const GradingContext context = make_grading_context(course, setup);
 

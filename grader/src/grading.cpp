@@ -1,6 +1,7 @@
 #include "cugrade/grading.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -93,6 +94,18 @@ void say(const GradingContext& context, const std::string& line) {
 }  // namespace
 
 GradingContext make_grading_context(const Course& course, const GradingSetup& setup) {
+    if (setup.required != Containment::none) {
+        // A GPU program's sandbox: what every run gets (a build's is the same but for the GPU).
+        SandboxPolicy policy;
+        policy.enabled = true;
+        policy.gpu = true;
+        const ContainmentCheck check = containment(policy);
+        if (check.level < setup.required) {
+            throw std::runtime_error(fmt::format(
+                "--require-sandbox {}: this machine contains submissions only as far as '{}': {}",
+                to_string(setup.required), to_string(check.level), fmt::join(check.missing, "; ")));
+        }
+    }
     GradingContext context;
     context.course = course;
     context.toolchain = find_toolchain(setup.nvcc);
@@ -185,8 +198,10 @@ ExerciseReport grade_exercise(const GradingContext& context, const Exercise& exe
         } else {
             RunResult run = run_cases(program, cases, rubric, run_options);
             results = std::move(run.cases);
-            report.program_output = std::move(run.output);
-            report.program_output_truncated = run.output_truncated;
+            report.program_output = std::move(run.output.text);
+            report.program_output_truncated = run.output.truncated;
+            report.hidden_program_output = std::move(run.hidden_output.text);
+            report.hidden_program_output_truncated = run.hidden_output.truncated;
             report.protections.insert(report.protections.end(), run.protections.begin(), run.protections.end());
             if (run.forged_records > 0) {
                 report.protections.push_back(fmt::format(

@@ -99,6 +99,12 @@ int main(int argc, char** argv) {
     check_command->add_flag("--no-cache", no_cache, "build from scratch and keep nothing");
     check_command->add_option("--nvcc", nvcc, "the nvcc to build with");
     check_command->add_flag("--show-hidden", show_hidden, "show the names and details of hidden cases (instructors)");
+    std::string required_sandbox = "none";
+    check_command
+        ->add_option("--require-sandbox", required_sandbox,
+                     "grade nothing unless submissions can be contained at least this well: none, files (the host's "
+                     "files hidden) or full (also other processes and the network)")
+        ->check(CLI::IsMember({"none", "files", "full"}));
 
     BenchOptions bench_options;
     std::vector<std::string> bench_sizes;
@@ -135,6 +141,7 @@ int main(int argc, char** argv) {
         options.cache_dir = no_cache ? fs::path{} : cache_dir.empty() ? default_cache_dir() : fs::path(cache_dir);
         options.cache_max_bytes = default_cache_limit();
         options.progress = &std::cerr;
+        options.required_sandbox = containment_from_string(required_sandbox).value_or(Containment::none);
 
         if (bench_command->parsed()) {
             for (const auto& text : bench_sizes) {

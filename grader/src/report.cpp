@@ -12,10 +12,13 @@ namespace {
 
 constexpr std::size_t max_output_lines = 40;
 
-// What a report may say about a case: hidden cases keep their verdict and points, but not their name or detail.
+// What a report may say about a case, the one rule every form of the report follows: a hidden case keeps its verdict
+// and points, but not its name, group, size, detail or measurements (unless an instructor asks).
 struct ShownCase {
     std::string name;
+    nlohmann::json group;  // null when hidden
     std::string detail;
+    nlohmann::json measurements;
 };
 
 std::vector<ShownCase> shown_cases(const ExerciseReport& exercise, const ReportOptions& options) {
@@ -23,10 +26,10 @@ std::vector<ShownCase> shown_cases(const ExerciseReport& exercise, const ReportO
     int hidden = 0;
     for (const auto& c : exercise.cases) {
         if (c.plan.visibility == Visibility::hidden && !options.show_hidden) {
-            shown.push_back({fmt::format("hidden-{}", ++hidden),
-                             c.detail.empty() ? "" : "details of hidden cases are not shown"});
+            shown.push_back({fmt::format("hidden-{}", ++hidden), nullptr,
+                             c.detail.empty() ? "" : "details of hidden cases are not shown", nlohmann::json::object()});
         } else {
-            shown.push_back({c.plan.id, c.detail});
+            shown.push_back({c.plan.id, c.plan.group, c.detail, c.measurements});
         }
     }
     return shown;
@@ -102,7 +105,7 @@ void print_exercise(std::ostream& out, const ExerciseReport& exercise, const Rep
         ScoredCase all = rows[0];
         all.points = exercise.points();
         all.plan.max_points = exercise.max_points();
-        shown = {{fmt::format("all {} cases", rows.size()), rows[0].detail}};
+        shown = {{fmt::format("all {} cases", rows.size()), nullptr, rows[0].detail, nlohmann::json::object()}};
         rows = {all};
     }
     std::size_t name_width = 4;
@@ -149,6 +152,12 @@ void print_exercise(std::ostream& out, const ExerciseReport& exercise, const Rep
     if (!exercise.program_output.empty() && exercise.outcome() != Outcome::passed) {
         bool cut = exercise.program_output_truncated;
         out << "  the program printed:\n" << first_lines(exercise.program_output, max_output_lines, cut);
+        out << (cut ? "    ... (cut short)\n\n" : "\n");
+    }
+    if (options.show_hidden && !exercise.hidden_program_output.empty()) {
+        bool cut = exercise.hidden_program_output_truncated;
+        out << "  the program printed during hidden cases:\n"
+            << first_lines(exercise.hidden_program_output, max_output_lines, cut);
         out << (cut ? "    ... (cut short)\n\n" : "\n");
     }
 }
@@ -268,15 +277,14 @@ nlohmann::json report_to_json(const Report& report, const ReportOptions& options
         nlohmann::json cases = nlohmann::json::array();
         for (std::size_t i = 0; i < exercise.cases.size(); ++i) {
             const auto& c = exercise.cases[i];
-            const bool hide = c.plan.visibility == Visibility::hidden && !options.show_hidden;
             cases.push_back({{"id", shown[i].name},
-                             {"group", c.plan.group},
+                             {"group", shown[i].group},
                              {"visibility", to_string(c.plan.visibility)},
                              {"status", to_string(c.status)},
                              {"detail", shown[i].detail},
                              {"points", c.points},
                              {"max_points", c.plan.max_points},
-                             {"measurements", hide ? nlohmann::json::object() : c.measurements}});
+                             {"measurements", shown[i].measurements}});
         }
         exercises.push_back({{"exercise", exercise.exercise},
                              {"title", exercise.title},
@@ -299,7 +307,11 @@ nlohmann::json report_to_json(const Report& report, const ReportOptions& options
                              {"error", optional_text(exercise.error)},
                              {"cases", cases},
                              {"program_output", exercise.program_output},
-                             {"program_output_truncated", exercise.program_output_truncated}});
+                             {"program_output_truncated", exercise.program_output_truncated},
+                             {"hidden_program_output",
+                              options.show_hidden ? nlohmann::json(exercise.hidden_program_output) : nullptr},
+                             {"hidden_program_output_truncated",
+                              options.show_hidden ? nlohmann::json(exercise.hidden_program_output_truncated) : nullptr}});
     }
     return valid_json_text({{"schema", "cugrade-results"},
             {"schema_version", results_schema_version},

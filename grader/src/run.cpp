@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <fstream>
 #include <map>
 #include <optional>
@@ -142,9 +143,14 @@ public:
         }
     }
 
+    struct Ended {
+        ExitStatus status;
+        std::string output;  // what it printed
+    };
+
     // Runs the given cases until each has a verdict; returns how the last process ended.
-    ExitStatus run(const std::vector<std::size_t>& indices, const std::vector<std::string>& launcher) {
-        ExitStatus last;
+    Ended run(const std::vector<std::size_t>& indices, const std::vector<std::string>& launcher) {
+        Ended last;
         for (auto left = remaining(indices); !left.empty(); left = remaining(indices)) {
             last = run_process_once(left, launcher);
         }
@@ -169,7 +175,10 @@ private:
         return left;
     }
 
-    ExitStatus run_process_once(const std::vector<std::size_t>& left, const std::vector<std::string>& launcher) {
+    Ended run_process_once(const std::vector<std::size_t>& left, const std::vector<std::string>& launcher) {
+        const bool hidden = std::any_of(left.begin(), left.end(),
+                                        [&](std::size_t i) { return cases_[i].visibility == Visibility::hidden; });
+        ProgramOutput& stream = hidden ? run_.hidden_output : run_.output;
         std::vector<const CasePlan*> plan_cases;
         for (const std::size_t i : left) {
             plan_cases.push_back(&cases_[i]);
@@ -187,8 +196,7 @@ private:
         process.environment.emplace_back(protocol::token_env, token);
         process.sandbox = options_.sandbox;
         process.sandbox.work_dir = options_.work_dir;
-        process.output_limit =
-            options_.output_limit > run_.output.size() ? options_.output_limit - run_.output.size() : 0;
+        process.output_limit = options_.output_limit;
         ChildProcess child(process);
         ++run_.processes;
 
@@ -249,8 +257,10 @@ private:
         }
         ExitStatus status = child.finish(after(5.0));
         status.timed_out = status.timed_out || killed_at_deadline;
-        run_.output += child.output();
-        run_.output_truncated = run_.output_truncated || child.output_truncated();
+        const std::size_t room =
+            options_.output_limit > stream.text.size() ? options_.output_limit - stream.text.size() : 0;
+        stream.text += child.output().substr(0, room);
+        stream.truncated = stream.truncated || child.output_truncated() || child.output().size() > room;
 
         if (current != none) {
             settle(current, interrupted(status, cases_[current].case_seconds));
@@ -275,7 +285,7 @@ private:
                 }
             }
         }
-        return status;
+        return {status, child.output()};
     }
 
     fs::path program_;
@@ -310,12 +320,14 @@ std::optional<std::string> gpu_unusable(const fs::path& program, const RunOption
 RunResult run_cases(const fs::path& program, const std::vector<CasePlan>& cases, const Rubric& rubric,
                     const RunOptions& options) {
     CaseRunner runner(program, cases, rubric, options);
-    std::vector<std::size_t> plain;
+    std::vector<std::size_t> visible;
+    std::vector<std::size_t> hidden;
     std::vector<std::size_t> race_checked;
     for (std::size_t i = 0; i < cases.size(); ++i) {
-        (cases[i].race_check ? race_checked : plain).push_back(i);
+        (cases[i].race_check ? race_checked : cases[i].visibility == Visibility::hidden ? hidden : visible).push_back(i);
     }
-    runner.run(plain, {});
+    runner.run(visible, {});
+    runner.run(hidden, {});
 
     // Each race-check case runs alone under racecheck, so a hazard is pinned on the case that raised it.
     for (const std::size_t i : race_checked) {
@@ -323,12 +335,11 @@ RunResult run_cases(const fs::path& program, const std::vector<CasePlan>& cases,
             runner.settle(i, {Status::harness_error, "compute-sanitizer was not found, so the race check could not run"});
             continue;
         }
-        const std::size_t output_before = runner.result().output.size();
-        const ExitStatus status =
+        const auto [status, output] =
             runner.run({i}, {options.compute_sanitizer, "--tool", "racecheck", "--racecheck-report", "hazard",
                              "--error-exitcode", std::to_string(sanitizer_error_exit_code), "--print-limit", "10"});
         CaseResult& result = runner.result().cases[i];
-        const std::string report = first_race_report(runner.result().output.substr(output_before));
+        const std::string report = first_race_report(output);
         const bool checked = result.status == Status::passed || result.status == Status::wrong_answer;
         const bool hazard = status.exited() && status.code == sanitizer_error_exit_code;
         // A racy kernel can slow racecheck past the case's limit; a hazard it already reported still decides.

@@ -227,6 +227,52 @@ std::vector<std::pair<std::string, std::string>> sandbox_environment(const Sandb
     return environment;
 }
 
+std::string to_string(Containment level) {
+    switch (level) {
+        case Containment::none: return "none";
+        case Containment::files: return "files";
+        case Containment::full: return "full";
+    }
+    return "none";
+}
+
+std::optional<Containment> containment_from_string(const std::string& text) {
+    for (const Containment level : {Containment::none, Containment::files, Containment::full}) {
+        if (to_string(level) == text) {
+            return level;
+        }
+    }
+    return std::nullopt;
+}
+
+ContainmentCheck containment(const SandboxPolicy& policy) {
+    ContainmentCheck check;
+    if (!policy.enabled) {
+        check.missing.emplace_back("no sandbox is used");
+        return check;
+    }
+    if (sandbox_mode(policy) == SandboxPolicy::Mode::bubblewrap && !bubblewrap_support().path.empty()) {
+        check.level = Containment::full;
+        return check;
+    }
+    const std::string bubblewrap = "bubblewrap is not used (" + bubblewrap_support().problem + ")";
+    if (landlock_support().abi == 0) {
+        check.missing.push_back(fmt::format("the host's files are not protected: {}, and {}; install bubblewrap, or "
+                                            "use a kernel with Landlock enabled (Linux 5.13 or later, lsm=landlock)",
+                                            bubblewrap, landlock_support().problem));
+        return check;
+    }
+    check.level = Containment::files;
+    if (!pid_namespace_support().available) {
+        check.missing.push_back(fmt::format("other processes are visible: {}, and {}; install bubblewrap, run "
+                                            "cugrade as root, or allow user namespaces (user.max_user_namespaces)",
+                                            bubblewrap, pid_namespace_support().problem));
+        return check;
+    }
+    check.level = Containment::full;
+    return check;
+}
+
 std::vector<std::string> describe_protections(const SandboxPolicy& policy) {
     if (!policy.enabled) {
         return {"no sandbox"};

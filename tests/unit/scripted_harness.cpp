@@ -6,6 +6,8 @@
 //   exit   exits with code 0 without reporting
 //   noisy  prints a forged result on stdout, then reports a wrong answer on the channel
 //   forge  writes "passed" records without the run's token and with a wrong one, then reports a wrong answer
+//   leak   prints the extents of every case this process has run so far (as a submission could, from a static),
+//          then reports passed
 // Every genuine record carries the run's token, as the real harness's do; "ready" names one protection.
 // A plan with any case id starting with "early" makes the harness abort before it is ready.
 #include <signal.h>
@@ -53,8 +55,10 @@ int main(int argc, char** argv) {
         }
     }
     send(channel, {{"event", "ready"}, {"protections", {"scripted: nothing to contain"}}});
+    std::string seen;
     for (const auto& c : plan["cases"]) {
         const std::string id = c["id"];
+        seen += c["shape"].dump() + " ";
         send(channel, {{"event", "start"}, {"case", id}});
         if (starts_with(id, "crash")) {
             ::raise(SIGSEGV);
@@ -72,6 +76,10 @@ int main(int argc, char** argv) {
             send_raw(channel, {{"event", "result"}, {"case", id}, {"status", "passed"}});
             send_raw(channel, {{"event", "result"}, {"case", id}, {"status", "passed"}, {"token", "0123"}});
             send(channel, {{"event", "result"}, {"case", id}, {"status", "wrong_answer"}, {"detail", "wrong"}});
+        } else if (starts_with(id, "leak")) {
+            std::printf("seen: %s\n", seen.c_str());
+            std::fflush(stdout);
+            send(channel, {{"event", "result"}, {"case", id}, {"status", "passed"}, {"detail", ""}});
         } else if (starts_with(id, "noisy")) {
             std::printf("{\"event\":\"result\",\"case\":\"%s\",\"status\":\"passed\"}\n", id.c_str());
             std::fflush(stdout);

@@ -7,6 +7,7 @@
 #include "catch.hpp"
 #include "cugrade/gpu.hpp"
 #include "cugrade/grading.hpp"
+#include "cugrade/sandbox.hpp"
 #include "cugrade/process.hpp"
 
 namespace {
@@ -203,4 +204,21 @@ TEST_CASE("run from inside a student's folder with '.', the other students' fold
     const fs::path class_folder = fs::canonical(parent);
     CHECK(std::find(context.hidden.begin(), context.hidden.end(), class_folder) != context.hidden.end());
     CHECK(std::find(context.hidden.begin(), context.hidden.end(), class_folder / "alice") == context.hidden.end());
+}
+
+TEST_CASE("--require-sandbox takes none, files or full, and a machine that offers it grades") {
+    const ProcessResult bad = cugrade_cli({"check", CUGRADE_SOURCE_DIR "/student_template", "--require-sandbox", "most"});
+    CHECK(bad.status.code == 2);
+    const ProcessResult full = cugrade_cli({"check", CUGRADE_SOURCE_DIR "/student_template", "--exercise", "sum",
+                                            "--require-sandbox", "full"});
+    SandboxPolicy policy;
+    policy.enabled = true;
+    policy.gpu = true;
+    if (containment(policy).level == Containment::full) {
+        CHECK((full.status.code == 77 || full.status.code == 1));
+    } else {
+        CHECK(full.status.code == 3);
+        CHECK_THAT(full.output, contains_text("cugrade: error: --require-sandbox full: this machine contains "
+                                              "submissions only as far as"));
+    }
 }

@@ -21,14 +21,16 @@ std::vector<CasePlan> plans(const std::vector<std::string>& ids) {
     return cases;
 }
 
-RunResult run(const std::vector<std::string>& ids) {
+RunResult run_plans(const std::vector<CasePlan>& cases) {
     const auto dir = std::filesystem::temp_directory_path() / "cugrade-test-run";
     std::filesystem::create_directories(dir);
     RunOptions options;
     options.work_dir = dir;
     options.startup_seconds = 5.0;
-    return run_cases(CUGRADE_SCRIPTED_HARNESS, plans(ids), Rubric{}, options);
+    return run_cases(CUGRADE_SCRIPTED_HARNESS, cases, Rubric{}, options);
 }
+
+RunResult run(const std::vector<std::string>& ids) { return run_plans(plans(ids)); }
 
 }  // namespace
 
@@ -57,7 +59,25 @@ TEST_CASE("what the program prints never counts as a result") {
     const RunResult result = run({"noisy-1", "pass-2"});
     CHECK(result.cases[0].status == Status::wrong_answer);
     CHECK(result.cases[1].status == Status::passed);
-    CHECK(result.output.find("\"status\":\"passed\"") != std::string::npos);
+    CHECK(result.output.text.find("\"status\":\"passed\"") != std::string::npos);
+}
+
+TEST_CASE("hidden cases run in processes of their own, whose output is kept apart") {
+    // A submission may keep a hidden case's size in a static and print it during a later visible case: the visible
+    // cases' processes never see a hidden input.
+    auto cases = plans({"leak-1", "leak-2", "leak-3", "leak-4"});
+    cases[0].shape = {7};
+    cases[1].shape = {4194304};
+    cases[1].visibility = Visibility::hidden;
+    cases[2].shape = {9};
+    cases[3].shape = {8388608};
+    cases[3].visibility = Visibility::hidden;
+    const RunResult result = run_plans(cases);
+    for (const auto& c : result.cases) {
+        CHECK(c.status == Status::passed);
+    }
+    CHECK(result.output.text == "seen: [7] \nseen: [7] [9] \n");
+    CHECK(result.hidden_output.text == "seen: [4194304] \nseen: [4194304] [8388608] \n");
 }
 
 TEST_CASE("records on the result channel without the run's token are ignored and counted") {

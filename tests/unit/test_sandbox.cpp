@@ -648,3 +648,25 @@ TEST_CASE("seccomp: a process kept in its group") {
     });
     CHECK(failed_step == 0);
 }
+
+TEST_CASE("containment is full with bubblewrap or with Landlock and a pid namespace, and says what is missing") {
+    CHECK(containment(SandboxPolicy{}).level == Containment::none);
+    for (const Mode mode : {Mode::bubblewrap, Mode::kernel}) {
+        SandboxPolicy policy = scene().policy(mode);
+        const ContainmentCheck check = containment(policy);
+        if (mode == Mode::bubblewrap && !bubblewrap_support().path.empty()) {
+            CHECK(check.level == Containment::full);
+        } else if (landlock_support().abi == 0) {
+            CHECK(check.level == Containment::none);
+            REQUIRE(check.missing.size() == 1);
+            CHECK_THAT(check.missing[0], contains_text("the host's files are not protected"));
+        } else if (!pid_namespace_support().available) {
+            CHECK(check.level == Containment::files);
+            CHECK_THAT(check.missing[0], contains_text("other processes are visible"));
+        } else {
+            CHECK(check.level == Containment::full);
+        }
+    }
+    CHECK(containment_from_string("files") == Containment::files);
+    CHECK_FALSE(containment_from_string("most"));
+}

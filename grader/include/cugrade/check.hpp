@@ -10,6 +10,7 @@
 
 #include "cugrade/exercise.hpp"
 #include "cugrade/report.hpp"
+#include "cugrade/sandbox.hpp"
 
 namespace cugrade {
 
@@ -20,6 +21,7 @@ struct CheckOptions {
     std::optional<std::string> nvcc;
     std::filesystem::path cache_dir;              // empty: no cache
     std::uint64_t cache_max_bytes = 0;            // the cache's size limit (0: none)
+    Containment required_sandbox = Containment::none;  // --require-sandbox
     std::ostream* progress = nullptr;             // one line per step, for people waiting
 };
 

@@ -14,6 +14,7 @@
 #include "cugrade/gpu.hpp"
 #include "cugrade/report.hpp"
 #include "cugrade/rubric.hpp"
+#include "cugrade/sandbox.hpp"
 #include "cugrade/submission.hpp"
 #include "cugrade/toolchain.hpp"
 
@@ -36,10 +37,14 @@ struct GradingSetup {
     std::filesystem::path cache_dir;
     std::uint64_t cache_max_bytes = 0;
     std::filesystem::path submissions;  // the folder of the submission graded; its parent holds the others
+    // The least protection submissions may run under (--require-sandbox); a machine that offers less grades nothing.
+    Containment required = Containment::none;
     std::function<void(const std::string&)> progress;
 };
 
 // Finds the toolchain (UsageError when there is none), probes the GPU, and removes what a killed cugrade left.
+// Throws std::runtime_error, saying what is missing and how to get it, when this machine's sandbox is weaker than
+// `setup.required`.
 GradingContext make_grading_context(const Course& course, const GradingSetup& setup);
 
 // Grades one submission file of one exercise with `rubric`. A failure of the submission is in the report; a failure of

@@ -37,8 +37,10 @@ struct ExerciseReport {
     std::vector<std::string> violations;   // rules the submission's object broke (inspect.hpp); its cases did not run
     std::vector<std::string> protections;  // how the run was contained, in words, including what was not available
     std::vector<ScoredCase> cases;
-    std::string program_output;
+    std::string program_output;  // what the processes of visible cases printed
     bool program_output_truncated = false;
+    std::string hidden_program_output;  // what the processes that ran hidden cases printed: shown to instructors only
+    bool hidden_program_output_truncated = false;
     std::optional<std::string> skipped_reason;  // why the cases did not run (no GPU)
     std::optional<std::string> error;           // cugrade failed on this exercise; its cases carry no verdict
 

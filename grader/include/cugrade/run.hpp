@@ -20,10 +20,18 @@ struct CaseResult {
     nlohmann::json measurements = nlohmann::json::object();
 };
 
+// What harness processes printed, capped.
+struct ProgramOutput {
+    std::string text;
+    bool truncated = false;
+};
+
 struct RunResult {
     std::vector<CaseResult> cases;  // one per planned case, in plan order
-    std::string output;             // what the program printed, capped
-    bool output_truncated = false;
+    // Visible and hidden cases run in processes of their own, so that nothing a process printed after it saw a
+    // hidden case's input (a size kept in a static and printed later, say) reaches the output a student is shown.
+    ProgramOutput output;         // what the processes of visible cases printed
+    ProgramOutput hidden_output;  // what the processes that ran hidden cases printed: instructors only
     int processes = 0;              // how many times the harness was started
     std::vector<std::string> protections;  // what the harness reported it applied, beside the sandbox's own
     int forged_records = 0;         // records on the result channel without the run's token, ignored
@@ -34,7 +42,7 @@ struct RunOptions {
     double startup_seconds = 60.0;      // from start to "ready", and between cases
     // The same under compute-sanitizer, which instruments every module as CUDA starts: minutes on a busy machine.
     double sanitizer_startup_seconds = 240.0;
-    std::size_t output_limit = 64 * 1024;
+    std::size_t output_limit = 64 * 1024;  // of each stream (visible, hidden) and of each process
     std::string compute_sanitizer;      // runs the race-check cases; empty: they cannot run
     SandboxPolicy sandbox;              // for every harness process; its work_dir is work_dir
 };

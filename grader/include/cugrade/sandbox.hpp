@@ -53,6 +53,21 @@ const LandlockSupport& landlock_support();
 SandboxPolicy::Mode sandbox_mode(const SandboxPolicy& policy);
 std::string sandbox_mode_name(SandboxPolicy::Mode mode);  // "automatic", "bubblewrap", "kernel"
 
+// How strongly a sandbox contains its process on this machine, weakest first (--require-sandbox).
+enum class Containment {
+    none,   // limits at most: the host's files and processes are open to it
+    files,  // the host's files are hidden (bubblewrap or Landlock), but other processes are visible
+    full,   // files hidden, other processes invisible (a pid namespace), no network
+};
+std::string to_string(Containment level);                                 // "none", "files", "full"
+std::optional<Containment> containment_from_string(const std::string& text);
+
+struct ContainmentCheck {
+    Containment level = Containment::none;
+    std::vector<std::string> missing;  // what the next levels lack here, and how to get it
+};
+ContainmentCheck containment(const SandboxPolicy& policy);
+
 // One short line per protection that applies to a process started with `policy` on this machine, and one per
 // protection that does not and why. The report shows them; their wording is part of the interface.
 std::vector<std::string> describe_protections(const SandboxPolicy& policy);
