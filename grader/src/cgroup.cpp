@@ -123,13 +123,11 @@ CgroupSupport probe() {
     return support;
 }
 
-std::vector<pid_t> members(const fs::path& folder) {
-    std::vector<pid_t> pids;
+void kill_members(const fs::path& folder) {
     std::istringstream lines(read_text(folder / "cgroup.procs"));
     for (long pid = 0; lines >> pid;) {
-        pids.push_back(static_cast<pid_t>(pid));
+        ::kill(static_cast<pid_t>(pid), SIGKILL);
     }
-    return pids;
 }
 
 }  // namespace
@@ -187,9 +185,7 @@ Cgroup::~Cgroup() {
     for (const auto& folder : folders_) {
         // A folder can be removed once its last process is gone; killed processes take a moment to leave.
         for (int attempt = 0; attempt < 200; ++attempt) {
-            for (const pid_t pid : members(folder)) {
-                ::kill(pid, SIGKILL);
-            }
+            kill_members(folder);
             if (::rmdir(folder.c_str()) == 0 || errno == ENOENT) {
                 break;
             }
@@ -200,9 +196,7 @@ Cgroup::~Cgroup() {
 
 void Cgroup::kill_all() const {
     for (const auto& folder : folders_) {
-        for (const pid_t pid : members(folder)) {
-            ::kill(pid, SIGKILL);
-        }
+        kill_members(folder);
     }
 }
 
