@@ -1,0 +1,107 @@
+// The capture runtime against real nvcc output (launches.cu), on a machine with or without a GPU: it never uses one.
+#include "catch.hpp"
+
+#include "capture/capture_runtime.hpp"
+#include "capture/work_record.hpp"
+
+extern "C" {
+void permitted_calls(const float* input, std::size_t n, float* result, float* scratch, cudaStream_t stream);
+cudaError_t reads_back(float* result, cudaStream_t stream);
+cudaError_t allocates(std::size_t bytes);
+int occupancy(int block_size);
+}
+
+namespace capture = cugrade::capture;
+
+namespace {
+
+const std::string partial_sums = "_Z12partial_sumsILi256EEvPKfmPf";
+const std::string finish = "_Z6finishPff";
+
+// The parameter sizes the checker reads from the loaded module, and an H100's occupancy limits.
+void tell_the_runtime() {
+    capture::KernelInfo partial_info{{8, 8, 8}, {}};
+    partial_info.attributes.numRegs = 32;
+    partial_info.attributes.maxThreadsPerBlock = 1024;
+    capture::set_kernels({{partial_sums, partial_info}, {finish, {{8, 4}, {}}}});
+    capture::DeviceInfo device;
+    device.properties.major = 9;
+    device.properties.minor = 0;
+    device.properties.warpSize = 32;
+    device.properties.multiProcessorCount = 132;
+    device.properties.maxThreadsPerBlock = 1024;
+    device.properties.maxThreadsPerMultiProcessor = 2048;
+    device.properties.maxBlocksPerMultiProcessor = 32;
+    device.properties.regsPerMultiprocessor = 65536;
+    device.properties.regsPerBlock = 65536;
+    device.properties.sharedMemPerMultiprocessor = 233472;
+    device.properties.sharedMemPerBlock = 49152;
+    device.properties.sharedMemPerBlockOptin = 232448;
+    device.properties.reservedSharedMemPerBlock = 1024;
+    device.attributes[cudaDevAttrMultiProcessorCount] = 132;
+    capture::set_device(device);
+    capture::take_work();
+}
+
+float* device_address(std::uintptr_t value) { return reinterpret_cast<float*>(value); }
+
+}  // namespace
+
+TEST_CASE("the submission's kernels are known by their device names") {
+    const auto kernels = capture::registered_kernels();
+    CHECK(kernels == std::vector<std::string>{partial_sums, finish});
+}
+
+TEST_CASE("a call's work is recorded in order, with each argument's bytes") {
+    tell_the_runtime();
+    permitted_calls(device_address(0x7f0000000000), 1000, device_address(0x7f0000100000),
+                    device_address(0x7f0000200000), nullptr);
+    const auto taken = capture::take_work();
+    CHECK(taken["refused"].empty());
+    const auto& work = taken["work"];
+    REQUIRE(work.size() == 4);
+    CHECK(work[0]["op"] == "symbol_upload");
+    CHECK(work[0]["symbol"] == "weights");
+    CHECK(work[0]["data"] == "0000803f000000400000404000008040");
+    CHECK(work[1]["op"] == "memset");
+    CHECK(work[1]["address"] == 0x7f0000100000ull);
+    CHECK(work[1]["width"] == 4);
+    CHECK(work[2]["op"] == "kernel");
+    CHECK(work[2]["name"] == partial_sums);
+    CHECK(work[2]["grid"] == nlohmann::json::array({4, 1, 1}));
+    CHECK(work[2]["block"] == nlohmann::json::array({256, 1, 1}));
+    CHECK(work[2]["arguments"] ==
+          nlohmann::json::array({"00000000007f0000", "e803000000000000", "00002000007f0000"}));
+    CHECK(work[3]["name"] == finish);
+    CHECK(work[3]["arguments"][1] == cugrade::work_record::to_hex("\x00\x00\x20\x40", 4));
+    CHECK(capture::take_work()["work"].empty());
+}
+
+TEST_CASE("calls that need the device's answer are refused, with the reason") {
+    tell_the_runtime();
+    CHECK(reads_back(device_address(0x7f0000100000), nullptr) == cudaErrorNotSupported);
+    CHECK(allocates(1 << 20) == cudaErrorNotSupported);
+    const auto taken = capture::take_work();
+    REQUIRE(taken["refused"].size() == 2);
+    CHECK(taken["refused"][0]["call"] == "cudaMemcpyAsync");
+    CHECK(taken["refused"][0]["why"] ==
+          "reads device memory from the host; compute on the GPU and leave the results in the buffers you are given");
+    CHECK(taken["refused"][1]["call"] == "cudaMalloc");
+    CHECK(taken["refused"][1]["why"] == "allocates device memory; use the scratch memory you are given");
+    CHECK(taken["work"].empty());
+}
+
+TEST_CASE("occupancy queries are answered from the checker's device") {
+    tell_the_runtime();
+    CHECK(occupancy(256) == 8);   // 2048 threads per SM
+    CHECK(occupancy(1024) == 2);
+    CHECK(capture::take_work()["refused"].empty());
+}
+
+TEST_CASE("hexadecimal argument bytes survive the round trip") {
+    const unsigned char bytes[] = {0x00, 0x7f, 0x80, 0xff};
+    const std::string text = cugrade::work_record::to_hex(bytes, sizeof bytes);
+    CHECK(text == "007f80ff");
+    CHECK(cugrade::work_record::from_hex(text) == std::vector<unsigned char>(bytes, bytes + 4));
+    CHECK_THROWS_WITH(cugrade::work_record::from_hex("0g"), "not a hexadecimal digit: 'g'");
+}
