@@ -24,6 +24,7 @@
 #include "protocol.hpp"
 #include "seccomp_filter.hpp"
 #include "statistics.hpp"
+#include "submission_init.hpp"
 #include "traffic.cuh"
 
 namespace cugrade::harness {
@@ -615,27 +616,6 @@ inline std::string describe_number(double value) {
     text.precision(9);
     text << value;
     return text.str();
-}
-
-// The submission's initialisers, which the grader moved out of the loader's reach (protocol.hpp).
-#define CUGRADE_SECTION_BOUND(prefix, section) CUGRADE_SECTION_BOUND_NAME(prefix, section)
-#define CUGRADE_SECTION_BOUND_NAME(prefix, section) prefix##section
-using SubmissionInitialiser = void (*)();
-extern "C" SubmissionInitialiser CUGRADE_SECTION_BOUND(__start_, CUGRADE_SUBMISSION_INIT_SECTION)[]
-    __attribute__((weak));
-extern "C" SubmissionInitialiser CUGRADE_SECTION_BOUND(__stop_, CUGRADE_SUBMISSION_INIT_SECTION)[]
-    __attribute__((weak));
-
-// Registers the submission's device code and constructs its globals: its first code to run, after the process is
-// locked down, in the order the loader would have run it.
-inline void initialise_submission() {
-    SubmissionInitialiser* const first = CUGRADE_SECTION_BOUND(__start_, CUGRADE_SUBMISSION_INIT_SECTION);
-    SubmissionInitialiser* const last = CUGRADE_SECTION_BOUND(__stop_, CUGRADE_SUBMISSION_INIT_SECTION);
-    for (SubmissionInitialiser* f = first; f != nullptr && f != last; ++f) {
-        if (*f != nullptr) {
-            (*f)();
-        }
-    }
 }
 
 // `run_case` runs one case and returns its outcome; CUDA failures propagate as CudaFailure.

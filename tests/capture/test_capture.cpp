@@ -1,4 +1,12 @@
 // The capture runtime against real nvcc output (launches.cu), on a machine with or without a GPU: it never uses one.
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+
+#include "capture/runner.hpp"
+#include "capture/tables.hpp"
 #include "catch.hpp"
 
 #include "capture/capture_runtime.hpp"
@@ -19,11 +27,14 @@ const std::string partial_sums = "_Z12partial_sumsILi256EEvPKfmPf";
 const std::string finish = "_Z6finishPff";
 
 // The parameter sizes the checker reads from the loaded module, and an H100's occupancy limits.
-void tell_the_runtime() {
+std::map<std::string, capture::KernelInfo> kernel_table() {
     capture::KernelInfo partial_info{{8, 8, 8}, {}};
     partial_info.attributes.numRegs = 32;
     partial_info.attributes.maxThreadsPerBlock = 1024;
-    capture::set_kernels({{partial_sums, partial_info}, {finish, {{8, 4}, {}}}});
+    return {{partial_sums, partial_info}, {finish, {{8, 4}, {}}}};
+}
+
+capture::DeviceInfo device_table() {
     capture::DeviceInfo device;
     device.properties.major = 9;
     device.properties.minor = 0;
@@ -39,7 +50,12 @@ void tell_the_runtime() {
     device.properties.sharedMemPerBlockOptin = 232448;
     device.properties.reservedSharedMemPerBlock = 1024;
     device.attributes[cudaDevAttrMultiProcessorCount] = 132;
-    capture::set_device(device);
+    return device;
+}
+
+void tell_the_runtime() {
+    capture::set_kernels(kernel_table());
+    capture::set_device(device_table());
     capture::take_work();
 }
 
@@ -104,4 +120,45 @@ TEST_CASE("hexadecimal argument bytes survive the round trip") {
     CHECK(text == "007f80ff");
     CHECK(cugrade::work_record::from_hex(text) == std::vector<unsigned char>(bytes, bytes + 4));
     CHECK_THROWS_WITH(cugrade::work_record::from_hex("0g"), "not a hexadecimal digit: 'g'");
+}
+
+TEST_CASE("the runner answers each call with its work, and ends when the checker hangs up") {
+    int channel[2];
+    REQUIRE(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, channel) == 0);
+    const pid_t runner = fork();
+    REQUIRE(runner >= 0);
+    if (runner == 0) {
+        const int fd = dup(channel[1]);  // without close-on-exec
+        setenv(cugrade::runner::runner_fd_env, std::to_string(fd).c_str(), 1);
+        execl(CUGRADE_CAPTURE_RUNNER, CUGRADE_CAPTURE_RUNNER, static_cast<char*>(nullptr));
+        _exit(127);
+    }
+    close(channel[1]);
+    std::FILE* to_runner = fdopen(dup(channel[0]), "w");
+    std::FILE* from_runner = fdopen(channel[0], "r");
+    const nlohmann::json call = {
+        {"arguments",
+         cugrade::runner::encode_arguments(device_address(0x7f0000000000), std::size_t{300},
+                                           device_address(0x7f0000100000), device_address(0x7f0000200000),
+                                           cudaStream_t{})}};
+    std::fprintf(to_runner, "%s\n%s\n%s\n", capture::tables_to_json(kernel_table(), device_table()).dump().c_str(),
+                 call.dump().c_str(), call.dump().c_str());
+    std::fflush(to_runner);
+    std::string line;
+    for (int reply = 0; reply < 2; ++reply) {
+        REQUIRE(cugrade::runner::read_line(from_runner, line));
+        const auto taken = nlohmann::json::parse(line);
+        CHECK(taken["refused"].empty());
+        REQUIRE(taken["work"].size() == 4);
+        CHECK(taken["work"][2]["grid"] == nlohmann::json::array({2, 1, 1}));
+        CHECK(taken["work"][2]["arguments"][1] == "2c01000000000000");  // n = 300
+    }
+    std::fclose(to_runner);
+    shutdown(channel[0], SHUT_WR);  // the checker hangs up
+    CHECK_FALSE(cugrade::runner::read_line(from_runner, line));
+    std::fclose(from_runner);
+    int status = 0;
+    REQUIRE(waitpid(runner, &status, 0) == runner);
+    CHECK(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 0);
 }

@@ -1,0 +1,135 @@
+// The runner's main loop: the submission's entry point called with the arguments the checker sends, the work each
+// call recorded sent back. One JSON line each way per call, on the descriptor CUGRADE_RUNNER_FD names:
+//   checker -> runner, first:  the tables (tables.hpp)
+//   checker -> runner, then:   {"arguments": [...]}        pointers as addresses, numbers as numbers, the stream null
+//   runner -> checker:         {"work": [...], "refused": [...]}   (work_record.hpp)
+// The runner ends when the checker closes its end. An exercise needs no runner of its own: the grader writes
+// `int main() { return cugrade::runner::serve(&ENTRY); }` against the exercise's contract header.
+#pragma once
+
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+#include "capture_runtime.hpp"
+#include "seccomp_filter.hpp"
+#include "submission_init.hpp"
+#include "tables.hpp"
+
+namespace cugrade::runner {
+
+inline constexpr const char* runner_fd_env = "CUGRADE_RUNNER_FD";
+
+template <class T>
+nlohmann::json encode_argument(T value) {
+    if constexpr (std::is_same_v<T, cudaStream_t>) {
+        return nullptr;  // the checker replays on its own stream
+    } else if constexpr (std::is_pointer_v<T>) {
+        return static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(value));
+    } else {
+        static_assert(std::is_arithmetic_v<T>, "an entry point's arguments are pointers, numbers and the stream");
+        return value;
+    }
+}
+
+template <class T>
+T decode_argument(const nlohmann::json& value) {
+    if constexpr (std::is_same_v<T, cudaStream_t>) {
+        return nullptr;
+    } else if constexpr (std::is_pointer_v<T>) {
+        return reinterpret_cast<T>(static_cast<std::uintptr_t>(value.get<std::uint64_t>()));
+    } else {
+        return value.get<T>();
+    }
+}
+
+template <class... Args>
+nlohmann::json encode_arguments(Args... arguments) {
+    return nlohmann::json::array({encode_argument(arguments)...});
+}
+
+template <class... Args, std::size_t... Index>
+std::tuple<Args...> decode_arguments(const nlohmann::json& arguments, std::index_sequence<Index...>) {
+    if (arguments.size() != sizeof...(Args)) {
+        throw std::invalid_argument("expected " + std::to_string(sizeof...(Args)) + " arguments, got " +
+                                    std::to_string(arguments.size()));
+    }
+    return {decode_argument<Args>(arguments[Index])...};
+}
+
+// Reads one line from `in`; false at the end of input.
+inline bool read_line(std::FILE* in, std::string& line) {
+    line.clear();
+    for (int c; (c = std::fgetc(in)) != EOF;) {
+        if (c == '\n') {
+            return true;
+        }
+        line += static_cast<char>(c);
+    }
+    return !line.empty();
+}
+
+template <class Result, class... Args>
+int serve(Result (*entry)(Args...)) {
+    const char* fd_text = std::getenv(runner_fd_env);
+    const int fd = fd_text != nullptr ? std::atoi(fd_text) : -1;
+    std::FILE* in = fd > 2 ? fdopen(fd, "r") : nullptr;
+    std::FILE* out = fd > 2 ? fdopen(dup(fd), "w") : nullptr;
+    if (in == nullptr || out == nullptr) {
+        std::fprintf(stderr, "runner: no channel to the checker (%s)\n", runner_fd_env);
+        return 2;
+    }
+    unsetenv(runner_fd_env);
+    std::string line;
+    try {
+        if (!read_line(in, line)) {
+            return 0;
+        }
+        std::map<std::string, capture::KernelInfo> kernels;
+        capture::DeviceInfo device;
+        capture::tables_from_json(nlohmann::json::parse(line), kernels, device);
+        capture::set_kernels(std::move(kernels));
+        capture::set_device(device);
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "runner: cannot read the checker's tables: %s\n", e.what());
+        return 2;
+    }
+    seccomp::Rules rules;
+    rules.deny_network = true;
+    rules.deny_new_processes = true;
+    if (const char* error = seccomp::install(rules); error != nullptr) {
+        std::fprintf(stderr, "runner: no seccomp filter: %s\n", error);
+    }
+    initialise_submission();
+    // What registration refused (a __managed__ variable) is refused in every call.
+    const nlohmann::json refused_at_registration = capture::take_work()["refused"];
+    while (read_line(in, line)) {
+        std::tuple<Args...> arguments;
+        try {
+            arguments = decode_arguments<Args...>(nlohmann::json::parse(line).at("arguments"),
+                                                  std::index_sequence_for<Args...>{});
+        } catch (const std::exception& e) {
+            std::fprintf(stderr, "runner: cannot read a call: %s\n", e.what());
+            return 2;
+        }
+        std::apply(entry, arguments);
+        nlohmann::json reply = capture::take_work();
+        for (const auto& refusal : refused_at_registration) {
+            reply["refused"].push_back(refusal);
+        }
+        const std::string text = reply.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+        std::fwrite(text.data(), 1, text.size(), out);
+        std::fflush(out);
+    }
+    std::fflush(nullptr);
+    std::_Exit(0);  // nothing the submission registered runs after its last call
+}
+
+}  // namespace cugrade::runner
