@@ -43,6 +43,12 @@ struct Recorder {
     cudaError_t last_error = cudaSuccess;
     int next_event = 1;
 
+    // The device name of one of the submission's kernels, from its host stub; null for anything else.
+    const std::string* kernel_name(const void* host_function) const {
+        const auto found = kernel_names.find(host_function);
+        return found == kernel_names.end() ? nullptr : &found->second;
+    }
+
     cudaError_t fail(cudaError_t error) {
         last_error = error;
         return error;
@@ -64,20 +70,20 @@ cudaError_t record_launch(const char* call, const void* host_function, dim3 grid
                           std::size_t shared_bytes, bool cooperative) {
     Recorder& r = recorder();
     std::lock_guard lock(r.mutex);
-    const auto name = r.kernel_names.find(host_function);
-    if (name == r.kernel_names.end()) {
+    const std::string* name = r.kernel_name(host_function);
+    if (name == nullptr) {
         return r.refuse(call, "launches something that is not one of its own kernels");
     }
-    const auto info = r.kernels.find(name->second);
+    const auto info = r.kernels.find(*name);
     if (info == r.kernels.end()) {
-        return r.refuse(call, "launches kernel " + name->second + ", whose device code the grader did not find");
+        return r.refuse(call, "launches kernel " + *name + ", whose device code the grader did not find");
     }
     nlohmann::json argument_bytes = nlohmann::json::array();
     for (std::size_t i = 0; i < info->second.parameter_sizes.size(); ++i) {
         argument_bytes.push_back(work_record::to_hex(arguments[i], info->second.parameter_sizes[i]));
     }
     r.work.push_back({{"op", "kernel"},
-                      {"name", name->second},
+                      {"name", *name},
                       {"grid", {grid.x, grid.y, grid.z}},
                       {"block", {block.x, block.y, block.z}},
                       {"shared_bytes", shared_bytes},
@@ -164,11 +170,11 @@ cudaError_t refuse(const char* call, const std::string& why) {
 const KernelInfo* kernel_info(const void* host_function) {
     Recorder& r = recorder();
     std::lock_guard lock(r.mutex);
-    const auto name = r.kernel_names.find(host_function);
-    if (name == r.kernel_names.end()) {
+    const std::string* name = r.kernel_name(host_function);
+    if (name == nullptr) {
         return nullptr;
     }
-    const auto info = r.kernels.find(name->second);
+    const auto info = r.kernels.find(*name);
     return info == r.kernels.end() ? nullptr : &info->second;
 }
 
@@ -481,22 +487,22 @@ cudaError_t cudaFuncGetAttributes(cudaFuncAttributes* attributes, const void* fu
 cudaError_t cudaFuncGetName(const char** name, const void* function) {
     auto& r = recorder();
     std::lock_guard lock(r.mutex);
-    const auto found = r.kernel_names.find(function);
-    if (found == r.kernel_names.end()) {
+    const std::string* found = r.kernel_name(function);
+    if (found == nullptr) {
         return r.fail(cudaErrorInvalidDeviceFunction);
     }
-    *name = found->second.c_str();
+    *name = found->c_str();
     return cudaSuccess;
 }
 cudaError_t cudaFuncSetAttribute(const void* function, cudaFuncAttribute attribute, int value) {
     auto& r = recorder();
     std::lock_guard lock(r.mutex);
-    const auto found = r.kernel_names.find(function);
-    if (found == r.kernel_names.end()) {
+    const std::string* name = r.kernel_name(function);
+    if (name == nullptr) {
         return r.fail(cudaErrorInvalidDeviceFunction);
     }
     r.work.push_back({{"op", "function_attribute"},
-                      {"name", found->second},
+                      {"name", *name},
                       {"attribute", static_cast<int>(attribute)},
                       {"value", value}});
     return cudaSuccess;
