@@ -214,10 +214,27 @@ HarnessBuild build_harness(const Exercise& exercise, const Toolchain& toolchain,
     run_course_tool({toolchain.objcopy, "--localize-symbols=local-symbols.txt", "harness.o"}, dir,
                     "objcopy failed on the harness:");
     record_program_symbols(exercise, toolchain, options, dir);
-    for (const char* file : {"reference.o", "harness_main.o", "local-symbols.txt"}) {
+
+    // The runner's half (exercises/common/capture/runner.hpp): its loop around the entry point, and the capture
+    // runtime that stands in for libcudart. The submission's object completes it.
+    write_file(dir / "runner_main.cpp",
+               fmt::format("#include \"{}\"\n#include \"capture/runner.hpp\"\n"
+                           "int main() {{ return cugrade::runner::serve(&{}); }}\n",
+                           exercise.contract_header.filename().string(), exercise.entry_points.front()));
+    auto runner_main = compile;
+    runner_main.insert(runner_main.end(), {"-c", "runner_main.cpp", "-o", "runner_main.o"});
+    run_course_tool(runner_main, dir, "the runner's loop failed to compile:");
+    auto capture_runtime = compile;
+    capture_runtime.insert(capture_runtime.end(),
+                           {"-c", (common / "capture" / "capture_runtime.cpp").string(), "-o", "capture_runtime.o"});
+    run_course_tool(capture_runtime, dir, "the capture runtime failed to compile:");
+    run_course_tool({toolchain.ld, "-r", "runner_main.o", "capture_runtime.o", "-o", "runner.o"}, dir,
+                    "combining the runner's parts failed:");
+    for (const char* file : {"reference.o", "harness_main.o", "local-symbols.txt", "runner_main.cpp", "runner_main.o",
+                             "capture_runtime.o"}) {
         fs::remove(dir / file);
     }
-    entry.commit({"harness.o", "program-symbols.txt"});
+    entry.commit({"harness.o", "program-symbols.txt", "runner.o"});
     return {entry.path(), entry.scratch()};
 }
 
@@ -287,6 +304,8 @@ BuildResult build_submission(const Exercise& exercise, const SubmissionFile& sub
         if (result.ok) {
             result.program = dir / "program";
             result.link_map = dir / "link.map";
+            result.runner = dir / "runner";
+            result.device_code = dir / "device-code.fatbin";
         } else {
             result.step = outcome;
         }
@@ -322,7 +341,7 @@ BuildResult build_submission(const Exercise& exercise, const SubmissionFile& sub
             files.emplace_back("submission.o");
         }
         if (outcome == "ok") {
-            files.insert(files.end(), {"program", "link.map"});
+            files.insert(files.end(), {"program", "link.map", "runner", "device-code.fatbin"});
         }
         entry.commit(files);
         present(entry.path());
@@ -379,6 +398,28 @@ BuildResult build_submission(const Exercise& exercise, const SubmissionFile& sub
         return result;
     }
     fs::remove(dir / "harness.o");
+
+    // The runner: the submission's host code over the capture runtime, no libcudart. Its device code, for the
+    // checker to load, is the object's .nv_fatbin section (empty when it has no kernels).
+    fs::copy_file(harness.dir / "runner.o", dir / "runner.o", fs::copy_options::overwrite_existing);
+    prepare_for_link(dir / "submission.o", object, dir / "submission-linked.o", toolchain);
+    ProcessResult runner_linked = run_tool({toolchain.nvcc, "-arch=" + options.arch, "-cudart", "none", "runner.o",
+                                            "submission-linked.o", "-o", "runner"},
+                                           dir, options.compile_seconds, sandbox, environment);
+    fs::remove(dir / "submission-linked.o");
+    fs::remove(dir / "runner.o");
+    if (!runner_linked.status.success()) {
+        const auto runner_intact = [&] { return CacheEntry::intact(harness.dir, "runner.o"); };
+        switch (blame(runner_linked, dir, runner_intact)) {
+            case Blame::submission: break;
+            case Blame::submission_this_time: stopped(runner_linked, "link"); return result;
+            case Blame::machine: fail_not_the_submissions("link", runner_linked);
+        }
+        finish("link", runner_linked.output);
+        return result;
+    }
+    run_course_tool({toolchain.objcopy, "-O", "binary", "--only-section=.nv_fatbin", "submission.o", "device-code.fatbin"},
+                    dir, "objcopy could not take the device code out of the submission:");
     finish("ok", compiled.output);  // the compiler's warnings
     return result;
 }

@@ -64,6 +64,22 @@ TEST_CASE("a submission is built once, then served from the cache until it chang
     CHECK_FALSE(changed.cached);
 }
 
+TEST_CASE("a build also makes the runner, without libcudart, and takes out the device code for the checker") {
+    Workspace w;
+    const BuildResult result = w.build(w.submit(template_source()));
+    REQUIRE(result.ok);
+    REQUIRE(fs::is_regular_file(result.runner));
+    std::ifstream runner(result.runner, std::ios::binary);
+    const std::string bytes{std::istreambuf_iterator<char>(runner), {}};
+    // libcudart's own entry point for the driver; the capture runtime has none.
+    CHECK(bytes.find("cudaGetExportTable") == std::string::npos);
+    CHECK(bytes.find("libcuda.so") == std::string::npos);
+    std::ifstream device_code(result.device_code, std::ios::binary);
+    unsigned char magic[4] = {};
+    device_code.read(reinterpret_cast<char*>(magic), 4);
+    CHECK((magic[0] == 0x50 && magic[1] == 0xed && magic[2] == 0x55 && magic[3] == 0xba));  // a fatbinary
+}
+
 TEST_CASE("a compile error is reported at the student's file and line") {
     Workspace w;
     const auto submission = w.submit("// line 1\n#include \"sum.h\"\nvoid sum(const float*, std::size_t, float* r, float*, cudaStream_t) { r[0] = undefined_name; }\n");
