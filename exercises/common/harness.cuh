@@ -405,6 +405,7 @@ void call_submission(Call&& call, const std::string& which_call, double bytes) {
 
 }  // namespace cugrade::harness
 
+#include "remote_submission.cuh"
 #include "timing.cuh"
 
 namespace cugrade::harness {
@@ -461,6 +462,16 @@ CaseOutcome run_calls(const Case& c, const CaseCalls<Entry>& calls) {
     for (const auto* input : calls.inputs) {
         inputs.add(*input);
     }
+    if (remote_submission()) {
+        std::vector<replay::DeviceRange> ranges;
+        for (const auto* input : calls.inputs) {
+            ranges.push_back({reinterpret_cast<std::uintptr_t>(input->get()), input->size() * sizeof(float), false});
+        }
+        for (const auto* output : calls.outputs) {
+            ranges.push_back({reinterpret_cast<std::uintptr_t>(output->get()), output->size() * sizeof(float), true});
+        }
+        remote_submission()->set_ranges(std::move(ranges));
+    }
     const auto checked_call = [&](Entry entry, int variant, const std::string& which) -> std::string {
         calls.poison();
         call_submission([&] { calls.invoke(entry, stream, variant); }, which, calls.bytes);
@@ -490,6 +501,12 @@ CaseOutcome run_calls(const Case& c, const CaseCalls<Entry>& calls) {
                     calls.poison();
                     if (submission) {
                         watch().traffic.take_device_to_host_bytes();  // the harness's own copies are not counted
+                        if (remote_submission()) {
+                            // Captured before the clock starts; the timed call replays it.
+                            remote_submission()->set_capture_only(true);
+                            calls.invoke(calls.submission, stream, variant);
+                            remote_submission()->set_capture_only(false);
+                        }
                     }
                     return timer.time_ms(stream, [&] {
                         calls.invoke(submission ? calls.submission : calls.reference, stream, variant);
@@ -629,6 +646,7 @@ inline int run_plan(int argc, char** argv, const std::function<CaseOutcome(const
     std::vector<Case> cases;
     bool monitor_traffic = true;
     bool deny_processes = true;
+    std::string device_code;
     try {
         std::ifstream plan_file(argv[1]);
         const auto plan = nlohmann::json::parse(plan_file);
@@ -638,6 +656,7 @@ inline int run_plan(int argc, char** argv, const std::function<CaseOutcome(const
         monitor_traffic = plan.value("monitor_traffic", true);
         deny_processes = plan.value("deny_processes", true);
         skip_exit_handlers = plan.value("skip_exit_handlers", true);
+        device_code = plan.value("device_code", std::string());
     } catch (const std::exception& e) {
         channel.send({{"event", "fatal"}, {"detail", std::string("cannot read the plan: ") + e.what()}});
         return protocol::exit_usage;
@@ -650,10 +669,17 @@ inline int run_plan(int argc, char** argv, const std::function<CaseOutcome(const
         channel.send({{"event", "fatal"}, {"detail", std::string("cannot initialise CUDA: ") + e.what()}});
         return protocol::exit_fatal;
     }
-    channel.send({{"event", "ready"}, {"protections", lock_down(monitor_traffic, deny_processes)}});
-    if (!cases.empty()) {
-        initialise_submission();
+    try {
+        const char* runner_fd = std::getenv(runner::runner_fd_env);
+        if (!device_code.empty() && runner_fd != nullptr) {
+            remote_submission() = std::make_unique<RemoteSubmission>(device_code, std::atoi(runner_fd));
+        }
+        unsetenv(runner::runner_fd_env);
+    } catch (const std::exception& e) {
+        channel.send({{"event", "fatal"}, {"detail", std::string("cannot load the submission's device code: ") + e.what()}});
+        return protocol::exit_fatal;
     }
+    channel.send({{"event", "ready"}, {"protections", lock_down(monitor_traffic, deny_processes)}});
 
     for (const Case& c : cases) {
         channel.send({{"event", "start"}, {"case", c.id}});
@@ -669,6 +695,9 @@ inline int run_plan(int argc, char** argv, const std::function<CaseOutcome(const
                           {"detail", e.detail()}});
             // A fault can leave the context unusable; a fresh process runs the remaining cases.
             return protocol::exit_restart;
+        } catch (const RunnerGone&) {
+            // The grader reads from the runner's exit status what became of this case.
+            return protocol::exit_runner_gone;
         } catch (const RuleBroken& e) {
             outcome = {protocol::status_rejected, e.what(), nlohmann::json::object()};
         } catch (const std::exception& e) {

@@ -75,7 +75,8 @@ std::vector<std::string> link_command(const Toolchain& toolchain, const BuildOpt
         link.insert(link.end(), {"-L" + toolchain.cupti_dir.string(), "-lcupti", "-Xlinker",
                                  "-rpath=" + toolchain.cupti_dir.string()});
     }
-    link.insert(link.end(), {"-o", output});
+    // The driver API, for loading and replaying the submission's device code (capture/replay.hpp).
+    link.insert(link.end(), {"-lcuda", "-o", output});
     return link;
 }
 
@@ -198,7 +199,10 @@ HarnessBuild build_harness(const Exercise& exercise, const Toolchain& toolchain,
     auto harness = compile;
     harness.insert(harness.end(), {"-c", exercise.harness_source.string(), "-o", "harness_main.o"});
     run_course_tool(harness, dir, fmt::format("the harness '{}' failed to compile:", exercise.harness_source.string()));
-    run_course_tool({toolchain.ld, "-r", "harness_main.o", "reference.o", "-o", "harness.o"}, dir,
+    auto replayer = compile;
+    replayer.insert(replayer.end(), {"-c", (common / "capture" / "replay.cpp").string(), "-o", "replay.o"});
+    run_course_tool(replayer, dir, "the replayer failed to compile:");
+    run_course_tool({toolchain.ld, "-r", "harness_main.o", "reference.o", "replay.o", "-o", "harness.o"}, dir,
                     "combining the harness with the reference failed:");
 
     // Every strong symbol the harness and reference define becomes local, main excepted: the submission can neither
@@ -230,8 +234,8 @@ HarnessBuild build_harness(const Exercise& exercise, const Toolchain& toolchain,
     run_course_tool(capture_runtime, dir, "the capture runtime failed to compile:");
     run_course_tool({toolchain.ld, "-r", "runner_main.o", "capture_runtime.o", "-o", "runner.o"}, dir,
                     "combining the runner's parts failed:");
-    for (const char* file : {"reference.o", "harness_main.o", "local-symbols.txt", "runner_main.cpp", "runner_main.o",
-                             "capture_runtime.o"}) {
+    for (const char* file : {"reference.o", "harness_main.o", "replay.o", "local-symbols.txt", "runner_main.cpp",
+                             "runner_main.o", "capture_runtime.o"}) {
         fs::remove(dir / file);
     }
     entry.commit({"harness.o", "program-symbols.txt", "runner.o"});
@@ -375,13 +379,23 @@ BuildResult build_submission(const Exercise& exercise, const SubmissionFile& sub
     if (!toolchain.cupti_dir.empty()) {
         sandbox.readable.push_back(toolchain.cupti_dir);
     }
-    // The harness comes first, so its definitions win wherever the linker picks one of several (inline functions).
-    auto link = link_command(toolchain, options, {"harness.o", "submission-linked.o"}, "program");
-    link.insert(link.end() - 2, {"-Xlinker", "-Map=link.map"});
-    ProcessResult linked = run_tool(link, dir, options.compile_seconds, sandbox, environment);
+    // The harness is the checker: it loads the submission's device code, and none of its host code.
+    ProcessResult linked = run_tool(link_command(toolchain, options, {"harness.o"}, "program"), dir,
+                                    options.compile_seconds, sandbox, environment);
     fs::remove(dir / "submission-linked.o");
     if (!linked.status.success()) {
-        const auto harness_intact = [&] { return CacheEntry::intact(harness.dir, "harness.o"); };
+        fail_not_the_submissions("link", linked);
+    }
+    fs::copy_file(harness.dir / "runner.o", dir / "runner.o", fs::copy_options::overwrite_existing);
+    prepare_for_link(dir / "submission.o", object, dir / "submission-linked.o", toolchain);
+    // The runner: the submission's host code over the capture runtime, no libcudart.
+    linked = run_tool({toolchain.nvcc, "-arch=" + options.arch, "-cudart", "none", "runner.o", "submission-linked.o",
+                       "-Xlinker", "-Map=link.map", "-o", "runner"},
+                      dir, options.compile_seconds, sandbox, environment);
+    fs::remove(dir / "submission-linked.o");
+    fs::remove(dir / "runner.o");
+    if (!linked.status.success()) {
+        const auto harness_intact = [&] { return CacheEntry::intact(harness.dir, "runner.o"); };
         switch (blame(linked, dir, harness_intact)) {
             case Blame::submission: break;
             case Blame::submission_this_time: stopped(linked, "link"); return result;
@@ -398,26 +412,7 @@ BuildResult build_submission(const Exercise& exercise, const SubmissionFile& sub
         return result;
     }
     fs::remove(dir / "harness.o");
-
-    // The runner: the submission's host code over the capture runtime, no libcudart. Its device code, for the
-    // checker to load, is the object's .nv_fatbin section (empty when it has no kernels).
-    fs::copy_file(harness.dir / "runner.o", dir / "runner.o", fs::copy_options::overwrite_existing);
-    prepare_for_link(dir / "submission.o", object, dir / "submission-linked.o", toolchain);
-    ProcessResult runner_linked = run_tool({toolchain.nvcc, "-arch=" + options.arch, "-cudart", "none", "runner.o",
-                                            "submission-linked.o", "-o", "runner"},
-                                           dir, options.compile_seconds, sandbox, environment);
-    fs::remove(dir / "submission-linked.o");
-    fs::remove(dir / "runner.o");
-    if (!runner_linked.status.success()) {
-        const auto runner_intact = [&] { return CacheEntry::intact(harness.dir, "runner.o"); };
-        switch (blame(runner_linked, dir, runner_intact)) {
-            case Blame::submission: break;
-            case Blame::submission_this_time: stopped(runner_linked, "link"); return result;
-            case Blame::machine: fail_not_the_submissions("link", runner_linked);
-        }
-        finish("link", runner_linked.output);
-        return result;
-    }
+    // The device code, for the checker to load: the object's .nv_fatbin section (empty when it has no kernels).
     run_course_tool({toolchain.objcopy, "-O", "binary", "--only-section=.nv_fatbin", "submission.o", "device-code.fatbin"},
                     dir, "objcopy could not take the device code out of the submission:");
     finish("ok", compiled.output);  // the compiler's warnings

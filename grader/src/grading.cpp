@@ -190,6 +190,11 @@ ExerciseReport grade_exercise(const GradingContext& context, const Exercise& exe
         // The program runs from its private folder: the cache it was built in is hidden.
         const fs::path program = scratch.path() / "program";
         fs::copy_file(build.program, program);
+        // The submission's host code, and its device code for the checker (capture/replay.hpp).
+        run_options.runner = scratch.path() / "runner";
+        fs::copy_file(build.runner, run_options.runner);
+        run_options.device_code = scratch.path() / "device-code.fatbin";
+        fs::copy_file(build.device_code, run_options.device_code);
         report.protections = describe_protections(run_options.sandbox);
         if (const auto unusable = gpu_unusable(program, run_options)) {
             for (auto& r : results) {

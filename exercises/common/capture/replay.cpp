@@ -73,9 +73,15 @@ std::uint64_t pitched_span(std::uint64_t pitch, std::uint64_t width, std::uint64
 }  // namespace
 
 Replayer::Replayer(const void* image) {
+    if (image == nullptr) {
+        return;  // a submission without device code: any kernel it launches is unknown
+    }
     check(cuModuleLoadData(&module_, image), "loading the submission's device code");
     unsigned count = 0;
     check(cuModuleGetFunctionCount(&count, module_), "cuModuleGetFunctionCount");
+    if (count == 0) {
+        return;
+    }
     std::vector<CUfunction> functions(count);
     check(cuModuleEnumerateFunctions(functions.data(), count, module_), "cuModuleEnumerateFunctions");
     for (CUfunction function : functions) {
@@ -139,7 +145,7 @@ std::string Replayer::refusal(const nlohmann::json& work, const std::vector<Devi
                 CUdeviceptr address = 0;
                 std::size_t size = 0;
                 const std::string symbol = item.at("symbol").get<std::string>();
-                if (cuModuleGetGlobal(&address, &size, module_, symbol.c_str()) != CUDA_SUCCESS) {
+                if (module_ == nullptr || cuModuleGetGlobal(&address, &size, module_, symbol.c_str()) != CUDA_SUCCESS) {
                     return "copies to " + symbol + ", which is not one of its symbols";
                 }
                 const std::uint64_t offset = item.at("offset"), bytes = item.at("data").get<std::string>().size() / 2;

@@ -19,13 +19,14 @@
 #include <utility>
 
 #include "capture_runtime.hpp"
+#include "protocol.hpp"
 #include "seccomp_filter.hpp"
 #include "submission_init.hpp"
 #include "tables.hpp"
 
 namespace cugrade::runner {
 
-inline constexpr const char* runner_fd_env = "CUGRADE_RUNNER_FD";
+using protocol::runner_fd_env;
 
 template <class T>
 nlohmann::json encode_argument(T value) {
