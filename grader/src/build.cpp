@@ -407,6 +407,18 @@ BuildResult build_submission(const Exercise& exercise, const SubmissionFile& sub
                                              exercise.submission_file, entry_point, contract);
             }
         }
+        // The runner has the CUDA runtime calls a contract permits (capture_runtime.cpp), no others.
+        std::set<std::string> unavailable;
+        static const std::regex undefined_cuda_call(R"(undefined reference to `(cuda[A-Za-z0-9_]*|cu[A-Z][A-Za-z0-9_]*)')");
+        for (std::sregex_iterator it(linked.output.begin(), linked.output.end(), undefined_cuda_call), end; it != end;
+             ++it) {
+            unavailable.insert((*it)[1].str());
+        }
+        for (const auto& call : unavailable) {
+            linked.output += fmt::format("hint: {} calls {}, which submissions may not use: the grader runs your host "
+                                         "code with the CUDA calls the exercise needs, and no others\n",
+                                         exercise.submission_file, call);
+        }
         fs::remove(dir / "harness.o");
         finish("link", linked.output);
         return result;

@@ -355,6 +355,16 @@ void ChildProcess::poll_once(int timeout_ms) {
     }
 }
 
+void ChildProcess::drain() {
+    for (int reads = 0; reads < 256 && output_fd_ >= 0; ++reads) {
+        pollfd fd{output_fd_, POLLIN, 0};
+        if (::poll(&fd, 1, 0) <= 0 || fd.revents == 0) {
+            return;
+        }
+        read_output();
+    }
+}
+
 void ChildProcess::reap() {
     int wait_status = 0;
     if (!status_ && ::waitpid(pid_, &wait_status, WNOHANG) == pid_) {

@@ -247,7 +247,14 @@ private:
         auto deadline = after(startup_seconds);
         std::string line;
         while (true) {
-            const auto next = child.next_line(line, deadline);
+            // With a runner beside it, both are read: the runner's output is drained every 10 ms.
+            const auto next = child.next_line(line, runner ? std::min(deadline, after(0.01)) : deadline);
+            if (runner) {
+                runner->drain();
+                if (next == ChildProcess::Next::deadline && Clock::now() < deadline) {
+                    continue;
+                }
+            }
             if (next == ChildProcess::Next::deadline) {
                 child.kill_group();
                 killed_at_deadline = true;

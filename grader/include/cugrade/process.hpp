@@ -76,6 +76,10 @@ public:
     // Waits for the process to end, killing its group at `deadline`; leftovers of the group are killed too.
     ExitStatus finish(Clock::time_point deadline);
 
+    // Reads what the process has printed so far without waiting, so that a full pipe never stops it while cugrade
+    // waits on another process.
+    void drain();
+
     // Ends the whole process group now.
     void kill_group();
 
