@@ -42,12 +42,26 @@ public:
         in_ = fdopen(dup(fd_), "r");
         out_ = fdopen(dup(fd_), "w");
         send(capture::tables_to_json(replayer_->kernels(), device_info()));
+        // The runner's first line, written before any code of the submission runs there.
+        std::string line;
+        try {
+            if (!runner::read_line(in_, line, max_reply_bytes)) {
+                throw std::runtime_error("the submission's process ended before it was ready");
+            }
+            protections_ = nlohmann::json::parse(line).at("protections").get<std::vector<std::string>>();
+        } catch (const nlohmann::json::exception& e) {
+            throw std::runtime_error(std::string("the submission's process did not say how it is contained: ") +
+                                     e.what());
+        }
     }
     ~RemoteSubmission() {
         if (in_ != nullptr) std::fclose(in_);
         if (out_ != nullptr) std::fclose(out_);
         ::close(fd_);
     }
+
+    // What contains the submission's process, in the report's words.
+    const std::vector<std::string>& protections() const { return protections_; }
 
     // The buffers the next call's work may touch.
     void set_ranges(std::vector<replay::DeviceRange> ranges) { ranges_ = std::move(ranges); }
@@ -61,45 +75,61 @@ public:
     void call(const nlohmann::json& arguments, cudaStream_t stream) {
         if (!capture_only_ && pending_arguments_ == arguments) {
             pending_arguments_ = nullptr;
-            replay(pending_work_, stream);
+            replay(std::move(pending_work_), stream);
             return;
         }
-        const nlohmann::json work = capture(arguments);
+        replay::Work work = capture(arguments);
         if (capture_only_) {
             pending_arguments_ = arguments;
-            pending_work_ = work;
+            pending_work_ = std::move(work);
             return;
         }
-        replay(work, stream);
+        replay(std::move(work), stream);
     }
 
 private:
-    nlohmann::json capture(const nlohmann::json& arguments) {
+    // A call's recorded work is small: a few launches and at most a few uploads of work_record::max_upload_bytes.
+    static constexpr std::size_t max_reply_bytes = std::size_t{16} << 20;
+
+    replay::Work capture(const nlohmann::json& arguments) {
         send({{"arguments", arguments}});
         std::string line;
-        if (!runner::read_line(in_, line)) {
-            throw RunnerGone("the submission's process ended during the call");
-        }
         nlohmann::json reply;
         try {
+            if (!runner::read_line(in_, line, max_reply_bytes)) {
+                throw RunnerGone("the submission's process ended during the call");
+            }
             reply = nlohmann::json::parse(line);
+        } catch (const std::length_error&) {
+            throw RuleBroken("its process sent the grader more than 16 MiB of recorded work for one call");
         } catch (const nlohmann::json::exception&) {
             throw RuleBroken("its process sent the grader something other than its recorded work");
         }
-        if (reply.contains("refused") && !reply["refused"].empty()) {
-            const auto& first = reply["refused"][0];
-            throw RuleBroken(first.value("call", std::string("a call")) + ": " + first.value("why", std::string()));
+        const bool well_formed = reply.is_object() && reply.value("work", nlohmann::json::array()).is_array() &&
+                                 reply.value("refused", nlohmann::json::array()).is_array();
+        if (!well_formed) {
+            throw RuleBroken("its process sent the grader something other than its recorded work");
         }
-        nlohmann::json work = reply.value("work", nlohmann::json::array());
-        if (std::string why = replayer_->refusal(work, ranges_); !why.empty()) {
-            throw RuleBroken(why);
+        if (const auto& refused = reply.value("refused", nlohmann::json::array()); !refused.empty()) {
+            const auto& first = refused[0];
+            if (!first.is_object() || !first.value("call", nlohmann::json()).is_string() ||
+                !first.value("why", nlohmann::json()).is_string()) {
+                throw RuleBroken("its process sent the grader something other than its recorded work");
+            }
+            throw RuleBroken(first["call"].get<std::string>() + ": " + first["why"].get<std::string>());
         }
-        return work;
+        try {
+            return replayer_->prepare(reply.value("work", nlohmann::json::array()), ranges_);
+        } catch (const replay::Refused& e) {
+            throw RuleBroken(e.what());
+        }
     }
 
-    void replay(const nlohmann::json& work, cudaStream_t stream) {
+    // The work stays alive until the next call's, past the driver's use of its argument and upload bytes.
+    void replay(replay::Work work, cudaStream_t stream) {
+        last_work_ = std::move(work);
         try {
-            replayer_->replay(work, reinterpret_cast<CUstream>(stream));
+            replayer_->replay(last_work_, reinterpret_cast<CUstream>(stream));
         } catch (const replay::ReplayFailure& e) {
             throw CudaFailure(static_cast<cudaError_t>(e.code), e.what());
         }
@@ -130,9 +160,11 @@ private:
     std::FILE* in_ = nullptr;
     std::FILE* out_ = nullptr;
     std::vector<replay::DeviceRange> ranges_;
+    std::vector<std::string> protections_;
     bool capture_only_ = false;
     nlohmann::json pending_arguments_;
-    nlohmann::json pending_work_;
+    replay::Work pending_work_;
+    replay::Work last_work_;
 };
 
 // The one remote submission of this checker process, opened by run_plan.

@@ -71,10 +71,6 @@ std::vector<std::string> link_command(const Toolchain& toolchain, const BuildOpt
                                       std::vector<std::string> objects, const std::string& output) {
     std::vector<std::string> link = {toolchain.nvcc, "-arch=" + options.arch};
     link.insert(link.end(), objects.begin(), objects.end());
-    if (!toolchain.cupti_dir.empty()) {
-        link.insert(link.end(), {"-L" + toolchain.cupti_dir.string(), "-lcupti", "-Xlinker",
-                                 "-rpath=" + toolchain.cupti_dir.string()});
-    }
     // The driver API, for loading and replaying the submission's device code (capture/replay.hpp).
     link.insert(link.end(), {"-lcuda", "-o", output});
     return link;
@@ -147,7 +143,7 @@ struct HarnessBuild {
 HarnessBuild build_harness(const Exercise& exercise, const Toolchain& toolchain, const BuildOptions& options,
                            CacheKey& key) {
     key.add("cugrade", CUGRADE_VERSION).add("recipe", CUGRADE_BUILD_RECIPE);
-    key.add("nvcc", toolchain.nvcc_version).add("arch", options.arch).add("cupti", toolchain.cupti_dir.string());
+    key.add("nvcc", toolchain.nvcc_version).add("arch", options.arch);
     key.add_file_digest(exercise.harness_source)
         .add_file_digest(exercise.reference_source)
         .add_file_digest(exercise.contract_header);
@@ -181,9 +177,6 @@ HarnessBuild build_harness(const Exercise& exercise, const Toolchain& toolchain,
     }
     for (const auto& include : toolchain.include_dirs) {
         compile.push_back("-I" + include.string());
-    }
-    if (!toolchain.cupti_dir.empty()) {
-        compile.push_back("-DCUGRADE_HAVE_CUPTI=1");
     }
 
     auto reference = compile;
@@ -376,9 +369,6 @@ BuildResult build_submission(const Exercise& exercise, const SubmissionFile& sub
     const ObjectFile object = read_object(dir / "submission.o", toolchain);
     prepare_for_link(dir / "submission.o", object, dir / "submission-linked.o", toolchain);
     fs::copy_file(harness.dir / "harness.o", dir / "harness.o", fs::copy_options::overwrite_existing);
-    if (!toolchain.cupti_dir.empty()) {
-        sandbox.readable.push_back(toolchain.cupti_dir);
-    }
     // The harness is the checker: it loads the submission's device code, and none of its host code.
     ProcessResult linked = run_tool(link_command(toolchain, options, {"harness.o"}, "program"), dir,
                                     options.compile_seconds, sandbox, environment);

@@ -46,7 +46,7 @@ std::vector<fs::path> hidden_paths(const Course& course, const GradingSetup& set
 }
 
 // The limits of one harness process: its cases' clocks, a little output, no files to speak of, a few threads, the
-// rubric's memory. It reads the toolkit (CUPTI, compute-sanitizer) and uses the GPU.
+// rubric's memory. It reads the toolkit (compute-sanitizer) and uses the GPU.
 SandboxPolicy run_policy(const std::vector<fs::path>& hidden, const std::vector<CasePlan>& cases, const Rubric& rubric,
                          const Toolchain& toolchain) {
     SandboxPolicy policy;
@@ -54,9 +54,6 @@ SandboxPolicy run_policy(const std::vector<fs::path>& hidden, const std::vector<
     policy.hidden = hidden;
     policy.gpu = true;
     policy.readable = {toolchain.toolkit_root};
-    if (!toolchain.cupti_dir.empty()) {
-        policy.readable.push_back(toolchain.cupti_dir);
-    }
     policy.memory_bytes = rubric.limits.memory_bytes;
     double seconds = 60.0;
     for (const auto& c : cases) {

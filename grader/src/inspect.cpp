@@ -112,7 +112,7 @@ ProgramSymbols read_program_symbols(const fs::path& file) {
 std::string describe_library(const std::string& soname) {
     static const std::vector<std::pair<const char*, const char*>> names = {
         {"libc.so", "the C library"},       {"libstdc++.so", "the C++ library"}, {"libm.so", "the math library"},
-        {"libgcc_s.so", "the compiler's runtime"}, {"ld-linux", "the dynamic loader"}, {"libcupti.so", "CUPTI"},
+        {"libgcc_s.so", "the compiler's runtime"}, {"ld-linux", "the dynamic loader"}, {"libcuda.so", "the CUDA driver"},
     };
     for (const auto& [prefix, name] : names) {
         if (soname.rfind(prefix, 0) == 0) {

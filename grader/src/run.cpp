@@ -57,13 +57,11 @@ CaseResult interrupted(const ExitStatus& status, double case_seconds) {
 
 }  // namespace
 
-nlohmann::json make_plan(const std::vector<const CasePlan*>& cases, const Rubric& rubric, bool monitor_traffic,
+nlohmann::json make_plan(const std::vector<const CasePlan*>& cases, const Rubric& rubric, bool skip_exit_handlers,
                          const fs::path& device_code) {
-    // Under compute-sanitizer (no traffic monitor then), the harness ends normally: the sanitizer reports at exit.
     nlohmann::json plan = {{"cases", nlohmann::json::array()},
-                           {"monitor_traffic", monitor_traffic},
                            {"deny_processes", true},
-                           {"skip_exit_handlers", monitor_traffic}};
+                           {"skip_exit_handlers", skip_exit_handlers}};
     if (!device_code.empty()) {
         plan["device_code"] = device_code.string();
     }
@@ -195,7 +193,7 @@ private:
             plan_cases.push_back(&cases_[i]);
         }
         const fs::path plan_file = options_.work_dir / fmt::format("plan-{}.json", run_.processes + 1);
-        std::ofstream(plan_file) << make_plan(plan_cases, rubric_, launcher.empty(), options_.device_code).dump(2);
+        std::ofstream(plan_file) << make_plan(plan_cases, rubric_, /*skip_exit_handlers=*/launcher.empty(), options_.device_code).dump(2);
 
         // The submission's host code runs in a runner of its own, without a GPU, over a channel to the harness.
         std::unique_ptr<ChildProcess> runner;

@@ -60,9 +60,9 @@ std::string first_race_report(const std::string& output);
 RunResult run_cases(const std::filesystem::path& program, const std::vector<CasePlan>& cases, const Rubric& rubric,
                     const RunOptions& options);
 
-// The plan the harness reads (exercises/common/protocol.hpp), for the given cases. `monitor_traffic`: count the
-// submission's device-to-host copies (not under compute-sanitizer, which owns the profiling interface then).
-nlohmann::json make_plan(const std::vector<const CasePlan*>& cases, const Rubric& rubric, bool monitor_traffic = true,
+// The plan the harness reads (exercises/common/protocol.hpp), for the given cases. `skip_exit_handlers`: end the
+// harness with _exit after its last case (not under compute-sanitizer, which reports at a normal exit).
+nlohmann::json make_plan(const std::vector<const CasePlan*>& cases, const Rubric& rubric, bool skip_exit_handlers = true,
                          const std::filesystem::path& device_code = {});
 
 // Why the GPU cannot run `program` now (it starts the harness with no cases), or nothing when it can.
