@@ -24,7 +24,6 @@
 #include "protocol.hpp"
 #include "seccomp_filter.hpp"
 #include "statistics.hpp"
-#include "submission_init.hpp"
 
 namespace cugrade::harness {
 

@@ -28,7 +28,7 @@ inline constexpr int exit_fatal = 4;    // the harness reported a fatal event
 inline constexpr int exit_runner_gone = 5;  // the submission's runner ended during the current case
 
 // The section where the grader moves the submission's initialisers (.init_array: nvcc's registration of its device
-// code, its global constructors) so that the loader does not run them before main; the harness calls them once it
+// code, its global constructors) so that the loader does not run them before main; the runner calls them once it
 // has locked the process down. The linker names its bounds __start_SECTION and __stop_SECTION.
 #define CUGRADE_SUBMISSION_INIT_SECTION cugrade_submission_init
 // Its finalisers (.fini_array) go here, and nothing runs them.

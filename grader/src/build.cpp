@@ -67,19 +67,17 @@ std::string tool_output(std::vector<std::string> argv, const fs::path& cwd, cons
     return result.output;
 }
 
-std::vector<std::string> link_command(const Toolchain& toolchain, const BuildOptions& options,
-                                      std::vector<std::string> objects, const std::string& output) {
-    std::vector<std::string> link = {toolchain.nvcc, "-arch=" + options.arch};
-    link.insert(link.end(), objects.begin(), objects.end());
-    // The driver API, for loading and replaying the submission's device code (capture/replay.hpp).
-    link.insert(link.end(), {"-lcuda", "-o", output});
-    return link;
+// The submission's process: its object after the runner's loop and the capture runtime, without libcudart.
+std::vector<std::string> runner_link_command(const Toolchain& toolchain, const BuildOptions& options,
+                                             const std::string& submission_object, const std::string& output) {
+    return {toolchain.nvcc, "-arch=" + options.arch, "-cudart", "none", "runner.o", submission_object,
+            "-Xlinker",     "-Map=link.map",         "-o",      output};
 }
 
-// The names of the finished program minus the submission (inspect.hpp): the harness linked with entry points that
+// The names of the submission's process minus the submission (inspect.hpp): the runner linked with entry points that
 // do nothing. Written to program-symbols.txt, one name a line:
-//   D NAME          defined in the program (but not only inside the harness: its own names are local there)
-//   W NAME          defined weakly by the harness itself, whose copy the linker keeps (it comes first)
+//   D NAME          defined in the program (the capture runtime's CUDA calls among them)
+//   W NAME          defined weakly by the runner itself, whose copy the linker keeps (it comes first)
 //   U NAME          taken from a shared library
 //   X LIBRARY NAME  exported by a shared library the program loads
 void record_program_symbols(const Exercise& exercise, const Toolchain& toolchain, const BuildOptions& options,
@@ -91,32 +89,32 @@ void record_program_symbols(const Exercise& exercise, const Toolchain& toolchain
     write_file(dir / "entry-stub.cpp", stub);
     run_course_tool({toolchain.nvcc, "-c", "entry-stub.cpp", "-o", "entry-stub.o"}, dir,
                     "compiling the entry-point stub failed:");
-    run_course_tool(link_command(toolchain, options, {"harness.o", "entry-stub.o"}, "program-without-submission"),
-                    dir, "linking the harness alone failed:");
+    run_course_tool(runner_link_command(toolchain, options, "entry-stub.o", "program-without-submission"), dir,
+                    "linking the runner alone failed:");
 
-    std::set<std::string> harness_local;
+    std::set<std::string> runner_local;
     std::string names;
-    for (const Symbol& symbol : parse_nm(tool_output({toolchain.nm, "harness.o"}, dir, "nm failed on the harness:"))) {
+    for (const Symbol& symbol : parse_nm(tool_output({toolchain.nm, "runner.o"}, dir, "nm failed on the runner:"))) {
         if (symbol.defined() && !symbol.global()) {
-            harness_local.insert(symbol.name);
+            runner_local.insert(symbol.name);
         } else if (symbol.weak() || symbol.type == 'u') {
             names += "W " + symbol.name + "\n";
         }
     }
     const std::string program = tool_output({toolchain.nm, "program-without-submission"}, dir,
-                                            "nm failed on the harness program:");
+                                            "nm failed on the runner program:");
     for (const Symbol& symbol : parse_nm(program)) {
         if (!symbol.defined()) {
             names += "U " + symbol.name + "\n";
-        } else if (symbol.global() || harness_local.count(symbol.name) == 0) {
-            // A name local in the program but not in the harness comes from a static library (the CUDA runtime):
-            // a submission's definition would be linked in its place.
+        } else if (symbol.global() || runner_local.count(symbol.name) == 0) {
+            // A name local in the program but not in the runner comes from a static library: a submission's
+            // definition would be linked in its place.
             names += "D " + symbol.name + "\n";
         }
     }
     // "	libc.so.6 => /lib/x86_64-linux-gnu/libc.so.6 (0x...)"
     static const std::regex library(R"(^\s*(\S+) => (/\S+) \(0x[0-9a-fA-F]+\))");
-    std::istringstream libraries(tool_output({"ldd", "program-without-submission"}, dir, "ldd failed on the harness:"));
+    std::istringstream libraries(tool_output({"ldd", "program-without-submission"}, dir, "ldd failed on the runner:"));
     for (std::string line; std::getline(libraries, line);) {
         std::smatch m;
         if (!std::regex_search(line, m, library)) {
@@ -129,7 +127,7 @@ void record_program_symbols(const Exercise& exercise, const Toolchain& toolchain
         }
     }
     write_file(dir / "program-symbols.txt", names);
-    for (const char* file : {"program-without-submission", "entry-stub.cpp", "entry-stub.o"}) {
+    for (const char* file : {"program-without-submission", "entry-stub.cpp", "entry-stub.o", "link.map"}) {
         fs::remove(dir / file);
     }
 }
@@ -198,19 +196,10 @@ HarnessBuild build_harness(const Exercise& exercise, const Toolchain& toolchain,
     run_course_tool({toolchain.ld, "-r", "harness_main.o", "reference.o", "replay.o", "-o", "harness.o"}, dir,
                     "combining the harness with the reference failed:");
 
-    // Every strong symbol the harness and reference define becomes local, main excepted: the submission can neither
-    // call them nor collide with them (a kernel named like the reference's is fine).
-    std::string local;
-    for (const Symbol& symbol : parse_nm(tool_output({toolchain.nm, "-g", "--defined-only", "harness.o"}, dir,
-                                                     "nm failed on the harness:"))) {
-        if (std::string("TDBRG").find(symbol.type) != std::string::npos && symbol.name != "main") {
-            local += symbol.name + "\n";
-        }
-    }
-    write_file(dir / "local-symbols.txt", local);
-    run_course_tool({toolchain.objcopy, "--localize-symbols=local-symbols.txt", "harness.o"}, dir,
-                    "objcopy failed on the harness:");
-    record_program_symbols(exercise, toolchain, options, dir);
+    // The checker holds none of the submission's code: it loads the device code at run time (capture/replay.hpp,
+    // through the driver API), so one program serves every submission.
+    run_course_tool({toolchain.nvcc, "-arch=" + options.arch, "harness.o", "-lcuda", "-o", "checker"}, dir,
+                    "linking the checker failed:");
 
     // The runner's half (exercises/common/capture/runner.hpp): its loop around the entry point, and the capture
     // runtime that stands in for libcudart. The submission's object completes it.
@@ -227,11 +216,12 @@ HarnessBuild build_harness(const Exercise& exercise, const Toolchain& toolchain,
     run_course_tool(capture_runtime, dir, "the capture runtime failed to compile:");
     run_course_tool({toolchain.ld, "-r", "runner_main.o", "capture_runtime.o", "-o", "runner.o"}, dir,
                     "combining the runner's parts failed:");
-    for (const char* file : {"reference.o", "harness_main.o", "replay.o", "local-symbols.txt", "runner_main.cpp",
+    record_program_symbols(exercise, toolchain, options, dir);
+    for (const char* file : {"harness.o", "reference.o", "harness_main.o", "replay.o", "runner_main.cpp",
                              "runner_main.o", "capture_runtime.o"}) {
         fs::remove(dir / file);
     }
-    entry.commit({"harness.o", "program-symbols.txt", "runner.o"});
+    entry.commit({"checker", "program-symbols.txt", "runner.o"});
     return {entry.path(), entry.scratch()};
 }
 
@@ -299,7 +289,7 @@ BuildResult build_submission(const Exercise& exercise, const SubmissionFile& sub
         const std::string outcome = read_file(dir / "outcome.txt");
         result.ok = outcome == "ok";
         if (result.ok) {
-            result.program = dir / "program";
+            result.program = harness.dir / "checker";
             result.link_map = dir / "link.map";
             result.runner = dir / "runner";
             result.device_code = dir / "device-code.fatbin";
@@ -338,7 +328,7 @@ BuildResult build_submission(const Exercise& exercise, const SubmissionFile& sub
             files.emplace_back("submission.o");
         }
         if (outcome == "ok") {
-            files.insert(files.end(), {"program", "link.map", "runner", "device-code.fatbin"});
+            files.insert(files.end(), {"link.map", "runner", "device-code.fatbin"});
         }
         entry.commit(files);
         present(entry.path());
@@ -365,23 +355,13 @@ BuildResult build_submission(const Exercise& exercise, const SubmissionFile& sub
         }
     }
 
-    // Linked as prepared (link_object.hpp), with a copy of the harness beside it, so that no message names the cache.
+    // Linked as prepared (link_object.hpp) into the submission's process, with a copy of the runner's object beside
+    // it, so that no message names the cache.
     const ObjectFile object = read_object(dir / "submission.o", toolchain);
     prepare_for_link(dir / "submission.o", object, dir / "submission-linked.o", toolchain);
-    fs::copy_file(harness.dir / "harness.o", dir / "harness.o", fs::copy_options::overwrite_existing);
-    // The harness is the checker: it loads the submission's device code, and none of its host code.
-    ProcessResult linked = run_tool(link_command(toolchain, options, {"harness.o"}, "program"), dir,
-                                    options.compile_seconds, sandbox, environment);
-    fs::remove(dir / "submission-linked.o");
-    if (!linked.status.success()) {
-        fail_not_the_submissions("link", linked);
-    }
     fs::copy_file(harness.dir / "runner.o", dir / "runner.o", fs::copy_options::overwrite_existing);
-    prepare_for_link(dir / "submission.o", object, dir / "submission-linked.o", toolchain);
-    // The runner: the submission's host code over the capture runtime, no libcudart.
-    linked = run_tool({toolchain.nvcc, "-arch=" + options.arch, "-cudart", "none", "runner.o", "submission-linked.o",
-                       "-Xlinker", "-Map=link.map", "-o", "runner"},
-                      dir, options.compile_seconds, sandbox, environment);
+    ProcessResult linked = run_tool(runner_link_command(toolchain, options, "submission-linked.o", "runner"), dir,
+                                    options.compile_seconds, sandbox, environment);
     fs::remove(dir / "submission-linked.o");
     fs::remove(dir / "runner.o");
     if (!linked.status.success()) {
@@ -409,11 +389,9 @@ BuildResult build_submission(const Exercise& exercise, const SubmissionFile& sub
                                          "code with the CUDA calls the exercise needs, and no others\n",
                                          exercise.submission_file, call);
         }
-        fs::remove(dir / "harness.o");
         finish("link", linked.output);
         return result;
     }
-    fs::remove(dir / "harness.o");
     // The device code, for the checker to load: the object's .nv_fatbin section (empty when it has no kernels).
     run_course_tool({toolchain.objcopy, "-O", "binary", "--only-section=.nv_fatbin", "submission.o", "device-code.fatbin"},
                     dir, "objcopy could not take the device code out of the submission:");
