@@ -24,8 +24,6 @@
 #include "protocol.hpp"
 #include "seccomp_filter.hpp"
 #include "statistics.hpp"
-#include "submission_init.hpp"
-#include "traffic.cuh"
 
 namespace cugrade::harness {
 
@@ -349,62 +347,22 @@ inline std::vector<std::unique_ptr<DeviceBuffer<float>>> seeded_inputs(const Cas
     return inputs;
 }
 
-// What watches the submission's calls in this process: set up once by run_harness.
-struct Watch {
-    TrafficMonitor traffic;
-};
-
-inline Watch& watch() {
-    static Watch instance;
-    return instance;
-}
-
-// A submission may copy a little to the host (a debugging printout), never its input: a sum computed on the host
-// needs at least the input's bytes there.
-inline std::uint64_t device_to_host_limit(double bytes) { return 1024 + static_cast<std::uint64_t>(bytes / 64); }
-
-// Throws RuleBroken when the submission's last call copied more to the host than the limit.
-inline void check_device_to_host(const std::string& which_call, double bytes) {
-    const std::uint64_t copied = watch().traffic.take_device_to_host_bytes();
-    if (copied > device_to_host_limit(bytes)) {
-        throw RuleBroken(which_call + ": copied " + std::to_string(copied) +
-                         " bytes from the GPU to the host during the call (at most " +
-                         std::to_string(device_to_host_limit(bytes)) + " allowed): compute the result on the GPU");
-    }
-}
-
-// GPU memory a call may leave allocated before it counts as a leak. Free memory is a device-wide figure, and other
-// gradings on the same GPU allocate and free meanwhile, so only a leak of half the GPU is named with confidence; a
-// failed allocation in the call is caught by its CUDA error anyway.
-inline std::size_t leak_allowance(std::size_t total) { return std::max(std::size_t{256} << 20, total / 2); }
-
 // Runs the submission's entry point, then surfaces any error its launches raised. Synchronises the whole device, so
-// work the submission left on other streams is finished (and its errors seen) before anything is checked. `bytes` is
-// what the exercise moves, for the bound on device-to-host copies.
+// all of its work is finished (and its errors seen) before anything is checked.
 template <class Call>
-void call_submission(Call&& call, const std::string& which_call, double bytes) {
-    std::size_t free_before = 0, free_after = 0, total = 0;
-    CUGRADE_CUDA_CHECK(cudaMemGetInfo(&free_before, &total));
-    watch().traffic.take_device_to_host_bytes();
+void call_submission(Call&& call, const std::string& which_call) {
     try {
         call();
         CUGRADE_CUDA_CHECK(cudaGetLastError());
         CUGRADE_CUDA_CHECK(cudaDeviceSynchronize());
-        CUGRADE_CUDA_CHECK(cudaMemGetInfo(&free_after, &total));
     } catch (const CudaFailure& e) {
         throw CudaFailure(e.code, e.what(), which_call);
-    }
-    check_device_to_host(which_call, bytes);
-    if (free_after + leak_allowance(total) < free_before) {
-        throw CudaFailure(cudaErrorMemoryAllocation, "leak", which_call,
-                          "the call left " + std::to_string((free_before - free_after) >> 20) +
-                              " MiB of GPU memory allocated after it returned; free what you allocate, or better, "
-                              "use the scratch memory you are given");
     }
 }
 
 }  // namespace cugrade::harness
 
+#include "remote_submission.cuh"
 #include "timing.cuh"
 
 namespace cugrade::harness {
@@ -461,9 +419,19 @@ CaseOutcome run_calls(const Case& c, const CaseCalls<Entry>& calls) {
     for (const auto* input : calls.inputs) {
         inputs.add(*input);
     }
+    if (remote_submission()) {
+        std::vector<replay::DeviceRange> ranges;
+        for (const auto* input : calls.inputs) {
+            ranges.push_back({reinterpret_cast<std::uintptr_t>(input->get()), input->size() * sizeof(float), false});
+        }
+        for (const auto* output : calls.outputs) {
+            ranges.push_back({reinterpret_cast<std::uintptr_t>(output->get()), output->size() * sizeof(float), true});
+        }
+        remote_submission()->set_ranges(std::move(ranges));
+    }
     const auto checked_call = [&](Entry entry, int variant, const std::string& which) -> std::string {
         calls.poison();
-        call_submission([&] { calls.invoke(entry, stream, variant); }, which, calls.bytes);
+        call_submission([&] { calls.invoke(entry, stream, variant); }, which);
         std::string problem = broken_contract(calls, inputs, variant);
         if (problem.empty()) {
             problem = calls.check(variant);
@@ -489,14 +457,18 @@ CaseOutcome run_calls(const Case& c, const CaseCalls<Entry>& calls) {
                 [&](bool submission, int variant) {
                     calls.poison();
                     if (submission) {
-                        watch().traffic.take_device_to_host_bytes();  // the harness's own copies are not counted
+                        if (remote_submission()) {
+                            // Captured before the clock starts; the timed call replays it.
+                            remote_submission()->set_capture_only(true);
+                            calls.invoke(calls.submission, stream, variant);
+                            remote_submission()->set_capture_only(false);
+                        }
                     }
                     return timer.time_ms(stream, [&] {
                         calls.invoke(submission ? calls.submission : calls.reference, stream, variant);
                     });
                 },
                 [&](int variant) {
-                    check_device_to_host("a timed call", calls.bytes);
                     if (std::string problem = broken_contract(calls, inputs, variant); !problem.empty()) {
                         return problem;
                     }
@@ -561,23 +533,18 @@ private:
     std::string token_;
 };
 
-// Watches the submission and takes away what it has no use for, before any of its code runs (inspect.cpp rejects
-// code that would run before main). Returns the protections that applied, in the report's words.
-inline std::vector<std::string> lock_down(bool monitor_traffic, bool deny_processes) {
+// Takes away from the checker what it has no use for, before any of the submission's device code runs in it.
+// Returns the protections that applied, in the report's words.
+inline std::vector<std::string> lock_down(bool deny_processes) {
     std::vector<std::string> protections;
-    if (monitor_traffic) {
-        const std::string why_not = watch().traffic.start();
-        protections.push_back(why_not.empty() ? "cupti: device-to-host copies of every call counted"
-                                              : "no device-to-host traffic monitor: " + why_not);
-    }
     seccomp::Rules rules;
     rules.deny_network = true;
     rules.deny_new_processes = deny_processes;
     if (const char* error = seccomp::install(rules); error != nullptr) {
-        protections.push_back(std::string("no seccomp filter in the harness: ") + error);
+        protections.push_back(std::string("no seccomp filter in the checker: ") + error);
     } else {
-        protections.push_back(deny_processes ? "seccomp (harness): no new processes, no network"
-                                             : "seccomp (harness): no network");
+        protections.push_back(deny_processes ? "seccomp (checker): no new processes, no network"
+                                             : "seccomp (checker): no network");
     }
     return protections;
 }
@@ -627,17 +594,17 @@ inline int run_plan(int argc, char** argv, const std::function<CaseOutcome(const
         return protocol::exit_usage;
     }
     std::vector<Case> cases;
-    bool monitor_traffic = true;
     bool deny_processes = true;
+    std::string device_code;
     try {
         std::ifstream plan_file(argv[1]);
         const auto plan = nlohmann::json::parse(plan_file);
         for (const auto& c : plan.at("cases")) {
             cases.push_back(parse_case(c));
         }
-        monitor_traffic = plan.value("monitor_traffic", true);
         deny_processes = plan.value("deny_processes", true);
         skip_exit_handlers = plan.value("skip_exit_handlers", true);
+        device_code = plan.value("device_code", std::string());
     } catch (const std::exception& e) {
         channel.send({{"event", "fatal"}, {"detail", std::string("cannot read the plan: ") + e.what()}});
         return protocol::exit_usage;
@@ -650,10 +617,22 @@ inline int run_plan(int argc, char** argv, const std::function<CaseOutcome(const
         channel.send({{"event", "fatal"}, {"detail", std::string("cannot initialise CUDA: ") + e.what()}});
         return protocol::exit_fatal;
     }
-    channel.send({{"event", "ready"}, {"protections", lock_down(monitor_traffic, deny_processes)}});
-    if (!cases.empty()) {
-        initialise_submission();
+    try {
+        const char* runner_fd = std::getenv(runner::runner_fd_env);
+        if (!device_code.empty() && runner_fd != nullptr) {
+            remote_submission() = std::make_unique<RemoteSubmission>(device_code, std::atoi(runner_fd));
+        }
+        unsetenv(runner::runner_fd_env);
+    } catch (const std::exception& e) {
+        channel.send({{"event", "fatal"}, {"detail", std::string("cannot load the submission's device code: ") + e.what()}});
+        return protocol::exit_fatal;
     }
+    std::vector<std::string> protections = lock_down(deny_processes);
+    if (remote_submission()) {
+        const auto& runner_protections = remote_submission()->protections();
+        protections.insert(protections.end(), runner_protections.begin(), runner_protections.end());
+    }
+    channel.send({{"event", "ready"}, {"protections", protections}});
 
     for (const Case& c : cases) {
         channel.send({{"event", "start"}, {"case", c.id}});
@@ -669,6 +648,9 @@ inline int run_plan(int argc, char** argv, const std::function<CaseOutcome(const
                           {"detail", e.detail()}});
             // A fault can leave the context unusable; a fresh process runs the remaining cases.
             return protocol::exit_restart;
+        } catch (const RunnerGone&) {
+            // The grader reads from the runner's exit status what became of this case.
+            return protocol::exit_runner_gone;
         } catch (const RuleBroken& e) {
             outcome = {protocol::status_rejected, e.what(), nlohmann::json::object()};
         } catch (const std::exception& e) {

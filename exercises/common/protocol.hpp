@@ -16,15 +16,19 @@ inline constexpr const char* result_fd_env = "CUGRADE_RESULT_FD";
 // A secret of the run, in the harness's environment; every record carries it as "token", and the grader ignores
 // records without it.
 inline constexpr const char* token_env = "CUGRADE_TOKEN";
+// The channel between the harness (the checker) and the submission's runner (capture/runner.hpp): the descriptor
+// each of the two processes finds named in this variable.
+inline constexpr const char* runner_fd_env = "CUGRADE_RUNNER_FD";
 
 // Exit codes of the harness process.
 inline constexpr int exit_done = 0;     // every case in the plan reported
 inline constexpr int exit_usage = 2;    // the plan could not be read
 inline constexpr int exit_restart = 3;  // a CUDA error poisoned the context: restart for the remaining cases
 inline constexpr int exit_fatal = 4;    // the harness reported a fatal event
+inline constexpr int exit_runner_gone = 5;  // the submission's runner ended during the current case
 
 // The section where the grader moves the submission's initialisers (.init_array: nvcc's registration of its device
-// code, its global constructors) so that the loader does not run them before main; the harness calls them once it
+// code, its global constructors) so that the loader does not run them before main; the runner calls them once it
 // has locked the process down. The linker names its bounds __start_SECTION and __stop_SECTION.
 #define CUGRADE_SUBMISSION_INIT_SECTION cugrade_submission_init
 // Its finalisers (.fini_array) go here, and nothing runs them.

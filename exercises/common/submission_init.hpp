@@ -1,5 +1,5 @@
 // The submission's initialisers, which the grader moved out of the loader's reach (protocol.hpp), run when the
-// process that holds the submission (the harness, the runner) has locked itself down.
+// process that holds the submission (the runner) has locked itself down.
 #pragma once
 
 #include "protocol.hpp"

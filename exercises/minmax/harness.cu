@@ -70,8 +70,8 @@ CaseOutcome run_case(const Case& c) {
     GuardedBuffer output("output", 2);
     GuardedBuffer scratch("scratch", MINMAX_SCRATCH_FLOATS);
 
-    CaseCalls<decltype(&minmax)> calls;
-    calls.submission = &minmax;
+    CaseCalls<Entry<decltype(minmax)>> calls;
+    calls.submission = submission_entry<decltype(minmax)>();
     calls.reference = &cugrade_reference_minmax;
     calls.variants = static_cast<int>(inputs.size());
     calls.invoke = [&](auto entry, cudaStream_t stream, int v) {

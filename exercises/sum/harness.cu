@@ -45,8 +45,8 @@ CaseOutcome run_case(const Case& c) {
     GuardedBuffer result("result", 1);
     GuardedBuffer scratch("scratch", SUM_SCRATCH_FLOATS);
 
-    CaseCalls<decltype(&sum)> calls;
-    calls.submission = &sum;
+    CaseCalls<Entry<decltype(sum)>> calls;
+    calls.submission = submission_entry<decltype(sum)>();
     calls.reference = &cugrade_reference_sum;
     calls.variants = static_cast<int>(inputs.size());
     calls.invoke = [&](auto entry, cudaStream_t stream, int v) {

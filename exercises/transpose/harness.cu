@@ -78,8 +78,8 @@ CaseOutcome run_case(const Case& c) {
     DeviceBuffer<unsigned> mismatches(1);
     std::uint64_t spot_seed = c.seed;
 
-    CaseCalls<decltype(&transpose)> calls;
-    calls.submission = &transpose;
+    CaseCalls<Entry<decltype(transpose)>> calls;
+    calls.submission = submission_entry<decltype(transpose)>();
     calls.reference = &cugrade_reference_transpose;
     calls.variants = static_cast<int>(inputs.size());
     calls.invoke = [&](auto entry, cudaStream_t stream, int v) { entry(inputs[v]->get(), rows, cols, output, stream); };

@@ -67,22 +67,17 @@ std::string tool_output(std::vector<std::string> argv, const fs::path& cwd, cons
     return result.output;
 }
 
-std::vector<std::string> link_command(const Toolchain& toolchain, const BuildOptions& options,
-                                      std::vector<std::string> objects, const std::string& output) {
-    std::vector<std::string> link = {toolchain.nvcc, "-arch=" + options.arch};
-    link.insert(link.end(), objects.begin(), objects.end());
-    if (!toolchain.cupti_dir.empty()) {
-        link.insert(link.end(), {"-L" + toolchain.cupti_dir.string(), "-lcupti", "-Xlinker",
-                                 "-rpath=" + toolchain.cupti_dir.string()});
-    }
-    link.insert(link.end(), {"-o", output});
-    return link;
+// The submission's process: its object after the runner's loop and the capture runtime, without libcudart.
+std::vector<std::string> runner_link_command(const Toolchain& toolchain, const BuildOptions& options,
+                                             const std::string& submission_object, const std::string& output) {
+    return {toolchain.nvcc, "-arch=" + options.arch, "-cudart", "none", "runner.o", submission_object,
+            "-Xlinker",     "-Map=link.map",         "-o",      output};
 }
 
-// The names of the finished program minus the submission (inspect.hpp): the harness linked with entry points that
+// The names of the submission's process minus the submission (inspect.hpp): the runner linked with entry points that
 // do nothing. Written to program-symbols.txt, one name a line:
-//   D NAME          defined in the program (but not only inside the harness: its own names are local there)
-//   W NAME          defined weakly by the harness itself, whose copy the linker keeps (it comes first)
+//   D NAME          defined in the program (the capture runtime's CUDA calls among them)
+//   W NAME          defined weakly by the runner itself, whose copy the linker keeps (it comes first)
 //   U NAME          taken from a shared library
 //   X LIBRARY NAME  exported by a shared library the program loads
 void record_program_symbols(const Exercise& exercise, const Toolchain& toolchain, const BuildOptions& options,
@@ -94,32 +89,32 @@ void record_program_symbols(const Exercise& exercise, const Toolchain& toolchain
     write_file(dir / "entry-stub.cpp", stub);
     run_course_tool({toolchain.nvcc, "-c", "entry-stub.cpp", "-o", "entry-stub.o"}, dir,
                     "compiling the entry-point stub failed:");
-    run_course_tool(link_command(toolchain, options, {"harness.o", "entry-stub.o"}, "program-without-submission"),
-                    dir, "linking the harness alone failed:");
+    run_course_tool(runner_link_command(toolchain, options, "entry-stub.o", "program-without-submission"), dir,
+                    "linking the runner alone failed:");
 
-    std::set<std::string> harness_local;
+    std::set<std::string> runner_local;
     std::string names;
-    for (const Symbol& symbol : parse_nm(tool_output({toolchain.nm, "harness.o"}, dir, "nm failed on the harness:"))) {
+    for (const Symbol& symbol : parse_nm(tool_output({toolchain.nm, "runner.o"}, dir, "nm failed on the runner:"))) {
         if (symbol.defined() && !symbol.global()) {
-            harness_local.insert(symbol.name);
+            runner_local.insert(symbol.name);
         } else if (symbol.weak() || symbol.type == 'u') {
             names += "W " + symbol.name + "\n";
         }
     }
     const std::string program = tool_output({toolchain.nm, "program-without-submission"}, dir,
-                                            "nm failed on the harness program:");
+                                            "nm failed on the runner program:");
     for (const Symbol& symbol : parse_nm(program)) {
         if (!symbol.defined()) {
             names += "U " + symbol.name + "\n";
-        } else if (symbol.global() || harness_local.count(symbol.name) == 0) {
-            // A name local in the program but not in the harness comes from a static library (the CUDA runtime):
-            // a submission's definition would be linked in its place.
+        } else if (symbol.global() || runner_local.count(symbol.name) == 0) {
+            // A name local in the program but not in the runner comes from a static library: a submission's
+            // definition would be linked in its place.
             names += "D " + symbol.name + "\n";
         }
     }
     // "	libc.so.6 => /lib/x86_64-linux-gnu/libc.so.6 (0x...)"
     static const std::regex library(R"(^\s*(\S+) => (/\S+) \(0x[0-9a-fA-F]+\))");
-    std::istringstream libraries(tool_output({"ldd", "program-without-submission"}, dir, "ldd failed on the harness:"));
+    std::istringstream libraries(tool_output({"ldd", "program-without-submission"}, dir, "ldd failed on the runner:"));
     for (std::string line; std::getline(libraries, line);) {
         std::smatch m;
         if (!std::regex_search(line, m, library)) {
@@ -132,7 +127,7 @@ void record_program_symbols(const Exercise& exercise, const Toolchain& toolchain
         }
     }
     write_file(dir / "program-symbols.txt", names);
-    for (const char* file : {"program-without-submission", "entry-stub.cpp", "entry-stub.o"}) {
+    for (const char* file : {"program-without-submission", "entry-stub.cpp", "entry-stub.o", "link.map"}) {
         fs::remove(dir / file);
     }
 }
@@ -146,7 +141,7 @@ struct HarnessBuild {
 HarnessBuild build_harness(const Exercise& exercise, const Toolchain& toolchain, const BuildOptions& options,
                            CacheKey& key) {
     key.add("cugrade", CUGRADE_VERSION).add("recipe", CUGRADE_BUILD_RECIPE);
-    key.add("nvcc", toolchain.nvcc_version).add("arch", options.arch).add("cupti", toolchain.cupti_dir.string());
+    key.add("nvcc", toolchain.nvcc_version).add("arch", options.arch);
     key.add_file_digest(exercise.harness_source)
         .add_file_digest(exercise.reference_source)
         .add_file_digest(exercise.contract_header);
@@ -181,9 +176,6 @@ HarnessBuild build_harness(const Exercise& exercise, const Toolchain& toolchain,
     for (const auto& include : toolchain.include_dirs) {
         compile.push_back("-I" + include.string());
     }
-    if (!toolchain.cupti_dir.empty()) {
-        compile.push_back("-DCUGRADE_HAVE_CUPTI=1");
-    }
 
     auto reference = compile;
     reference.insert(reference.end(), {"-c", exercise.reference_source.string(), "-o", "reference.o"});
@@ -198,26 +190,38 @@ HarnessBuild build_harness(const Exercise& exercise, const Toolchain& toolchain,
     auto harness = compile;
     harness.insert(harness.end(), {"-c", exercise.harness_source.string(), "-o", "harness_main.o"});
     run_course_tool(harness, dir, fmt::format("the harness '{}' failed to compile:", exercise.harness_source.string()));
-    run_course_tool({toolchain.ld, "-r", "harness_main.o", "reference.o", "-o", "harness.o"}, dir,
+    auto replayer = compile;
+    replayer.insert(replayer.end(), {"-c", (common / "capture" / "replay.cpp").string(), "-o", "replay.o"});
+    run_course_tool(replayer, dir, "the replayer failed to compile:");
+    run_course_tool({toolchain.ld, "-r", "harness_main.o", "reference.o", "replay.o", "-o", "harness.o"}, dir,
                     "combining the harness with the reference failed:");
 
-    // Every strong symbol the harness and reference define becomes local, main excepted: the submission can neither
-    // call them nor collide with them (a kernel named like the reference's is fine).
-    std::string local;
-    for (const Symbol& symbol : parse_nm(tool_output({toolchain.nm, "-g", "--defined-only", "harness.o"}, dir,
-                                                     "nm failed on the harness:"))) {
-        if (std::string("TDBRG").find(symbol.type) != std::string::npos && symbol.name != "main") {
-            local += symbol.name + "\n";
-        }
-    }
-    write_file(dir / "local-symbols.txt", local);
-    run_course_tool({toolchain.objcopy, "--localize-symbols=local-symbols.txt", "harness.o"}, dir,
-                    "objcopy failed on the harness:");
+    // The checker holds none of the submission's code: it loads the device code at run time (capture/replay.hpp,
+    // through the driver API), so one program serves every submission.
+    run_course_tool({toolchain.nvcc, "-arch=" + options.arch, "harness.o", "-lcuda", "-o", "checker"}, dir,
+                    "linking the checker failed:");
+
+    // The runner's half (exercises/common/capture/runner.hpp): its loop around the entry point, and the capture
+    // runtime that stands in for libcudart. The submission's object completes it.
+    write_file(dir / "runner_main.cpp",
+               fmt::format("#include \"{}\"\n#include \"capture/runner.hpp\"\n"
+                           "int main() {{ return cugrade::runner::serve(&{}); }}\n",
+                           exercise.contract_header.filename().string(), exercise.entry_points.front()));
+    auto runner_main = compile;
+    runner_main.insert(runner_main.end(), {"-c", "runner_main.cpp", "-o", "runner_main.o"});
+    run_course_tool(runner_main, dir, "the runner's loop failed to compile:");
+    auto capture_runtime = compile;
+    capture_runtime.insert(capture_runtime.end(),
+                           {"-c", (common / "capture" / "capture_runtime.cpp").string(), "-o", "capture_runtime.o"});
+    run_course_tool(capture_runtime, dir, "the capture runtime failed to compile:");
+    run_course_tool({toolchain.ld, "-r", "runner_main.o", "capture_runtime.o", "-o", "runner.o"}, dir,
+                    "combining the runner's parts failed:");
     record_program_symbols(exercise, toolchain, options, dir);
-    for (const char* file : {"reference.o", "harness_main.o", "local-symbols.txt"}) {
+    for (const char* file : {"harness.o", "reference.o", "harness_main.o", "replay.o", "runner_main.cpp",
+                             "runner_main.o", "capture_runtime.o"}) {
         fs::remove(dir / file);
     }
-    entry.commit({"harness.o", "program-symbols.txt"});
+    entry.commit({"checker", "program-symbols.txt", "runner.o"});
     return {entry.path(), entry.scratch()};
 }
 
@@ -285,8 +289,10 @@ BuildResult build_submission(const Exercise& exercise, const SubmissionFile& sub
         const std::string outcome = read_file(dir / "outcome.txt");
         result.ok = outcome == "ok";
         if (result.ok) {
-            result.program = dir / "program";
+            result.program = harness.dir / "checker";
             result.link_map = dir / "link.map";
+            result.runner = dir / "runner";
+            result.device_code = dir / "device-code.fatbin";
         } else {
             result.step = outcome;
         }
@@ -322,7 +328,7 @@ BuildResult build_submission(const Exercise& exercise, const SubmissionFile& sub
             files.emplace_back("submission.o");
         }
         if (outcome == "ok") {
-            files.insert(files.end(), {"program", "link.map"});
+            files.insert(files.end(), {"link.map", "runner", "device-code.fatbin"});
         }
         entry.commit(files);
         present(entry.path());
@@ -349,20 +355,17 @@ BuildResult build_submission(const Exercise& exercise, const SubmissionFile& sub
         }
     }
 
-    // Linked as prepared (link_object.hpp), with a copy of the harness beside it, so that no message names the cache.
+    // Linked as prepared (link_object.hpp) into the submission's process, with a copy of the runner's object beside
+    // it, so that no message names the cache.
     const ObjectFile object = read_object(dir / "submission.o", toolchain);
     prepare_for_link(dir / "submission.o", object, dir / "submission-linked.o", toolchain);
-    fs::copy_file(harness.dir / "harness.o", dir / "harness.o", fs::copy_options::overwrite_existing);
-    if (!toolchain.cupti_dir.empty()) {
-        sandbox.readable.push_back(toolchain.cupti_dir);
-    }
-    // The harness comes first, so its definitions win wherever the linker picks one of several (inline functions).
-    auto link = link_command(toolchain, options, {"harness.o", "submission-linked.o"}, "program");
-    link.insert(link.end() - 2, {"-Xlinker", "-Map=link.map"});
-    ProcessResult linked = run_tool(link, dir, options.compile_seconds, sandbox, environment);
+    fs::copy_file(harness.dir / "runner.o", dir / "runner.o", fs::copy_options::overwrite_existing);
+    ProcessResult linked = run_tool(runner_link_command(toolchain, options, "submission-linked.o", "runner"), dir,
+                                    options.compile_seconds, sandbox, environment);
     fs::remove(dir / "submission-linked.o");
+    fs::remove(dir / "runner.o");
     if (!linked.status.success()) {
-        const auto harness_intact = [&] { return CacheEntry::intact(harness.dir, "harness.o"); };
+        const auto harness_intact = [&] { return CacheEntry::intact(harness.dir, "runner.o"); };
         switch (blame(linked, dir, harness_intact)) {
             case Blame::submission: break;
             case Blame::submission_this_time: stopped(linked, "link"); return result;
@@ -374,11 +377,24 @@ BuildResult build_submission(const Exercise& exercise, const SubmissionFile& sub
                                              exercise.submission_file, entry_point, contract);
             }
         }
-        fs::remove(dir / "harness.o");
+        // The runner has the CUDA runtime calls a contract permits (capture_runtime.cpp), no others.
+        std::set<std::string> unavailable;
+        static const std::regex undefined_cuda_call(R"(undefined reference to `(cuda[A-Za-z0-9_]*|cu[A-Z][A-Za-z0-9_]*)')");
+        for (std::sregex_iterator it(linked.output.begin(), linked.output.end(), undefined_cuda_call), end; it != end;
+             ++it) {
+            unavailable.insert((*it)[1].str());
+        }
+        for (const auto& call : unavailable) {
+            linked.output += fmt::format("hint: {} calls {}, which submissions may not use: the grader runs your host "
+                                         "code with the CUDA calls the exercise needs, and no others\n",
+                                         exercise.submission_file, call);
+        }
         finish("link", linked.output);
         return result;
     }
-    fs::remove(dir / "harness.o");
+    // The device code, for the checker to load: the object's .nv_fatbin section (empty when it has no kernels).
+    run_course_tool({toolchain.objcopy, "-O", "binary", "--only-section=.nv_fatbin", "submission.o", "device-code.fatbin"},
+                    dir, "objcopy could not take the device code out of the submission:");
     finish("ok", compiled.output);  // the compiler's warnings
     return result;
 }

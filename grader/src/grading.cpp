@@ -46,7 +46,7 @@ std::vector<fs::path> hidden_paths(const Course& course, const GradingSetup& set
 }
 
 // The limits of one harness process: its cases' clocks, a little output, no files to speak of, a few threads, the
-// rubric's memory. It reads the toolkit (CUPTI, compute-sanitizer) and uses the GPU.
+// rubric's memory. It reads the toolkit (compute-sanitizer) and uses the GPU.
 SandboxPolicy run_policy(const std::vector<fs::path>& hidden, const std::vector<CasePlan>& cases, const Rubric& rubric,
                          const Toolchain& toolchain) {
     SandboxPolicy policy;
@@ -54,9 +54,6 @@ SandboxPolicy run_policy(const std::vector<fs::path>& hidden, const std::vector<
     policy.hidden = hidden;
     policy.gpu = true;
     policy.readable = {toolchain.toolkit_root};
-    if (!toolchain.cupti_dir.empty()) {
-        policy.readable.push_back(toolchain.cupti_dir);
-    }
     policy.memory_bytes = rubric.limits.memory_bytes;
     double seconds = 60.0;
     for (const auto& c : cases) {
@@ -190,6 +187,11 @@ ExerciseReport grade_exercise(const GradingContext& context, const Exercise& exe
         // The program runs from its private folder: the cache it was built in is hidden.
         const fs::path program = scratch.path() / "program";
         fs::copy_file(build.program, program);
+        // The submission's host code, and its device code for the checker (capture/replay.hpp).
+        run_options.runner = scratch.path() / "runner";
+        fs::copy_file(build.runner, run_options.runner);
+        run_options.device_code = scratch.path() / "device-code.fatbin";
+        fs::copy_file(build.device_code, run_options.device_code);
         report.protections = describe_protections(run_options.sandbox);
         if (const auto unusable = gpu_unusable(program, run_options)) {
             for (auto& r : results) {

@@ -75,7 +75,7 @@ private:
 // program-symbols.txt (build.cpp's record_program_symbols).
 struct ProgramSymbols {
     std::set<std::string> defined;                // D
-    std::set<std::string> harness_weak;           // W
+    std::set<std::string> runner_weak;           // W
     std::set<std::string> undefined;              // U
     std::map<std::string, std::string> exported;  // X: name -> the library that exports it
     std::set<std::string> math;                   // what the math library exports
@@ -91,7 +91,7 @@ ProgramSymbols read_program_symbols(const fs::path& file) {
         const std::string rest = line.substr(2);
         switch (line[0]) {
             case 'D': symbols.defined.insert(rest); break;
-            case 'W': symbols.harness_weak.insert(rest); break;
+            case 'W': symbols.runner_weak.insert(rest); break;
             case 'U': symbols.undefined.insert(rest); break;
             case 'X': {
                 const auto space = rest.find(' ');
@@ -112,7 +112,7 @@ ProgramSymbols read_program_symbols(const fs::path& file) {
 std::string describe_library(const std::string& soname) {
     static const std::vector<std::pair<const char*, const char*>> names = {
         {"libc.so", "the C library"},       {"libstdc++.so", "the C++ library"}, {"libm.so", "the math library"},
-        {"libgcc_s.so", "the compiler's runtime"}, {"ld-linux", "the dynamic loader"}, {"libcupti.so", "CUPTI"},
+        {"libgcc_s.so", "the compiler's runtime"}, {"ld-linux", "the dynamic loader"}, {"libcuda.so", "the CUDA driver"},
     };
     for (const auto& [prefix, name] : names) {
         if (soname.rfind(prefix, 0) == 0) {
@@ -236,8 +236,8 @@ Inspection inspect_submission(const BuildResult& build, const SubmissionFile& su
     }
 
     // What it defines: its entry points and names of its own. A name the program already has would be linked in
-    // place of the program's own, unless it is the compiler's instantiation of inline code that the harness also
-    // has (the harness's copy, first in the link, is the one kept).
+    // place of the program's own, unless it is the compiler's instantiation of inline code that the runner also
+    // has (the runner's copy, first in the link, is the one kept).
     for (const auto& symbol : object.symbols) {
         if (!symbol.defined() || !symbol.global() || symbol.type == "FILE" || symbol.type == "SECTION" ||
             is_entry(symbol.name)) {
@@ -246,7 +246,7 @@ Inspection inspect_submission(const BuildResult& build, const SubmissionFile& su
         const bool instantiation = symbol.comdat && symbol.binding != "GLOBAL";
         const std::string name = readable_name(symbol.name);
         if (program.defined.count(symbol.name) != 0 || program.undefined.count(symbol.name) != 0) {
-            if (!(instantiation && program.harness_weak.count(symbol.name) != 0)) {
+            if (!(instantiation && program.runner_weak.count(symbol.name) != 0)) {
                 add("defines", name,
                     fmt::format("{}: defines {}, which the grader's program already has: a submission may define "
                                 "only {} and its own helpers",

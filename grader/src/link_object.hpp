@@ -1,6 +1,6 @@
 // The submission's object as it is linked into the grader's program:
 // - its initialisers (.init_array: nvcc's registration of the device code, global constructors) move to a section
-//   that the loader does not run and the harness calls once it has locked the process down (harness.cuh), so none
+//   that the loader does not run and the runner calls once it has locked the process down (capture/runner.hpp), so none
 //   of the submission's code runs before main; its finalisers (.fini_array) move to one that nothing runs;
 // - every symbol it defines becomes hidden: none is exported, so none can replace a function of the libraries the
 //   program loads (the C library, the C++ library, the driver).

@@ -27,6 +27,7 @@ namespace cugrade {
 namespace {
 
 constexpr int channel_fd_in_child = 3;
+constexpr int peer_fd_in_child = 4;
 
 // The process groups cugrade has running, so that an interrupted cugrade takes them down with it. Signal handlers
 // may only touch lock-free atomics.
@@ -170,6 +171,14 @@ ChildProcess::ChildProcess(const ProcessOptions& options) : output_limit_(option
     if (options.result_channel) {
         env_storage.push_back(fmt::format("{}={}", protocol::result_fd_env, channel_fd_in_child));
     }
+    // Above the descriptors the child sets up, so that setting them up cannot overwrite it.
+    const int peer_fd = options.peer_fd >= 0 ? ::fcntl(options.peer_fd, F_DUPFD_CLOEXEC, 10) : -1;
+    if (options.peer_fd >= 0 && peer_fd < 0) {
+        throw std::runtime_error(fmt::format("cannot pass a channel to '{}': {}", options.argv[0], std::strerror(errno)));
+    }
+    if (peer_fd >= 0) {
+        env_storage.push_back(fmt::format("{}={}", options.peer_fd_env, peer_fd_in_child));
+    }
     std::vector<char*> envp;
     for (auto& entry : env_storage) {
         envp.push_back(entry.data());
@@ -220,8 +229,11 @@ ChildProcess::ChildProcess(const ProcessOptions& options) : output_limit_(option
         if (channel[1] >= 0) {
             ::dup2(channel[1], channel_fd_in_child);
         }
+        if (peer_fd >= 0) {
+            ::dup2(peer_fd, peer_fd_in_child);
+        }
         // Nothing else of cugrade's open files reaches the program (another grading's pipes, the cache).
-        const unsigned first_closed = channel[1] >= 0 ? channel_fd_in_child + 1 : 3;
+        const unsigned first_closed = peer_fd >= 0 ? peer_fd_in_child + 1 : channel[1] >= 0 ? channel_fd_in_child + 1 : 3;
         if (::syscall(SYS_close_range, first_closed, ~0U, CLOSE_RANGE_CLOEXEC) != 0) {
             for (int fd = static_cast<int>(first_closed); fd < 4096; ++fd) {
                 if (fd != exec_error[1]) {
@@ -250,6 +262,9 @@ ChildProcess::ChildProcess(const ProcessOptions& options) : output_limit_(option
     ::close(exec_error[1]);
     if (channel[1] >= 0) {
         ::close(channel[1]);
+    }
+    if (peer_fd >= 0) {
+        ::close(peer_fd);
     }
     output_fd_ = output[0];
     channel_fd_ = channel[0];
@@ -337,6 +352,16 @@ void ChildProcess::poll_once(int timeout_ms) {
         } else {
             channel_buffer_.append(buffer.data(), static_cast<std::size_t>(n));
         }
+    }
+}
+
+void ChildProcess::drain() {
+    for (int reads = 0; reads < 256 && output_fd_ >= 0; ++reads) {
+        pollfd fd{output_fd_, POLLIN, 0};
+        if (::poll(&fd, 1, 0) <= 0 || fd.revents == 0) {
+            return;
+        }
+        read_output();
     }
 }
 

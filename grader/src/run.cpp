@@ -11,6 +11,13 @@
 #include <set>
 #include <sstream>
 
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <memory>
+
 #include "cugrade/process.hpp"
 #include "protocol.hpp"
 
@@ -50,12 +57,14 @@ CaseResult interrupted(const ExitStatus& status, double case_seconds) {
 
 }  // namespace
 
-nlohmann::json make_plan(const std::vector<const CasePlan*>& cases, const Rubric& rubric, bool monitor_traffic) {
-    // Under compute-sanitizer (no traffic monitor then), the harness ends normally: the sanitizer reports at exit.
+nlohmann::json make_plan(const std::vector<const CasePlan*>& cases, const Rubric& rubric, bool skip_exit_handlers,
+                         const fs::path& device_code) {
     nlohmann::json plan = {{"cases", nlohmann::json::array()},
-                           {"monitor_traffic", monitor_traffic},
                            {"deny_processes", true},
-                           {"skip_exit_handlers", monitor_traffic}};
+                           {"skip_exit_handlers", skip_exit_handlers}};
+    if (!device_code.empty()) {
+        plan["device_code"] = device_code.string();
+    }
     for (const CasePlan* c : cases) {
         nlohmann::json timing = nullptr;
         if (c->timed && rubric.speed) {
@@ -184,7 +193,27 @@ private:
             plan_cases.push_back(&cases_[i]);
         }
         const fs::path plan_file = options_.work_dir / fmt::format("plan-{}.json", run_.processes + 1);
-        std::ofstream(plan_file) << make_plan(plan_cases, rubric_, launcher.empty()).dump(2);
+        std::ofstream(plan_file) << make_plan(plan_cases, rubric_, /*skip_exit_handlers=*/launcher.empty(), options_.device_code).dump(2);
+
+        // The submission's host code runs in a runner of its own, without a GPU, over a channel to the harness.
+        std::unique_ptr<ChildProcess> runner;
+        int runner_channel[2] = {-1, -1};
+        if (!options_.runner.empty()) {
+            if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, runner_channel) != 0) {
+                throw std::runtime_error(fmt::format("cannot make a channel for the runner: {}", std::strerror(errno)));
+            }
+            ProcessOptions runner_process;
+            runner_process.argv = {options_.runner.string()};
+            runner_process.working_directory = options_.work_dir;
+            runner_process.peer_fd = runner_channel[1];
+            runner_process.peer_fd_env = protocol::runner_fd_env;
+            runner_process.sandbox = options_.sandbox;
+            runner_process.sandbox.gpu = false;
+            runner_process.sandbox.work_dir = options_.work_dir;
+            runner_process.output_limit = options_.output_limit;
+            runner = std::make_unique<ChildProcess>(runner_process);
+            ::close(runner_channel[1]);
+        }
 
         const std::string token = make_token();
         ProcessOptions process;
@@ -197,7 +226,14 @@ private:
         process.sandbox = options_.sandbox;
         process.sandbox.work_dir = options_.work_dir;
         process.output_limit = options_.output_limit;
+        if (runner) {
+            process.peer_fd = runner_channel[0];
+            process.peer_fd_env = protocol::runner_fd_env;
+        }
         ChildProcess child(process);
+        if (runner) {
+            ::close(runner_channel[0]);
+        }
         ++run_.processes;
 
         constexpr std::size_t none = static_cast<std::size_t>(-1);
@@ -209,7 +245,14 @@ private:
         auto deadline = after(startup_seconds);
         std::string line;
         while (true) {
-            const auto next = child.next_line(line, deadline);
+            // With a runner beside it, both are read: the runner's output is drained every 10 ms.
+            const auto next = child.next_line(line, runner ? std::min(deadline, after(0.01)) : deadline);
+            if (runner) {
+                runner->drain();
+                if (next == ChildProcess::Next::deadline && Clock::now() < deadline) {
+                    continue;
+                }
+            }
             if (next == ChildProcess::Next::deadline) {
                 child.kill_group();
                 killed_at_deadline = true;
@@ -257,10 +300,26 @@ private:
         }
         ExitStatus status = child.finish(after(5.0));
         status.timed_out = status.timed_out || killed_at_deadline;
+        std::string output = child.output();
+        bool truncated = child.output_truncated();
+        if (runner) {
+            // The harness has closed its end: a runner that does not end now is killed.
+            if (killed_at_deadline) {
+                runner->kill_group();
+            }
+            ExitStatus runner_status = runner->finish(after(5.0));
+            runner_status.timed_out = runner_status.timed_out || killed_at_deadline;
+            output += runner->output();
+            truncated = truncated || runner->output_truncated();
+            // What became of the case comes from the runner when it was the runner that ended.
+            if (status.exited() && status.code == protocol::exit_runner_gone) {
+                status = runner_status;
+            }
+        }
         const std::size_t room =
             options_.output_limit > stream.text.size() ? options_.output_limit - stream.text.size() : 0;
-        stream.text += child.output().substr(0, room);
-        stream.truncated = stream.truncated || child.output_truncated() || child.output().size() > room;
+        stream.text += output.substr(0, room);
+        stream.truncated = stream.truncated || truncated || output.size() > room;
 
         if (current != none) {
             settle(current, interrupted(status, cases_[current].case_seconds));
@@ -285,7 +344,7 @@ private:
                 }
             }
         }
-        return {status, child.output()};
+        return {status, output};
     }
 
     fs::path program_;

@@ -38,29 +38,6 @@ std::string find_beside(const std::string& program, const std::string& tool) {
     return "";
 }
 
-// libcupti of nvcc's toolkit: lib64/, lib/ or extras/CUPTI/lib64/ beside its bin/.
-fs::path find_cupti(const std::string& nvcc) {
-    fs::path program = nvcc;
-    if (nvcc.find('/') == std::string::npos) {
-        const std::string beside = find_beside(nvcc, nvcc);  // nvcc itself, found on PATH
-        if (beside.empty()) {
-            return {};
-        }
-        program = beside;
-    }
-    std::error_code ec;
-    const fs::path toolkit = fs::canonical(program, ec).parent_path().parent_path();
-    if (ec) {
-        return {};
-    }
-    for (const char* dir : {"lib64", "lib", "extras/CUPTI/lib64", "targets/x86_64-linux/lib", "targets/sbsa-linux/lib"}) {
-        if (fs::exists(toolkit / dir / "libcupti.so", ec)) {
-            return toolkit / dir;
-        }
-    }
-    return {};
-}
-
 }  // namespace
 
 Toolchain find_toolchain(const std::optional<std::string>& preferred) {
@@ -95,7 +72,6 @@ Toolchain find_toolchain(const std::optional<std::string>& preferred) {
                 }
             }
             toolchain.compute_sanitizer = find_beside(nvcc, "compute-sanitizer");
-            toolchain.cupti_dir = find_cupti(nvcc);
             for (const char* dir : {CUGRADE_JSON_INCLUDE_DIR}) {
                 const fs::path path = dir;
                 // The system folders are searched anyway; naming them with -I reorders them and breaks libstdc++.

@@ -122,7 +122,7 @@ TEST_CASE("hexadecimal argument bytes survive the round trip") {
     CHECK_THROWS_WITH(cugrade::work_record::from_hex("0g"), "not a hexadecimal digit: 'g'");
 }
 
-TEST_CASE("the runner answers each call with its work, and ends when the checker hangs up") {
+TEST_CASE("the runner says how it is contained, answers each call with its work, and ends when the checker hangs up") {
     int channel[2];
     REQUIRE(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, channel) == 0);
     const pid_t runner = fork();
@@ -145,6 +145,10 @@ TEST_CASE("the runner answers each call with its work, and ends when the checker
                  call.dump().c_str(), call.dump().c_str());
     std::fflush(to_runner);
     std::string line;
+    REQUIRE(cugrade::runner::read_line(from_runner, line));
+    const auto protections = nlohmann::json::parse(line).at("protections");
+    REQUIRE(protections.size() == 1);
+    CHECK(protections[0].get<std::string>().find("submission's process") != std::string::npos);
     for (int reply = 0; reply < 2; ++reply) {
         REQUIRE(cugrade::runner::read_line(from_runner, line));
         const auto taken = nlohmann::json::parse(line);

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <string>
 #include <vector>
 
 #include "capture/capture_runtime.hpp"
@@ -39,6 +40,17 @@ void require(CUresult code, const char* call) {
 template <class T>
 T* as_pointer(CUdeviceptr address) {
     return reinterpret_cast<T*>(static_cast<std::uintptr_t>(address));
+}
+
+// Why the replayer refuses `work`, or "" when it takes it.
+std::string refusal(const cugrade::replay::Replayer& replayer, const nlohmann::json& work,
+                    const std::vector<cugrade::replay::DeviceRange>& ranges) {
+    try {
+        replayer.prepare(work, ranges);
+        return "";
+    } catch (const cugrade::replay::Refused& e) {
+        return e.what();
+    }
 }
 
 }  // namespace
@@ -80,8 +92,8 @@ int main() {
     const std::vector<cugrade::replay::DeviceRange> ranges = {{input_d, n * sizeof(float), false},
                                                               {result_d, sizeof(float), true},
                                                               {scratch_d, 64 * sizeof(float), true}};
-    EXPECT(replayer.refusal(taken["work"], ranges).empty());
-    replayer.replay(taken["work"], nullptr);
+    const cugrade::replay::Work work = replayer.prepare(taken["work"], ranges);
+    replayer.replay(work, nullptr);
     require(cuCtxSynchronize(), "cuCtxSynchronize");
 
     float result = 0.0f;
@@ -96,10 +108,10 @@ int main() {
     // Work that reaches outside the case's buffers is refused before anything runs.
     nlohmann::json outside = taken["work"];
     outside[1]["address"] = input_d;  // the memset, aimed at the read-only input
-    EXPECT(replayer.refusal(outside, ranges) == "sets memory outside the output and scratch buffers it is given");
+    EXPECT(refusal(replayer, outside, ranges) == "sets memory outside the output and scratch buffers it is given");
     nlohmann::json wrong_arguments = taken["work"];
     wrong_arguments[2]["arguments"].erase(0);
-    EXPECT(replayer.refusal(wrong_arguments, ranges) ==
+    EXPECT(refusal(replayer, wrong_arguments, ranges) ==
            "launches _Z12partial_sumsILi256EEvPKfmPf with 2 arguments, not 3");
 
     std::printf("%s\n", failures == 0 ? "all passed" : "FAILED");

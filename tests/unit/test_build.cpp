@@ -58,10 +58,26 @@ TEST_CASE("a submission is built once, then served from the cache until it chang
     const BuildResult second = w.build(submission);
     CHECK(second.ok);
     CHECK(second.cached);
-    CHECK(second.program == first.program);
+    CHECK(second.runner == first.runner);
     const BuildResult changed = w.build(w.submit(template_source() + "// build cache test, changed " + unique + "\n"));
     CHECK(changed.ok);
     CHECK_FALSE(changed.cached);
+}
+
+TEST_CASE("a build also makes the runner, without libcudart, and takes out the device code for the checker") {
+    Workspace w;
+    const BuildResult result = w.build(w.submit(template_source()));
+    REQUIRE(result.ok);
+    REQUIRE(fs::is_regular_file(result.runner));
+    std::ifstream runner(result.runner, std::ios::binary);
+    const std::string bytes{std::istreambuf_iterator<char>(runner), {}};
+    // libcudart's own entry point for the driver; the capture runtime has none.
+    CHECK(bytes.find("cudaGetExportTable") == std::string::npos);
+    CHECK(bytes.find("libcuda.so") == std::string::npos);
+    std::ifstream device_code(result.device_code, std::ios::binary);
+    unsigned char magic[4] = {};
+    device_code.read(reinterpret_cast<char*>(magic), 4);
+    CHECK((magic[0] == 0x50 && magic[1] == 0xed && magic[2] == 0x55 && magic[3] == 0xba));  // a fatbinary
 }
 
 TEST_CASE("a compile error is reported at the student's file and line") {
@@ -169,7 +185,7 @@ TEST_CASE("no cache file holds the reference's source, and a link error never na
     REQUIRE(built.ok);
     // The harness's entry, and this submission's. (Another submission's entry holds that submission whole, and the
     // tests grade the reference as a submission too.)
-    for (const auto& folder : {built.program_symbols.parent_path(), built.program.parent_path()}) {
+    for (const auto& folder : {built.program_symbols.parent_path(), built.runner.parent_path()}) {
       for (const auto& file : fs::directory_iterator(folder)) {
         if (file.is_regular_file()) {
             std::ifstream in(file.path(), std::ios::binary);
@@ -190,15 +206,15 @@ TEST_CASE("a damaged cache entry is rebuilt, never served") {
     const auto submission = w.submit(template_source() + "// damaged entry test " + unique + "\n");
     const BuildResult first = w.build(submission);
     REQUIRE(first.ok);
-    fs::resize_file(first.program, fs::file_size(first.program) / 2);
+    fs::resize_file(first.runner, fs::file_size(first.runner) / 2);
     const BuildResult again = w.build(submission);
     CHECK(again.ok);
     CHECK_FALSE(again.cached);
-    fs::remove(again.program);
+    fs::remove(again.runner);
     const BuildResult third = w.build(submission);
     CHECK(third.ok);
     CHECK_FALSE(third.cached);
-    CHECK(fs::exists(third.program));
+    CHECK(fs::exists(third.runner));
 }
 
 TEST_CASE("a compile stopped at its time limit fails this build but is not cached") {

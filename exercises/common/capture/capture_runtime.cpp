@@ -383,6 +383,26 @@ cudaError_t cudaPointerGetAttributes(cudaPointerAttributes*, const void*) {
     return capture::refuse("cudaPointerGetAttributes", "inspects pointers; the contract says what each one is");
 }
 
+// Calls the contracts forbid, present so that such a submission links and the static checks can name the call
+// (api_policy.cpp); reached anyway, they are refused.
+cudaError_t cudaSetDevice(int) {
+    return capture::refuse("cudaSetDevice", "selects a device; the grader chooses the GPU");
+}
+cudaError_t cudaStreamCreate(cudaStream_t*) {
+    return capture::refuse("cudaStreamCreate", "creates a stream; launch every kernel on the stream you are given");
+}
+cudaError_t cudaStreamCreateWithFlags(cudaStream_t*, unsigned) {
+    return capture::refuse("cudaStreamCreateWithFlags",
+                           "creates a stream; launch every kernel on the stream you are given");
+}
+cudaError_t cudaStreamCreateWithPriority(cudaStream_t*, unsigned, int) {
+    return capture::refuse("cudaStreamCreateWithPriority",
+                           "creates a stream; launch every kernel on the stream you are given");
+}
+cudaError_t cudaStreamDestroy(cudaStream_t) {
+    return capture::refuse("cudaStreamDestroy", "destroys a stream; launch every kernel on the stream you are given");
+}
+
 // Work on one stream runs in order, and the checker waits for all of it: waiting here changes nothing.
 cudaError_t cudaDeviceSynchronize() { return cudaSuccess; }
 cudaError_t cudaStreamSynchronize(cudaStream_t) { return cudaSuccess; }

@@ -73,9 +73,15 @@ std::uint64_t pitched_span(std::uint64_t pitch, std::uint64_t width, std::uint64
 }  // namespace
 
 Replayer::Replayer(const void* image) {
+    if (image == nullptr) {
+        return;  // a submission without device code: any kernel it launches is unknown
+    }
     check(cuModuleLoadData(&module_, image), "loading the submission's device code");
     unsigned count = 0;
     check(cuModuleGetFunctionCount(&count, module_), "cuModuleGetFunctionCount");
+    if (count == 0) {
+        return;
+    }
     std::vector<CUfunction> functions(count);
     check(cuModuleEnumerateFunctions(functions.data(), count, module_), "cuModuleEnumerateFunctions");
     for (CUfunction function : functions) {
@@ -92,140 +98,154 @@ Replayer::~Replayer() {
     }
 }
 
-std::string Replayer::refusal(const nlohmann::json& work, const std::vector<DeviceRange>& ranges) const {
+Work Replayer::prepare(const nlohmann::json& work, const std::vector<DeviceRange>& ranges) const {
+    Work prepared;
     try {
         for (const auto& item : work) {
+            Work::Item& out = prepared.items_.emplace_back();
             const std::string op = item.at("op").get<std::string>();
             if (op == "kernel") {
-                const std::string name = item.at("name").get<std::string>();
-                const auto info = kernels_.find(name);
+                out.op = Work::Op::kernel;
+                out.name = item.at("name").get<std::string>();
+                const auto info = kernels_.find(out.name);
                 if (info == kernels_.end()) {
-                    return "launches " + name + ", which is not one of its kernels";
+                    throw Refused("launches " + out.name + ", which is not one of its kernels");
                 }
+                out.function = functions_.at(out.name);
                 const auto& arguments = item.at("arguments");
-                if (arguments.size() != info->second.parameter_sizes.size()) {
-                    return "launches " + name + " with " + std::to_string(arguments.size()) + " arguments, not " +
-                           std::to_string(info->second.parameter_sizes.size());
+                const auto& sizes = info->second.parameter_sizes;
+                if (arguments.size() != sizes.size()) {
+                    throw Refused("launches " + out.name + " with " + std::to_string(arguments.size()) +
+                                  " arguments, not " + std::to_string(sizes.size()));
                 }
                 for (std::size_t i = 0; i < arguments.size(); ++i) {
-                    if (arguments[i].get<std::string>().size() != 2 * info->second.parameter_sizes[i]) {
-                        return "launches " + name + " with argument " + std::to_string(i + 1) + " of the wrong size";
+                    out.arguments.push_back(work_record::from_hex(arguments[i].get<std::string>()));
+                    if (out.arguments.back().size() != sizes[i]) {
+                        throw Refused("launches " + out.name + " with argument " + std::to_string(i + 1) +
+                                      " of the wrong size");
                     }
                 }
+                for (auto& argument : out.arguments) {
+                    out.parameters.push_back(argument.data());
+                }
+                for (int d = 0; d < 3; ++d) {
+                    out.grid[d] = item.at("grid").at(d).get<unsigned>();
+                    out.block[d] = item.at("block").at(d).get<unsigned>();
+                }
+                out.shared_bytes = item.at("shared_bytes").get<unsigned>();
+                out.cooperative = item.value("cooperative", false);
             } else if (op == "memset") {
-                const auto span = pitched_span(item.at("pitch"), item.at("width"), item.at("height"));
-                if (span != 0 && !inside(item.at("address"), span, true, ranges)) {
-                    return "sets memory outside the output and scratch buffers it is given";
+                out.op = Work::Op::memset;
+                out.address = item.at("address").get<CUdeviceptr>();
+                out.pitch = item.at("pitch").get<std::size_t>();
+                out.width = item.at("width").get<std::size_t>();
+                out.height = item.at("height").get<std::size_t>();
+                out.value = item.at("value").get<unsigned char>();
+                const auto span = pitched_span(out.pitch, out.width, out.height);
+                if (span != 0 && !inside(out.address, span, true, ranges)) {
+                    throw Refused("sets memory outside the output and scratch buffers it is given");
                 }
             } else if (op == "copy") {
-                const std::uint64_t width = item.at("width"), height = item.at("height");
-                const auto to_span = pitched_span(item.at("to_pitch"), width, height);
-                const auto from_span = pitched_span(item.at("from_pitch"), width, height);
-                if (to_span != 0 && !inside(item.at("to"), to_span, true, ranges)) {
-                    return "copies to memory outside the output and scratch buffers it is given";
+                out.op = Work::Op::copy;
+                CUDA_MEMCPY2D& copy = out.copy;
+                copy.srcMemoryType = CU_MEMORYTYPE_DEVICE;
+                copy.srcDevice = item.at("from").get<CUdeviceptr>();
+                copy.srcPitch = item.at("from_pitch").get<std::size_t>();
+                copy.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+                copy.dstDevice = item.at("to").get<CUdeviceptr>();
+                copy.dstPitch = item.at("to_pitch").get<std::size_t>();
+                copy.WidthInBytes = item.at("width").get<std::size_t>();
+                copy.Height = item.at("height").get<std::size_t>();
+                const auto to_span = pitched_span(copy.dstPitch, copy.WidthInBytes, copy.Height);
+                const auto from_span = pitched_span(copy.srcPitch, copy.WidthInBytes, copy.Height);
+                if (to_span != 0 && !inside(copy.dstDevice, to_span, true, ranges)) {
+                    throw Refused("copies to memory outside the output and scratch buffers it is given");
                 }
-                if (from_span != 0 && !inside(item.at("from"), from_span, false, ranges)) {
-                    return "copies from memory outside the buffers it is given";
+                if (from_span != 0 && !inside(copy.srcDevice, from_span, false, ranges)) {
+                    throw Refused("copies from memory outside the buffers it is given");
                 }
-            } else if (op == "upload") {
-                const std::uint64_t bytes = item.at("data").get<std::string>().size() / 2;
-                if (bytes > work_record::max_upload_bytes) {
-                    return "uploads more than " + std::to_string(work_record::max_upload_bytes) + " bytes";
+            } else if (op == "upload" || op == "symbol_upload") {
+                out.op = Work::Op::upload;
+                out.data = work_record::from_hex(item.at("data").get<std::string>());
+                if (out.data.size() > work_record::max_upload_bytes) {
+                    throw Refused("uploads more than " + std::to_string(work_record::max_upload_bytes) + " bytes");
                 }
-                if (bytes != 0 && !inside(item.at("to"), bytes, true, ranges)) {
-                    return "uploads to memory outside the output and scratch buffers it is given";
-                }
-            } else if (op == "symbol_upload") {
-                CUdeviceptr address = 0;
-                std::size_t size = 0;
-                const std::string symbol = item.at("symbol").get<std::string>();
-                if (cuModuleGetGlobal(&address, &size, module_, symbol.c_str()) != CUDA_SUCCESS) {
-                    return "copies to " + symbol + ", which is not one of its symbols";
-                }
-                const std::uint64_t offset = item.at("offset"), bytes = item.at("data").get<std::string>().size() / 2;
-                if (offset > size || bytes > size - offset || bytes > work_record::max_upload_bytes) {
-                    return "copies past the end of " + symbol;
+                if (op == "upload") {
+                    out.address = item.at("to").get<CUdeviceptr>();
+                    if (!out.data.empty() && !inside(out.address, out.data.size(), true, ranges)) {
+                        throw Refused("uploads to memory outside the output and scratch buffers it is given");
+                    }
+                } else {
+                    CUdeviceptr symbol_address = 0;
+                    std::size_t size = 0;
+                    const std::string symbol = item.at("symbol").get<std::string>();
+                    if (module_ == nullptr ||
+                        cuModuleGetGlobal(&symbol_address, &size, module_, symbol.c_str()) != CUDA_SUCCESS) {
+                        throw Refused("copies to " + symbol + ", which is not one of its symbols");
+                    }
+                    const std::uint64_t offset = item.at("offset").get<std::uint64_t>();
+                    if (offset > size || out.data.size() > size - offset) {
+                        throw Refused("copies past the end of " + symbol);
+                    }
+                    out.address = symbol_address + offset;
                 }
             } else if (op == "function_attribute") {
-                const int attribute = item.at("attribute");
+                out.op = Work::Op::function_attribute;
+                const int attribute = item.at("attribute").get<int>();
                 if (attribute != CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES &&
                     attribute != CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT) {
-                    return "sets kernel attribute " + std::to_string(attribute) + ", which the grader does not replay";
+                    throw Refused("sets kernel attribute " + std::to_string(attribute) +
+                                  ", which the grader does not replay");
                 }
-                if (!functions_.contains(item.at("name").get<std::string>())) {
-                    return "sets an attribute of something that is not one of its kernels";
+                out.name = item.at("name").get<std::string>();
+                const auto function = functions_.find(out.name);
+                if (function == functions_.end()) {
+                    throw Refused("sets an attribute of something that is not one of its kernels");
                 }
+                out.function = function->second;
+                out.attribute = static_cast<CUfunction_attribute>(attribute);
+                out.attribute_value = item.at("value").get<int>();
             } else {
-                return "asks for work the grader does not know (" + op + ")";
+                throw Refused("asks for work the grader does not know (" + op + ")");
             }
         }
     } catch (const nlohmann::json::exception& e) {
-        return std::string("sent work the grader cannot read: ") + e.what();
+        throw Refused(std::string("sent work the grader cannot read: ") + e.what());
     } catch (const std::invalid_argument& e) {
-        return std::string("sent work the grader cannot read: ") + e.what();
+        throw Refused(std::string("sent work the grader cannot read: ") + e.what());
     }
-    return "";
+    return prepared;
 }
 
-void Replayer::replay(const nlohmann::json& work, CUstream stream) {
-    uploads_.clear();
-    for (const auto& item : work) {
-        const std::string op = item.at("op").get<std::string>();
-        if (op == "kernel") {
-            const std::string name = item.at("name").get<std::string>();
-            std::vector<std::vector<unsigned char>> bytes;
-            for (const auto& argument : item.at("arguments")) {
-                bytes.push_back(work_record::from_hex(argument.get<std::string>()));
+void Replayer::replay(const Work& work, CUstream stream) {
+    for (const Work::Item& item : work.items_) {
+        switch (item.op) {
+        case Work::Op::kernel: {
+            void** parameters = const_cast<void**>(item.parameters.data());
+            const CUresult launched =
+                item.cooperative
+                    ? cuLaunchCooperativeKernel(item.function, item.grid[0], item.grid[1], item.grid[2], item.block[0],
+                                                item.block[1], item.block[2], item.shared_bytes, stream, parameters)
+                    : cuLaunchKernel(item.function, item.grid[0], item.grid[1], item.grid[2], item.block[0],
+                                     item.block[1], item.block[2], item.shared_bytes, stream, parameters, nullptr);
+            if (launched != CUDA_SUCCESS) {  // the message is built only then: replays run inside timing brackets
+                check(launched, "launching " + item.name);
             }
-            std::vector<void*> parameters;
-            for (auto& argument : bytes) {
-                parameters.push_back(argument.data());
-            }
-            const auto& grid = item.at("grid");
-            const auto& block = item.at("block");
-            const unsigned shared_bytes = item.at("shared_bytes").get<unsigned>();
-            const CUfunction function = functions_.at(name);
-            check(item.value("cooperative", false)
-                      ? cuLaunchCooperativeKernel(function, grid[0], grid[1], grid[2], block[0], block[1], block[2],
-                                                  shared_bytes, stream, parameters.data())
-                      : cuLaunchKernel(function, grid[0], grid[1], grid[2], block[0], block[1], block[2],
-                                       shared_bytes, stream, parameters.data(), nullptr),
-                  "launching " + name);
-        } else if (op == "memset") {
-            check(cuMemsetD2D8Async(item.at("address").get<CUdeviceptr>(), item.at("pitch"),
-                                    item.at("value").get<unsigned char>(), item.at("width"), item.at("height"),
-                                    stream),
-                  "memset");
-        } else if (op == "copy") {
-            CUDA_MEMCPY2D copy{};
-            copy.srcMemoryType = CU_MEMORYTYPE_DEVICE;
-            copy.srcDevice = item.at("from").get<CUdeviceptr>();
-            copy.srcPitch = item.at("from_pitch");
-            copy.dstMemoryType = CU_MEMORYTYPE_DEVICE;
-            copy.dstDevice = item.at("to").get<CUdeviceptr>();
-            copy.dstPitch = item.at("to_pitch");
-            copy.WidthInBytes = item.at("width");
-            copy.Height = item.at("height");
-            check(cuMemcpy2DAsync(&copy, stream), "copy");
-        } else if (op == "upload") {
-            uploads_.push_back(work_record::from_hex(item.at("data").get<std::string>()));
-            check(cuMemcpyHtoDAsync(item.at("to").get<CUdeviceptr>(), uploads_.back().data(), uploads_.back().size(),
-                                    stream),
-                  "upload");
-        } else if (op == "symbol_upload") {
-            CUdeviceptr address = 0;
-            std::size_t size = 0;
-            check(cuModuleGetGlobal(&address, &size, module_, item.at("symbol").get<std::string>().c_str()),
-                  "cuModuleGetGlobal");
-            uploads_.push_back(work_record::from_hex(item.at("data").get<std::string>()));
-            check(cuMemcpyHtoDAsync(address + item.at("offset").get<std::size_t>(), uploads_.back().data(),
-                                    uploads_.back().size(), stream),
-                  "symbol upload");
-        } else if (op == "function_attribute") {
-            check(cuFuncSetAttribute(functions_.at(item.at("name").get<std::string>()),
-                                     static_cast<CUfunction_attribute>(item.at("attribute").get<int>()),
-                                     item.at("value")),
-                  "cuFuncSetAttribute");
+            break;
+        }
+        case Work::Op::memset:
+            check(cuMemsetD2D8Async(item.address, item.pitch, item.value, item.width, item.height, stream), "memset");
+            break;
+        case Work::Op::copy:
+            check(cuMemcpy2DAsync(&item.copy, stream), "copy");
+            break;
+        case Work::Op::upload:
+            // From pageable memory the driver has taken the bytes when the call returns.
+            check(cuMemcpyHtoDAsync(item.address, item.data.data(), item.data.size(), stream), "upload");
+            break;
+        case Work::Op::function_attribute:
+            check(cuFuncSetAttribute(item.function, item.attribute, item.attribute_value), "cuFuncSetAttribute");
+            break;
         }
     }
 }

@@ -23,6 +23,44 @@ struct DeviceRange {
     bool writable = false;
 };
 
+// Recorded work the checker will not run: an unknown kernel, arguments of the wrong size, memory outside the case's
+// buffers, an item it cannot read.
+struct Refused : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+// One call's recorded work, read and checked once, so that a timed replay does nothing but driver calls.
+class Work {
+public:
+    Work() = default;
+    Work(Work&&) = default;
+    Work& operator=(Work&&) = default;
+    Work(const Work&) = delete;  // parameter pointers point into the item's own argument bytes
+    Work& operator=(const Work&) = delete;
+    bool empty() const { return items_.empty(); }
+
+private:
+    friend class Replayer;
+    enum class Op { kernel, memset, copy, upload, function_attribute };
+    struct Item {
+        Op op = Op::kernel;
+        std::string name;  // the kernel, for messages
+        CUfunction function = nullptr;
+        unsigned grid[3] = {}, block[3] = {}, shared_bytes = 0;
+        bool cooperative = false;
+        std::vector<std::vector<unsigned char>> arguments;
+        std::vector<void*> parameters;
+        CUdeviceptr address = 0;  // memset, upload
+        std::size_t pitch = 0, width = 0, height = 0;
+        unsigned char value = 0;
+        CUDA_MEMCPY2D copy{};
+        std::vector<unsigned char> data;  // upload
+        CUfunction_attribute attribute{};
+        int attribute_value = 0;
+    };
+    std::vector<Item> items_;
+};
+
 // A driver call of the replay failed: the submission's work, as the runtime would have failed it in the runner.
 struct ReplayFailure : std::runtime_error {
     ReplayFailure(CUresult code, const std::string& what) : std::runtime_error(what), code(code) {}
@@ -40,18 +78,16 @@ public:
     // Every kernel of the module, by device name, with what the runner's capture runtime must know of it.
     const std::map<std::string, capture::KernelInfo>& kernels() const { return kernels_; }
 
-    // What in `work` the checker will not replay (an unknown kernel, arguments of the wrong size, memory outside
-    // `ranges`), or "" when all of it may run.
-    std::string refusal(const nlohmann::json& work, const std::vector<DeviceRange>& ranges) const;
+    // `work` as recorded (work_record.hpp), read and checked against the case's buffers `ranges`. Throws Refused.
+    Work prepare(const nlohmann::json& work, const std::vector<DeviceRange>& ranges) const;
 
-    // Enqueues `work` on `stream`; call refusal() first. Throws ReplayFailure when the driver refuses an item.
-    void replay(const nlohmann::json& work, CUstream stream);
+    // Enqueues `work` on `stream`. Throws ReplayFailure when the driver refuses an item.
+    void replay(const Work& work, CUstream stream);
 
 private:
     CUmodule module_ = nullptr;
     std::map<std::string, CUfunction> functions_;
     std::map<std::string, capture::KernelInfo> kernels_;
-    std::vector<std::vector<unsigned char>> uploads_;  // host bytes of the last replay, alive until the next
 };
 
 }  // namespace cugrade::replay

@@ -1,6 +1,7 @@
 // The runner's main loop: the submission's entry point called with the arguments the checker sends, the work each
 // call recorded sent back. One JSON line each way per call, on the descriptor CUGRADE_RUNNER_FD names:
 //   checker -> runner, first:  the tables (tables.hpp)
+//   runner -> checker, first:  {"protections": [...]}    what contains it, before any code of the submission runs
 //   checker -> runner, then:   {"arguments": [...]}        pointers as addresses, numbers as numbers, the stream null
 //   runner -> checker:         {"work": [...], "refused": [...]}   (work_record.hpp)
 // The runner ends when the checker closes its end. An exercise needs no runner of its own: the grader writes
@@ -10,6 +11,7 @@
 #include <unistd.h>
 
 #include <cstdint>
+#include <stdexcept>
 #include <cstdio>
 #include <cstdlib>
 #include <nlohmann/json.hpp>
@@ -19,13 +21,14 @@
 #include <utility>
 
 #include "capture_runtime.hpp"
+#include "protocol.hpp"
 #include "seccomp_filter.hpp"
 #include "submission_init.hpp"
 #include "tables.hpp"
 
 namespace cugrade::runner {
 
-inline constexpr const char* runner_fd_env = "CUGRADE_RUNNER_FD";
+using protocol::runner_fd_env;
 
 template <class T>
 nlohmann::json encode_argument(T value) {
@@ -64,12 +67,15 @@ std::tuple<Args...> decode_arguments(const nlohmann::json& arguments, std::index
     return {decode_argument<Args>(arguments[Index])...};
 }
 
-// Reads one line from `in`; false at the end of input.
-inline bool read_line(std::FILE* in, std::string& line) {
+// Reads one line from `in`; false at the end of input. A line longer than `max_bytes` throws std::length_error.
+inline bool read_line(std::FILE* in, std::string& line, std::size_t max_bytes = SIZE_MAX) {
     line.clear();
     for (int c; (c = std::fgetc(in)) != EOF;) {
         if (c == '\n') {
             return true;
+        }
+        if (line.size() == max_bytes) {
+            throw std::length_error("a line longer than " + std::to_string(max_bytes) + " bytes");
         }
         line += static_cast<char>(c);
     }
@@ -104,9 +110,15 @@ int serve(Result (*entry)(Args...)) {
     seccomp::Rules rules;
     rules.deny_network = true;
     rules.deny_new_processes = true;
+    nlohmann::json protections = nlohmann::json::array();
     if (const char* error = seccomp::install(rules); error != nullptr) {
-        std::fprintf(stderr, "runner: no seccomp filter: %s\n", error);
+        protections.push_back(std::string("no seccomp filter in the submission's process: ") + error);
+    } else {
+        protections.push_back("seccomp (submission's process): no new processes, no network");
     }
+    const std::string ready = nlohmann::json{{"protections", protections}}.dump() + "\n";
+    std::fwrite(ready.data(), 1, ready.size(), out);
+    std::fflush(out);
     initialise_submission();
     // What registration refused (a __managed__ variable) is refused in every call.
     const nlohmann::json refused_at_registration = capture::take_work()["refused"];

@@ -29,10 +29,12 @@ struct BuildOptions {
 struct BuildResult {
     bool ok = false;
     bool cached = false;
-    std::filesystem::path program;          // the linked harness, when ok
+    std::filesystem::path program;          // the checker (the exercise's harness), one for every submission, when ok
     std::filesystem::path object;           // the submission compiled alone, as nvcc made it, when it compiled
-    std::filesystem::path program_symbols;  // the names the program has without the submission (inspect.hpp)
-    std::filesystem::path link_map;         // the linker's map of the program, when ok
+    std::filesystem::path program_symbols;  // the names the runner has without the submission (inspect.hpp)
+    std::filesystem::path link_map;         // the linker's map of the runner, when ok
+    std::filesystem::path runner;           // the submission's host code over the capture runtime, when ok
+    std::filesystem::path device_code;      // the submission's fatbinary, for the checker to load, when ok
     std::string step;                       // what failed: "compile" or "link"
     std::string diagnostics;                // the compiler's messages, paths shown as the user gave them
     std::shared_ptr<void> temporary;        // the folders of a build without a cache, removed with the last copy

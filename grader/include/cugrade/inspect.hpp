@@ -4,7 +4,7 @@
 // - what it calls: only what api_policy.hpp allows;
 // - what it is made of: only the sections compilers make for ordinary code, no indirect functions; and, read from
 //   the linked program, none of its code among what runs before main (link_object.hpp moves its initialisers
-//   where the harness calls them).
+//   where the runner calls them).
 #pragma once
 
 #include <filesystem>

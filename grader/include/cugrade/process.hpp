@@ -28,6 +28,10 @@ struct ProcessOptions {
     std::vector<std::pair<std::string, std::string>> environment;
     std::size_t output_limit = 256 * 1024;                         // bytes of stdout+stderr kept
     bool result_channel = false;
+    // A descriptor of cugrade's the process gets as descriptor 4, named in the environment variable peer_fd_env
+    // (the channel between a checker and its runner); -1 for none. cugrade keeps its own copy.
+    int peer_fd = -1;
+    std::string peer_fd_env;
     // When enabled, the process starts in it (its work_dir is then the working directory); a sandbox that cannot
     // be set up is an error, never a process run without it.
     SandboxPolicy sandbox;
@@ -71,6 +75,10 @@ public:
 
     // Waits for the process to end, killing its group at `deadline`; leftovers of the group are killed too.
     ExitStatus finish(Clock::time_point deadline);
+
+    // Reads what the process has printed so far without waiting, so that a full pipe never stops it while cugrade
+    // waits on another process.
+    void drain();
 
     // Ends the whole process group now.
     void kill_group();

@@ -45,6 +45,10 @@ struct RunOptions {
     std::size_t output_limit = 64 * 1024;  // of each stream (visible, hidden) and of each process
     std::string compute_sanitizer;      // runs the race-check cases; empty: they cannot run
     SandboxPolicy sandbox;              // for every harness process; its work_dir is work_dir
+    // The submission's runner, started beside each harness process with no GPU, and its device code, which the
+    // harness loads; empty: the harness runs without a runner.
+    std::filesystem::path runner;
+    std::filesystem::path device_code;
 };
 
 // The exit code compute-sanitizer is asked to return when it finds a hazard.
@@ -56,9 +60,10 @@ std::string first_race_report(const std::string& output);
 RunResult run_cases(const std::filesystem::path& program, const std::vector<CasePlan>& cases, const Rubric& rubric,
                     const RunOptions& options);
 
-// The plan the harness reads (exercises/common/protocol.hpp), for the given cases. `monitor_traffic`: count the
-// submission's device-to-host copies (not under compute-sanitizer, which owns the profiling interface then).
-nlohmann::json make_plan(const std::vector<const CasePlan*>& cases, const Rubric& rubric, bool monitor_traffic = true);
+// The plan the harness reads (exercises/common/protocol.hpp), for the given cases. `skip_exit_handlers`: end the
+// harness with _exit after its last case (not under compute-sanitizer, which reports at a normal exit).
+nlohmann::json make_plan(const std::vector<const CasePlan*>& cases, const Rubric& rubric, bool skip_exit_handlers = true,
+                         const std::filesystem::path& device_code = {});
 
 // Why the GPU cannot run `program` now (it starts the harness with no cases), or nothing when it can.
 std::optional<std::string> gpu_unusable(const std::filesystem::path& program, const RunOptions& options);

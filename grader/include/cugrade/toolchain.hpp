@@ -1,4 +1,4 @@
-// The tools a grading runs: nvcc and its toolkit, binutils, compute-sanitizer and CUPTI.
+// The tools a grading runs: nvcc and its toolkit, binutils, and compute-sanitizer.
 #pragma once
 
 #include <filesystem>
@@ -19,7 +19,6 @@ struct Toolchain {
     std::string objdump = "objdump";
     std::string compute_sanitizer;  // beside nvcc or on PATH; empty when neither has it
     std::vector<std::filesystem::path> include_dirs;  // headers the harness needs (nlohmann-json)
-    std::filesystem::path cupti_dir;  // libcupti, for the harness's traffic monitor; empty when not found
 };
 
 // Finds nvcc: `preferred` when given, else $CUGRADE_NVCC, else the one cugrade was built with, else PATH.

@@ -1,7 +1,7 @@
 // Takes every byte of GPU memory: cudaMalloc of 256 MiB blocks in a loop until it fails, never freeing them, then a
-// correct seed-tree sum. The failed cudaMalloc leaves cudaErrorMemoryAllocation as the runtime's last error, which
-// the harness reads after the call: every case must fail as cuda_error with an out-of-memory detail, each in a fresh
-// process (which gives the memory back), and a correct program graded afterwards must find the GPU whole.
+// correct seed-tree sum. The contract gives it scratch memory and forbids allocation; the grader refuses the first
+// cudaMalloc, so every case is rejected, no GPU memory is taken, and a correct program graded afterwards finds the
+// GPU whole.
 #include "sum.h"
 
 constexpr unsigned THREADS = 256;

@@ -1,5 +1,6 @@
-// Prints its arguments and the start of its input on every call, and every size it has seen so far (kept in a
-// static, as a student fishing for hidden cases would), then computes the correct sum. Hidden cases run in processes
+// Prints its arguments on every call from the host, with every size it has seen so far (kept in a static, as a
+// student fishing for hidden cases would), and the start of its input from a kernel (host code cannot read device
+// memory under grading), then computes the correct sum. Hidden cases run in processes
 // of their own, whose output only an instructor sees: the report a student sees shows the visible cases' sizes and
 // nothing of the hidden case (n = 4194304).
 #include <cstdio>
@@ -46,6 +47,13 @@ __global__ void final_sum(const float* partials, unsigned count, float* result) 
     }
 }
 
+__global__ void print_head(const float* input, std::size_t n) {
+    if (threadIdx.x == 0) {
+        printf("input starts %g %g %g %g\n", n > 0 ? input[0] : 0.0f, n > 1 ? input[1] : 0.0f,
+               n > 2 ? input[2] : 0.0f, n > 3 ? input[3] : 0.0f);
+    }
+}
+
 // The seed solution: a shared-memory tree per block into scratch, then one block over the partials.
 static void tree_sum(const float* input, std::size_t n, float* result, float* scratch, cudaStream_t stream) {
     const std::size_t wanted = (n + THREADS - 1) / THREADS;
@@ -60,9 +68,8 @@ void sum(const float* input, std::size_t n, float* result, float* scratch, cudaS
     if (count < 64) {
         seen[count++] = n;
     }
-    float head[4] = {};
-    cudaMemcpy(head, input, sizeof(float) * (n < 4 ? n : 4), cudaMemcpyDeviceToHost);
-    std::printf("sum(n=%zu) input starts %g %g %g %g; sizes so far:", n, head[0], head[1], head[2], head[3]);
+    print_head<<<1, 32, 0, stream>>>(input, n);
+    std::printf("sum(n=%zu); sizes so far:", n);
     for (int i = 0; i < count; ++i) {
         std::printf(" %zu", seen[i]);
     }

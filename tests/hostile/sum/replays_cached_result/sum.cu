@@ -1,5 +1,6 @@
 // Cheats by replaying an answer: the first call ever computes a correct sum with the seed kernels and keeps a copy
-// of it in a __device__ variable; every later call copies that remembered value into result[0] and launches nothing.
+// of it in a __device__ variable; every later call only launches one thread that copies the remembered value into
+// result[0].
 // Its cache is keyed on nothing, so it is right only while the input is the one it first saw: the first case's three
 // calls pass (one input), every later case fails, and the speed test, whose correctness calls and timed calls use
 // other inputs, must fail as a wrong answer whatever the process layout (the timed calls rotate through three
@@ -56,15 +57,16 @@ static void tree_sum(const float* input, std::size_t n, float* result, float* sc
 
 __device__ float remembered;
 
+__global__ void remember(const float* result) { remembered = result[0]; }
+__global__ void recall(float* result) { result[0] = remembered; }
+
 void sum(const float* input, std::size_t n, float* result, float* scratch, cudaStream_t stream) {
     static bool have_answer = false;
-    float* cache = nullptr;
-    cudaGetSymbolAddress(reinterpret_cast<void**>(&cache), remembered);
     if (have_answer) {
-        cudaMemcpyAsync(result, cache, sizeof(float), cudaMemcpyDeviceToDevice, stream);
+        recall<<<1, 1, 0, stream>>>(result);
         return;
     }
     tree_sum(input, n, result, scratch, stream);
-    cudaMemcpyAsync(cache, result, sizeof(float), cudaMemcpyDeviceToDevice, stream);
+    remember<<<1, 1, 0, stream>>>(result);
     have_answer = true;
 }

@@ -1,8 +1,7 @@
 // Cheats by computing on the CPU: copies the whole input to the host with cudaMemcpy, adds it up there in double
-// precision, and copies the one-float result back. The answer is right, but the exercise is a GPU reduction; the
-// harness counts the bytes the submission moves from the GPU to the host during its call, and a copy of the whole
-// input (4 bytes per element) must be rejected. At the smallest sizes the copy may be too small to tell apart from a
-// legitimate read of a result, so those cases may pass.
+// precision, and copies the one-float result back. The answer would be right, but the exercise is a GPU reduction:
+// the submission's host code runs in a process without a GPU, whose copies to the host the grader refuses (nothing
+// the host computes from device memory could be timed), so every case is rejected.
 #include <vector>
 
 #include "sum.h"
