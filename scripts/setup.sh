@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(cmake make g++ libyaml-cpp-dev libfmt-dev catch2 libcli11-dev nlohmann-json3-dev bubblewrap)
+packages=(cmake make g++ libyaml-cpp-dev libfmt-dev catch2 libcli11-dev nlohmann-json3-dev bubblewrap git python3)
 missing=()
 for package in "${packages[@]}"; do
     if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then
@@ -38,7 +38,23 @@ echo
 status=0
 build/grader/cugrade check student_template || status=$?
 case $status in
-    0 | 1) echo; echo "cugrade setup: done. The templates fail until their TODOs are written: see exercises/NAME/README.md" ;;
-    77) echo; echo "cugrade setup: done. The templates built; this machine has no NVIDIA GPU to run them on" ;;
+    0 | 1) echo; echo "cugrade setup: the templates fail until their TODOs are written: see exercises/NAME/README.md" ;;
+    77) echo; echo "cugrade setup: the templates built; this machine has no NVIDIA GPU to run them on" ;;
+    *) exit "$status" ;;
+esac
+
+# A small class made from the fixture corpus, graded as an instructor grades one (docs/batch.md).
+sample=build/sample-class
+rm -rf "$sample" && mkdir -p "$sample"
+for student in warp_shuffle seed_tree off_by_one compile_error; do
+    mkdir -p "$sample/$student" && cp "tests/fixtures/sum/$student/sum.cu" "$sample/$student/"
+done
+echo
+echo "cugrade setup: grading a sample class of four students ($sample) with cugrade grade"
+status=0
+build/grader/cugrade grade "$sample" -o build/sample-results -e sum --require-sandbox none || status=$?
+case $status in
+    0 | 77) echo; echo "cugrade setup: done. The sample class's gradebook is build/sample-results/gradebook.csv," \
+        "each student's feedback build/sample-results/students/ID/feedback.md" ;;
     *) exit "$status" ;;
 esac

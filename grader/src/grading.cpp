@@ -82,6 +82,17 @@ SandboxPolicy build_policy(const std::vector<fs::path>& hidden, double compile_s
     return policy;
 }
 
+BuildOptions build_options_for(const GradingContext& context, const Rubric& rubric) {
+    BuildOptions options;
+    options.arch = context.gpu.available ? context.gpu.arch() : fallback_arch;
+    options.cache_dir = context.cache_dir;
+    options.cache_max_bytes = context.cache_max_bytes;
+    options.compile_seconds = rubric.limits.compile_seconds;
+    options.sandbox = build_policy(context.hidden, options.compile_seconds);
+    options.progress = context.progress;
+    return options;
+}
+
 void say(const GradingContext& context, const std::string& line) {
     if (context.progress) {
         context.progress(line);
@@ -115,6 +126,13 @@ GradingContext make_grading_context(const Course& course, const GradingSetup& se
     return context;
 }
 
+void prebuild_submission(const GradingContext& context, const Exercise& exercise, const Rubric& rubric,
+                         const SubmissionFile& submission) {
+    if (!submission.refused && !context.cache_dir.empty()) {
+        build_submission(exercise, submission, context.toolchain, build_options_for(context, rubric));
+    }
+}
+
 ExerciseReport grade_exercise(const GradingContext& context, const Exercise& exercise, const Rubric& rubric,
                               const SubmissionFile& submission) {
     const Toolchain& toolchain = context.toolchain;
@@ -141,13 +159,7 @@ ExerciseReport grade_exercise(const GradingContext& context, const Exercise& exe
         return score();
     }
 
-    BuildOptions build_options;
-    build_options.arch = gpu.available ? gpu.arch() : fallback_arch;
-    build_options.cache_dir = context.cache_dir;
-    build_options.cache_max_bytes = context.cache_max_bytes;
-    build_options.compile_seconds = rubric.limits.compile_seconds;
-    build_options.sandbox = build_policy(context.hidden, build_options.compile_seconds);
-    build_options.progress = context.progress;
+    const BuildOptions build_options = build_options_for(context, rubric);
     say(context, fmt::format("building {} for {}", submission.shown.string(), build_options.arch));
     const BuildResult build = build_submission(exercise, submission, toolchain, build_options);
     report.build.ok = build.ok;

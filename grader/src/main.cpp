@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "config.hpp"
+#include "cugrade/batch.hpp"
 #include "cugrade/bench.hpp"
 #include "cugrade/build.hpp"
 #include "cugrade/check.hpp"
@@ -106,6 +107,30 @@ int main(int argc, char** argv) {
                      "files hidden) or full (also other processes and the network)")
         ->check(CLI::IsMember({"none", "files", "full"}));
 
+    BatchOptions batch;
+    std::string batch_submissions;
+    std::string batch_results;
+    std::string batch_roster;
+    std::string batch_sandbox = "full";
+    CLI::App* grade_command = app.add_subcommand("grade", "grade a whole class into a gradebook (docs/batch.md)");
+    grade_command->add_option("submissions", batch_submissions,
+                              "a folder with one folder per student, or GitHub Classroom clones")
+        ->required();
+    grade_command->add_option("-o,--output", batch_results, "the results folder (created; a rerun resumes it)")
+        ->required();
+    grade_command->add_option("--exercise,-e", batch.exercises, "grade only this exercise (repeatable; default: all)");
+    grade_command->add_option("--roster", batch_roster, "a CSV of the class: id, name, email, section");
+    grade_command->add_flag("--force", batch.force, "grade every student again, even with up-to-date results");
+    grade_command->add_option("--only", batch.only, "grade this student again, and no one else (repeatable)");
+    grade_command->add_option("--jobs,-j", batch.jobs, "builds at once (default: one per CPU core)");
+    grade_command->add_option("--course", course, "the folder with exercises/, reference/ and rubrics/");
+    grade_command->add_option("--cache-dir", cache_dir, "where builds are cached (default: ~/.cache/cugrade)");
+    grade_command->add_option("--nvcc", nvcc, "the nvcc to build with");
+    grade_command
+        ->add_option("--require-sandbox", batch_sandbox,
+                     "grade nothing unless submissions can be contained at least this well (default: full)")
+        ->check(CLI::IsMember({"none", "files", "full"}));
+
     BenchOptions bench_options;
     std::vector<std::string> bench_sizes;
     std::vector<std::string> bench_shapes;
@@ -143,6 +168,28 @@ int main(int argc, char** argv) {
         options.progress = &std::cerr;
         options.required_sandbox = containment_from_string(required_sandbox).value_or(Containment::none);
 
+        if (grade_command->parsed()) {
+            batch.submissions = batch_submissions;
+            batch.results = batch_results;
+            if (!batch_roster.empty()) {
+                batch.roster = batch_roster;
+            }
+            batch.required_sandbox = containment_from_string(batch_sandbox).value_or(Containment::full);
+            batch.nvcc = options.nvcc;
+            batch.cache_dir = cache_dir.empty() ? default_cache_dir() : fs::path(cache_dir);
+            batch.cache_max_bytes = options.cache_max_bytes;
+            batch.log = &std::cerr;
+            const BatchSummary summary = grade_class(Course{course_root(course)}, batch);
+            for (const auto& warning : summary.warnings) {
+                std::cerr << "cugrade: warning: " << warning << "\n";
+            }
+            std::cout << fmt::format("{} students ({} graded now, {} up to date, {} missing, {} failed) on GPU {}\n"
+                                     "gradebook: {}\n",
+                                     summary.students, summary.graded, summary.reused, summary.missing, summary.failed,
+                                     summary.gpu.available ? summary.gpu.name : "none: " + summary.gpu.unavailable_reason,
+                                     summary.gradebook.string());
+            return to_int(summary.gpu.available ? ExitCode::passed : ExitCode::skipped);
+        }
         if (bench_command->parsed()) {
             for (const auto& text : bench_sizes) {
                 bench_options.sizes.push_back(parse_size(text));

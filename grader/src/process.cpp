@@ -30,17 +30,19 @@ constexpr int channel_fd_in_child = 3;
 constexpr int peer_fd_in_child = 4;
 
 // The process groups cugrade has running, so that an interrupted cugrade takes them down with it. Signal handlers
-// may only touch lock-free atomics.
-constexpr std::size_t max_children = 64;
+// may only touch lock-free atomics, hence a fixed table: far more slots than a batch runs children at once, and a
+// child that finds none is refused rather than left untracked.
+constexpr std::size_t max_children = 4096;
 std::array<std::atomic<pid_t>, max_children> running_groups{};
 
-void remember_group(pid_t group) {
+bool remember_group(pid_t group) {
     for (auto& slot : running_groups) {
         pid_t empty = 0;
         if (slot.compare_exchange_strong(empty, group)) {
-            return;
+            return true;
         }
     }
+    return false;
 }
 
 void forget_group(pid_t group) {
@@ -257,7 +259,7 @@ ChildProcess::ChildProcess(const ProcessOptions& options) : output_limit_(option
     if (sandbox == nullptr) {
         ::setpgid(pid_, pid_);  // also from here, so the group exists before either side goes on
     }
-    remember_group(pid_);
+    const bool tracked = remember_group(pid_);
     ::close(output[1]);
     ::close(exec_error[1]);
     if (channel[1] >= 0) {
@@ -288,6 +290,15 @@ ChildProcess::ChildProcess(const ProcessOptions& options) : output_limit_(option
         }
         throw std::runtime_error(fmt::format("cannot sandbox '{}': {}: {}", options.argv[0], failure.what,
                                              std::strerror(failure.error)));
+    }
+    if (!tracked) {
+        ::kill(-pid_, SIGKILL);
+        ::waitpid(pid_, nullptr, 0);
+        pid_ = -1;
+        close_fd(output_fd_);
+        close_fd(channel_fd_);
+        throw std::runtime_error(fmt::format("cannot start '{}': cugrade already runs {} process groups",
+                                             options.argv[0], max_children));
     }
 }
 

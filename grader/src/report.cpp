@@ -8,32 +8,24 @@
 #include "text_safety.hpp"
 
 namespace cugrade {
-namespace {
-
-constexpr std::size_t max_output_lines = 40;
-
-// What a report may say about a case, the one rule every form of the report follows: a hidden case keeps its verdict
-// and points, but not its name, group, size, detail or measurements (unless an instructor asks).
-struct ShownCase {
-    std::string name;
-    nlohmann::json group;  // null when hidden
-    std::string detail;
-    nlohmann::json measurements;
-};
-
 std::vector<ShownCase> shown_cases(const ExerciseReport& exercise, const ReportOptions& options) {
     std::vector<ShownCase> shown;
     int hidden = 0;
     for (const auto& c : exercise.cases) {
         if (c.plan.visibility == Visibility::hidden && !options.show_hidden) {
             shown.push_back({fmt::format("hidden-{}", ++hidden), nullptr,
-                             c.detail.empty() ? "" : "details of hidden cases are not shown", nlohmann::json::object()});
+                             c.detail.empty() ? "" : "details of hidden cases are not shown", nlohmann::json::object(),
+                             true});
         } else {
-            shown.push_back({c.plan.id, c.plan.group, c.detail, c.measurements});
+            shown.push_back({c.plan.id, c.plan.group, c.detail, c.measurements, c.plan.visibility == Visibility::hidden});
         }
     }
     return shown;
 }
+
+namespace {
+
+constexpr std::size_t max_output_lines = 40;
 
 std::vector<std::string> wrap(const std::string& text, std::size_t width) {
     std::vector<std::string> lines;

@@ -47,6 +47,11 @@ struct GradingSetup {
 // `setup.required`.
 GradingContext make_grading_context(const Course& course, const GradingSetup& setup);
 
+// Builds one submission file of one exercise into the cache, and nothing else, so that grading it later finds the
+// build there: what a batch runs on every core at once. Without a cache it does nothing. Throws as grade_exercise.
+void prebuild_submission(const GradingContext& context, const Exercise& exercise, const Rubric& rubric,
+                         const SubmissionFile& submission);
+
 // Grades one submission file of one exercise with `rubric`. A failure of the submission is in the report; a failure of
 // cugrade or the machine throws, and the caller records it as the exercise's error.
 ExerciseReport grade_exercise(const GradingContext& context, const Exercise& exercise, const Rubric& rubric,

@@ -65,6 +65,18 @@ struct ReportOptions {
     int width = 100;           // the table's width in columns
 };
 
+// What a report may say about a case, the one rule every form of the report and every export follows: a hidden case
+// keeps its verdict and points, but not its name, group, size, detail or measurements (unless an instructor asks).
+// One entry per case of `exercise`, in order.
+struct ShownCase {
+    std::string name;
+    nlohmann::json group;  // null when hidden
+    std::string detail;
+    nlohmann::json measurements;
+    bool hidden = false;  // the case is hidden (whether or not this view shows it)
+};
+std::vector<ShownCase> shown_cases(const ExerciseReport& exercise, const ReportOptions& options);
+
 void print_report(std::ostream& out, const Report& report, const ReportOptions& options);
 nlohmann::json report_to_json(const Report& report, const ReportOptions& options);
 

@@ -1,0 +1,50 @@
+// `cugrade grade`: a whole class through the grading pipeline, into RESULTS/ (docs/batch.md). Resumable: each
+// student's results are written whole with the key they were graded from, and a rerun grades only students whose
+// key changed. A failure on one student is that student's row; the batch goes on.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "cugrade/exercise.hpp"
+#include "cugrade/gpu.hpp"
+#include "cugrade/sandbox.hpp"
+
+namespace cugrade {
+
+struct BatchOptions {
+    std::filesystem::path submissions;             // a folder of student folders, or of GitHub Classroom clones
+    std::filesystem::path results;                 // RESULTS/
+    std::vector<std::string> exercises;            // empty: every exercise of the course
+    std::optional<std::filesystem::path> roster;   // CSV: id, name, email, section
+    bool force = false;                            // grade every student again
+    std::vector<std::string> only;                 // grade these students again (and no one else)
+    unsigned jobs = 0;                             // builds at once (0: one per CPU core)
+    Containment required_sandbox = Containment::full;  // a class is graded fully contained unless told otherwise
+    std::optional<std::string> nvcc;
+    std::filesystem::path cache_dir;               // needed for parallel builds; empty: none
+    std::uint64_t cache_max_bytes = 0;
+    std::ostream* log = nullptr;                   // a line per student graded
+};
+
+struct BatchSummary {
+    GpuInfo gpu;
+    std::string layout;                  // "folders" or "github-classroom"
+    std::size_t students = 0;            // rows of the gradebook (roster-only students included)
+    std::size_t graded = 0;              // graded by this run
+    std::size_t reused = 0;              // results of an earlier run, still up to date
+    std::size_t missing = 0;             // nothing submitted
+    std::size_t failed = 0;              // rows with status build_failed or error
+    std::vector<std::string> warnings;   // folders ignored, roster mismatches, files not where expected
+    std::filesystem::path gradebook;
+};
+
+// Throws UsageError for bad options or course files (before anything is graded), std::runtime_error when the
+// machine cannot contain submissions as well as `required_sandbox` asks.
+BatchSummary grade_class(const Course& course, const BatchOptions& options);
+
+}  // namespace cugrade

@@ -1,0 +1,451 @@
+// `cugrade grade` (batch.hpp): discover the class, build every submission on every core, grade each student whose
+// results are missing or out of date, write each student's results whole, then the gradebook from all of them.
+#include "cugrade/batch.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <map>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include "class_layout.hpp"
+#include "config.hpp"
+#include "csv.hpp"
+#include "cugrade/error.hpp"
+#include "cugrade/grading.hpp"
+#include "cugrade/json_file.hpp"
+#include "cugrade/rubric.hpp"
+#include "cugrade/submission.hpp"
+#include "exports.hpp"
+#include "file_io.hpp"
+#include "hash.hpp"
+#include "results_store.hpp"
+#include "roster.hpp"
+
+namespace cugrade {
+namespace fs = std::filesystem;
+namespace {
+
+struct ExercisePlan {
+    Exercise exercise;
+    Rubric rubric;
+    std::vector<std::string> groups;          // in rubric order, the speed test last
+    std::map<std::string, double> group_max;  // points possible per group
+    double max_points = 0.0;
+    std::string revision;                     // digests of the course files the grading depends on
+};
+
+std::string digest_of(const fs::path& file) {
+    const std::string bytes = read_file(file);
+    return fmt::format("{} bytes fnv1a64 {}", bytes.size(), hex64(fnv1a64(bytes)));
+}
+
+// What a student's grade depends on from the course: the exercise's files, the shared harness code, the rubric.
+std::string course_revision(const Course& course, const Exercise& exercise, const Rubric& rubric) {
+    std::string revision;
+    for (const fs::path& file :
+         {exercise.contract_header, exercise.harness_source, exercise.reference_source, rubric.file}) {
+        revision += fmt::format("  {} {}\n", file.filename().string(), digest_of(file));
+    }
+    std::vector<fs::path> common;
+    for (const auto& entry : fs::recursive_directory_iterator(course.common_dir())) {
+        if (entry.is_regular_file()) {
+            common.push_back(entry.path());
+        }
+    }
+    std::sort(common.begin(), common.end());
+    for (const auto& file : common) {
+        revision += fmt::format("  common/{} {}\n", file.lexically_relative(course.common_dir()).string(),
+                                digest_of(file));
+    }
+    return revision;
+}
+
+std::vector<ExercisePlan> load_plans(const Course& course, const std::vector<std::string>& chosen) {
+    std::vector<std::string> names = chosen.empty() ? course.exercise_names() : chosen;
+    std::sort(names.begin(), names.end());
+    names.erase(std::unique(names.begin(), names.end()), names.end());
+    if (names.empty()) {
+        throw UsageError(fmt::format("the course at '{}' has no exercises", course.root.string()));
+    }
+    std::vector<ExercisePlan> plans;
+    for (const auto& name : names) {
+        ExercisePlan plan;
+        plan.exercise = load_exercise(course, name);
+        plan.rubric = load_rubric(course.rubric_for(name));
+        if (plan.rubric.exercise != name) {
+            throw UsageError(fmt::format("rubric '{}' is for exercise '{}', not '{}'", plan.rubric.file.string(),
+                                         plan.rubric.exercise, name));
+        }
+        for (const CasePlan& c : plan_cases(plan.rubric)) {
+            if (!plan.group_max.contains(c.group)) {
+                plan.groups.push_back(c.group);
+            }
+            plan.group_max[c.group] += c.max_points;
+            plan.max_points += c.max_points;
+        }
+        plan.max_points = round_points(plan.max_points);
+        plan.revision = course_revision(course, plan.exercise, plan.rubric);
+        plans.push_back(std::move(plan));
+    }
+    return plans;
+}
+
+// What a student's results are graded from: cugrade, the GPU, the course's files, and the student's folder (every
+// file's name and size, the graded files' contents). Compared in full with key.txt.
+std::string student_key(const StudentFolder& student, const std::vector<ExercisePlan>& plans, const GpuInfo& gpu) {
+    std::string key = fmt::format("cugrade {} grader {}\ngpu {}\n", CUGRADE_VERSION, CUGRADE_GRADER_DIGEST,
+                                  gpu.available ? gpu.name : "none");
+    key += fmt::format("submitted {}\n", student.submitted_at.value_or("unknown"));
+    for (std::size_t e = 0; e < plans.size(); ++e) {
+        const FoundFile& found = student.files[e];
+        key += fmt::format("exercise {}\n{}", plans[e].exercise.name, plans[e].revision);
+        std::error_code ec;
+        key += found.present && fs::is_regular_file(found.path, ec)
+                   ? fmt::format("  submission {}\n", digest_of(found.path))
+                   : std::string(found.present ? "  submission not a regular file\n" : "  submission absent\n");
+    }
+    std::vector<std::string> listing;
+    std::error_code ec;
+    fs::recursive_directory_iterator it(student.folder, fs::directory_options::skip_permission_denied, ec), end;
+    for (std::size_t visited = 0; !ec && it != end && visited < 10000; it.increment(ec), ++visited) {
+        if (it->path().filename() == ".git" || it.depth() >= 3) {
+            it.disable_recursion_pending();
+        }
+        if (it->is_regular_file(ec)) {
+            listing.push_back(fmt::format("  {} {}", it->path().lexically_relative(student.folder).string(),
+                                          it->file_size(ec)));
+        }
+    }
+    std::sort(listing.begin(), listing.end());
+    key += fmt::format("files\n{}\n", fmt::join(listing, "\n"));
+    return key;
+}
+
+// Where a file that is not graded was found, in the words of the student's row.
+std::vector<std::string> file_notes(const ExercisePlan& plan, const FoundFile& found) {
+    std::vector<std::string> notes;
+    const std::string& expected = plan.exercise.submission_file;
+    if (!found.present && found.near_misses.empty()) {
+        notes.push_back(fmt::format("{}: no {} in the folder", plan.exercise.name, expected));
+    } else if (!found.present) {
+        notes.push_back(fmt::format("{}: no {} in the folder; found {}, not graded: the grader reads {} at the top of "
+                                    "the student's folder",
+                                    plan.exercise.name, expected, fmt::join(found.near_misses, ", "), expected));
+    } else if (!found.near_misses.empty()) {
+        notes.push_back(fmt::format("{}: graded {}; also found {}, not graded", plan.exercise.name, expected,
+                                    fmt::join(found.near_misses, ", ")));
+    }
+    return notes;
+}
+
+ExerciseReport failed_exercise(const ExercisePlan& plan, const fs::path& shown, const std::string& why) {
+    ExerciseReport failed;
+    failed.exercise = plan.exercise.name;
+    failed.title = plan.exercise.title;
+    failed.submission = shown;
+    failed.rubric = plan.rubric.file;
+    failed.error = why;
+    return failed;
+}
+
+// The gradebook's view of one student: row.json in the student's folder.
+nlohmann::json student_row(const StudentFolder& student, const std::vector<ExercisePlan>& plans, const Report& report,
+                           const std::vector<std::string>& notes) {
+    nlohmann::json exercises = nlohmann::json::object();
+    bool any_present = false, any_error = false, any_build_failed = false, any_skipped = false;
+    for (std::size_t e = 0; e < plans.size(); ++e) {
+        const ExercisePlan& plan = plans[e];
+        nlohmann::json groups = nlohmann::json::object();
+        for (const auto& group : plan.groups) {
+            groups[group] = 0.0;
+        }
+        double points = 0.0;
+        const auto graded = std::find_if(report.exercises.begin(), report.exercises.end(),
+                                         [&](const ExerciseReport& r) { return r.exercise == plan.exercise.name; });
+        if (graded != report.exercises.end()) {
+            any_present = true;
+            any_error = any_error || graded->error.has_value();
+            any_build_failed = any_build_failed || (graded->build.attempted && !graded->build.ok && !graded->error);
+            any_skipped = any_skipped || graded->skipped_reason.has_value();
+            for (const ScoredCase& c : graded->cases) {
+                groups[c.plan.group] = round_points(groups[c.plan.group].get<double>() + c.points);
+            }
+            points = graded->points();
+        }
+        exercises[plan.exercise.name] = {{"points", points}, {"max", plan.max_points}, {"groups", groups}};
+    }
+    const std::string status = !any_present        ? "missing"
+                               : any_error        ? "error"
+                               : any_build_failed ? "build_failed"
+                               : any_skipped      ? "skipped"
+                                                  : "graded";
+    return {{"id", student.id},
+            {"submitted_at", student.submitted_at ? nlohmann::json(*student.submitted_at) : nlohmann::json()},
+            {"status", status},
+            {"notes", notes},
+            {"exercises", exercises}};
+}
+
+// Runs `task(i)` for i in [0, count) on `jobs` threads.
+template <class Task>
+void in_parallel(std::size_t count, unsigned jobs, Task task) {
+    std::atomic<std::size_t> next{0};
+    std::vector<std::thread> threads;
+    for (unsigned t = 0; t < std::min<std::size_t>(jobs, count); ++t) {
+        threads.emplace_back([&] {
+            for (std::size_t i; (i = next++) < count;) {
+                task(i);
+            }
+        });
+    }
+    for (auto& thread : threads) {
+        thread.join();
+    }
+}
+
+std::string gradebook_csv(const std::vector<ExercisePlan>& plans, const std::vector<nlohmann::json>& rows,
+                          const std::map<std::string, RosterEntry>& roster) {
+    std::vector<std::string> header = {"id", "name", "email", "section", "submitted_at", "late_days"};
+    std::vector<std::string> possible = {"(points possible)", "", "", "", "", ""};
+    double total_max = 0.0;
+    for (const auto& plan : plans) {
+        for (const auto& group : plan.groups) {
+            header.push_back(plan.exercise.name + ":" + group);
+            possible.push_back(format_points(round_points(plan.group_max.at(group))));
+        }
+        header.push_back(plan.exercise.name);
+        possible.push_back(format_points(plan.max_points));
+        total_max += plan.max_points;
+    }
+    total_max = round_points(total_max);
+    header.insert(header.end(), {"penalty", "total", "max", "status", "notes"});
+    possible.insert(possible.end(), {"", format_points(total_max), format_points(total_max), "", ""});
+    std::string text = csv::row(header) + csv::row(possible);
+    for (const auto& row : rows) {
+        const std::string id = row.at("id").get<std::string>();
+        const auto person = roster.find(id);
+        std::vector<std::string> cells = {id,
+                                          person != roster.end() ? person->second.name : "",
+                                          person != roster.end() ? person->second.email : "",
+                                          person != roster.end() ? person->second.section : "",
+                                          row.value("submitted_at", nlohmann::json()).is_string()
+                                              ? row["submitted_at"].get<std::string>()
+                                              : "",
+                                          ""};
+        double total = 0.0;
+        for (const auto& plan : plans) {
+            const auto& exercise = row.at("exercises").value(plan.exercise.name, nlohmann::json::object());
+            for (const auto& group : plan.groups) {
+                const auto& groups = exercise.value("groups", nlohmann::json::object());
+                cells.push_back(format_points(groups.value(group, 0.0)));
+            }
+            const double points = exercise.value("points", 0.0);
+            cells.push_back(format_points(points));
+            total += points;
+        }
+        std::vector<std::string> notes = row.value("notes", std::vector<std::string>{});
+        cells.insert(cells.end(), {"0", format_points(round_points(total)), format_points(total_max),
+                                   row.at("status").get<std::string>(), fmt::format("{}", fmt::join(notes, "; "))});
+        text += csv::row(cells);
+    }
+    return text;
+}
+
+}  // namespace
+
+BatchSummary grade_class(const Course& course, const BatchOptions& options) {
+    const auto started = std::chrono::steady_clock::now();
+    const auto log = [&](const std::string& line) {
+        if (options.log != nullptr) {
+            *options.log << "cugrade: " << line << std::endl;
+        }
+    };
+    const std::vector<ExercisePlan> plans = load_plans(course, options.exercises);
+    std::vector<std::pair<std::string, std::string>> files;
+    for (const auto& plan : plans) {
+        files.emplace_back(plan.exercise.name, plan.exercise.submission_file);
+    }
+    const ClassLayout layout = read_class_layout(options.submissions, files);
+    std::map<std::string, RosterEntry> roster;
+    if (options.roster) {
+        for (auto& entry : read_roster(*options.roster)) {
+            roster.emplace(entry.id, std::move(entry));
+        }
+    }
+    std::set<std::string> present_ids;
+    for (const auto& student : layout.students) {
+        present_ids.insert(student.id);
+    }
+    for (const auto& id : options.only) {
+        if (!present_ids.contains(id)) {
+            throw UsageError(fmt::format("--only {}: no such student in '{}'", id, options.submissions.string()));
+        }
+    }
+    if (fs::exists(options.results) && !fs::is_directory(options.results)) {
+        throw UsageError(fmt::format("-o '{}' is not a folder", options.results.string()));
+    }
+    const ResultsStore store(options.results);
+
+    BatchSummary summary;
+    summary.layout = layout.kind;
+    for (const auto& ignored : layout.ignored) {
+        summary.warnings.push_back("ignored " + ignored);
+    }
+    if (options.roster) {
+        std::vector<std::string> unknown;
+        for (const auto& id : present_ids) {
+            if (!roster.contains(id)) {
+                unknown.push_back(id);
+            }
+        }
+        if (!unknown.empty()) {
+            summary.warnings.push_back(fmt::format("not in the roster: {}", fmt::join(unknown, ", ")));
+        }
+    }
+
+    GradingSetup setup;
+    setup.nvcc = options.nvcc;
+    setup.cache_dir = options.cache_dir;
+    setup.cache_max_bytes = options.cache_max_bytes;
+    setup.submissions = layout.students.empty() ? options.submissions / "none" : layout.students.front().folder;
+    setup.required = options.required_sandbox;
+    const GradingContext context = make_grading_context(course, setup);
+    summary.gpu = context.gpu;
+
+    // Who to grade: --only names them; otherwise everyone whose results are missing or out of date.
+    std::vector<std::size_t> to_grade;
+    std::vector<std::string> keys(layout.students.size());
+    for (std::size_t s = 0; s < layout.students.size(); ++s) {
+        const StudentFolder& student = layout.students[s];
+        keys[s] = student_key(student, plans, context.gpu);
+        const bool asked = options.only.empty()
+                               ? options.force || store.key(student.id) != keys[s]
+                               : std::find(options.only.begin(), options.only.end(), student.id) != options.only.end();
+        if (asked) {
+            to_grade.push_back(s);
+        } else {
+            ++summary.reused;
+        }
+    }
+    log(fmt::format("{} students in '{}' ({}), {} to grade, {} up to date", layout.students.size(),
+                    options.submissions.string(), layout.kind, to_grade.size(), summary.reused));
+
+    // Builds on every core: each exercise's harness first (one build each, in parallel), then every submission.
+    struct BuildTask {
+        std::size_t student, exercise;
+    };
+    std::vector<BuildTask> builds;
+    for (const std::size_t s : to_grade) {
+        for (std::size_t e = 0; e < plans.size(); ++e) {
+            if (layout.students[s].files[e].present) {
+                builds.push_back({s, e});
+            }
+        }
+    }
+    const unsigned jobs = options.jobs > 0 ? options.jobs : std::max(1u, std::thread::hardware_concurrency());
+    const auto prebuild = [&](const BuildTask& task) {
+        const StudentFolder& student = layout.students[task.student];
+        const ExercisePlan& plan = plans[task.exercise];
+        try {
+            prebuild_submission(context, plan.exercise, plan.rubric,
+                                read_submission(student.folder, plan.exercise.submission_file));
+        } catch (const std::exception&) {
+            // Grading builds it again and records what went wrong, in the student's row.
+        }
+    };
+    if (!context.cache_dir.empty() && !builds.empty()) {
+        log(fmt::format("building {} submissions, {} at a time", builds.size(), jobs));
+        std::vector<BuildTask> first_of_each;
+        std::set<std::size_t> seen;
+        for (const auto& task : builds) {
+            if (seen.insert(task.exercise).second) {
+                first_of_each.push_back(task);
+            }
+        }
+        in_parallel(first_of_each.size(), jobs, [&](std::size_t i) { prebuild(first_of_each[i]); });
+        in_parallel(builds.size(), jobs, [&](std::size_t i) { prebuild(builds[i]); });
+    }
+
+    // Grading, one student at a time: a student's cases have the GPU to themselves.
+    std::size_t done = 0;
+    for (const std::size_t s : to_grade) {
+        const StudentFolder& student = layout.students[s];
+        Report report;
+        report.cugrade_version = CUGRADE_VERSION;
+        report.gpu = context.gpu;
+        std::vector<std::string> notes;
+        for (std::size_t e = 0; e < plans.size(); ++e) {
+            const ExercisePlan& plan = plans[e];
+            const FoundFile& found = student.files[e];
+            const auto more = file_notes(plan, found);
+            notes.insert(notes.end(), more.begin(), more.end());
+            if (!found.present) {
+                continue;
+            }
+            try {
+                report.exercises.push_back(grade_exercise(
+                    context, plan.exercise, plan.rubric, read_submission(student.folder, plan.exercise.submission_file)));
+            } catch (const std::exception& e) {
+                report.exercises.push_back(failed_exercise(plan, found.path, e.what()));
+            }
+        }
+        const nlohmann::json row = student_row(student, plans, report, notes);
+        const std::string note_text = notes.empty() ? "" : fmt::format("- {}", fmt::join(notes, "\n- "));
+        ReportOptions instructor;
+        instructor.show_hidden = true;
+        try {
+            store.write(student.id, keys[s],
+                        {{"results.json", json_text(report_to_json(report, ReportOptions{}))},
+                         {"results-instructor.json", json_text(report_to_json(report, instructor))},
+                         {"feedback.md", feedback_markdown(report, note_text)},
+                         {"gradescope-results.json", json_text(gradescope_results(report, note_text))},
+                         {"junit.xml", junit_xml(report)},
+                         {"row.json", json_text(row)}});
+        } catch (const std::exception& e) {
+            summary.warnings.push_back(fmt::format("{}: results not written: {}", student.id, e.what()));
+        }
+        ++summary.graded;
+        ++done;
+        log(fmt::format("[{}/{}] {}: {} {}/{}", done, to_grade.size(), student.id, row["status"].get<std::string>(),
+                        format_points(report.points()), format_points(report.max_points())));
+    }
+
+    // The gradebook: every student of the submissions folder, then roster students who submitted nothing.
+    std::vector<nlohmann::json> rows;
+    for (const auto& student : layout.students) {
+        try {
+            rows.push_back(nlohmann::json::parse(read_file(store.students_dir() / student.id / "row.json")));
+        } catch (const std::exception& e) {
+            rows.push_back({{"id", student.id}, {"status", "error"}, {"notes", {std::string("no results: ") + e.what()}},
+                            {"exercises", nlohmann::json::object()}});
+        }
+    }
+    for (const auto& [id, entry] : roster) {
+        if (!present_ids.contains(id)) {
+            rows.push_back({{"id", id}, {"status", "missing"}, {"notes", {"no folder in the submissions"}},
+                            {"exercises", nlohmann::json::object()}});
+        }
+    }
+    std::sort(rows.begin(), rows.end(),
+              [](const nlohmann::json& a, const nlohmann::json& b) { return a["id"] < b["id"]; });
+    for (const auto& row : rows) {
+        const std::string status = row["status"];
+        summary.missing += status == "missing";
+        summary.failed += status == "error" || status == "build_failed";
+    }
+    summary.students = rows.size();
+    summary.gradebook = options.results / "gradebook.csv";
+    write_file_atomically(summary.gradebook, gradebook_csv(plans, rows, roster));
+    log(fmt::format("graded {} students in {:.0f} s; gradebook: {}", summary.graded,
+                    std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(),
+                    summary.gradebook.string()));
+    return summary;
+}
+
+}  // namespace cugrade

@@ -1,0 +1,174 @@
+// Reading a class's submissions (class_layout.hpp).
+#include "class_layout.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+#include <set>
+
+#include "cugrade/error.hpp"
+#include "cugrade/process.hpp"
+#include "cugrade/submission.hpp"
+
+namespace cugrade {
+namespace fs = std::filesystem;
+namespace {
+
+std::string lowercase(std::string text) {
+    std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return std::tolower(c); });
+    return text;
+}
+
+// A folder name usable as an id in file names and CSV cells: no hidden folders, nothing a shell or a path would
+// read differently, no first character a spreadsheet takes for a formula.
+bool usable_id(const std::string& name) {
+    if (name.empty() || name.size() > 128 || !(std::isalnum(static_cast<unsigned char>(name.front())) || name.front() == '_')) {
+        return false;
+    }
+    return std::all_of(name.begin(), name.end(), [](unsigned char c) {
+        return std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '@' || c == '+';
+    });
+}
+
+// The last commit's time of a clone, from git itself. Hooks and fsmonitor are switched off: the clone is a
+// student's, and its configuration is not trusted.
+std::optional<std::string> last_commit_time(const fs::path& clone) {
+    ProcessOptions options;
+    options.argv = {"git", "-c", "core.fsmonitor=", "-c", "core.hooksPath=/dev/null", "-c", "safe.directory=*",
+                    "-C", clone.string(), "log", "-1", "--format=%cI"};
+    options.output_limit = 4096;
+    try {
+        const ProcessResult result = run_process(options, std::chrono::seconds(30));
+        if (!result.status.success()) {
+            return std::nullopt;
+        }
+        std::string time = result.output.substr(0, result.output.find('\n'));
+        return time.empty() ? std::nullopt : std::optional(time);
+    } catch (const std::exception&) {
+        return std::nullopt;  // no git on this machine: no submission time
+    }
+}
+
+// The longest prefix ending in '-' that every name shares, or "" (GitHub Classroom names clones ASSIGNMENT-USER).
+std::string common_dash_prefix(const std::vector<std::string>& names) {
+    if (names.size() < 2) {
+        return names.size() == 1 && names[0].find('-') != std::string::npos ? names[0].substr(0, names[0].rfind('-') + 1)
+                                                                            : "";
+    }
+    std::string prefix = names.front();
+    for (const auto& name : names) {
+        std::size_t same = 0;
+        while (same < prefix.size() && same < name.size() && prefix[same] == name[same]) {
+            ++same;
+        }
+        prefix.resize(same);
+    }
+    const auto dash = prefix.rfind('-');
+    return dash == std::string::npos ? "" : prefix.substr(0, dash + 1);
+}
+
+}  // namespace
+
+std::vector<std::string> near_misses(const fs::path& folder, const std::string& expected) {
+    static const std::set<std::string> source_like = {".cu", ".cuh", ".cpp", ".cc", ".cxx", ".c", ".h", ".txt", ""};
+    const std::string wanted = lowercase(expected);
+    const std::string wanted_stem = lowercase(fs::path(expected).stem().string());
+    std::vector<std::string> found;
+    std::error_code ec;
+    fs::recursive_directory_iterator it(folder, fs::directory_options::skip_permission_denied, ec), end;
+    std::size_t visited = 0;
+    for (; !ec && it != end && visited < 10000; it.increment(ec), ++visited) {
+        const fs::path relative = it->path().lexically_relative(folder);
+        const std::string name = it->path().filename().string();
+        if (it->is_directory(ec)) {
+            // Three levels are enough to find alice/hw1/src/sum.cu; version control folders are not submissions.
+            if (it.depth() >= 2 || name == ".git" || name == "__MACOSX") {
+                it.disable_recursion_pending();
+            }
+            continue;
+        }
+        if (relative == fs::path(expected)) {
+            continue;  // the file itself
+        }
+        const std::string lower = lowercase(name);
+        const bool same_name = lower == wanted;
+        const bool same_stem = lowercase(it->path().stem().string()) == wanted_stem &&
+                               source_like.count(lowercase(it->path().extension().string())) != 0;
+        if (same_name || same_stem) {
+            found.push_back(relative.string());
+        }
+    }
+    std::sort(found.begin(), found.end());
+    return found;
+}
+
+ClassLayout read_class_layout(const fs::path& root,
+                              const std::vector<std::pair<std::string, std::string>>& submission_files) {
+    std::error_code ec;
+    if (!fs::is_directory(root, ec)) {
+        throw UsageError(fmt::format("'{}' is not a folder; give the folder that holds one folder per student",
+                                     root.string()));
+    }
+    ClassLayout layout;
+    std::vector<fs::path> folders;
+    for (const auto& entry : fs::directory_iterator(root, ec)) {
+        const std::string name = entry.path().filename().string();
+        if (entry.is_symlink(ec)) {
+            layout.ignored.push_back(fmt::format("{}: a symbolic link, not a student's folder", name));
+        } else if (!entry.is_directory(ec)) {
+            if (name.front() != '.') {
+                layout.ignored.push_back(fmt::format("{}: a file, not a student's folder", name));
+            }
+        } else if (!usable_id(name)) {
+            if (name.front() != '.') {
+                layout.ignored.push_back(
+                    fmt::format("{}: not usable as a student id (letters, digits and - _ . @ +, starting with a letter, digit or _)", name));
+            }
+        } else {
+            folders.push_back(entry.path());
+        }
+    }
+    if (ec) {
+        throw UsageError(fmt::format("cannot read '{}': {}", root.string(), ec.message()));
+    }
+    std::sort(folders.begin(), folders.end());
+
+    std::vector<std::string> names;
+    bool all_clones = !folders.empty();
+    for (const auto& folder : folders) {
+        names.push_back(folder.filename().string());
+        all_clones = all_clones && fs::exists(folder / ".git", ec);
+    }
+    const std::string prefix = all_clones ? common_dash_prefix(names) : "";
+    layout.kind = all_clones && !prefix.empty() ? "github-classroom" : "folders";
+
+    for (const auto& folder : folders) {
+        StudentFolder student;
+        student.folder = folder;
+        student.id = folder.filename().string();
+        if (layout.kind == "github-classroom") {
+            student.id = student.id.substr(prefix.size());
+            if (student.id.empty()) {
+                layout.ignored.push_back(fmt::format("{}: the assignment's name without a user", folder.filename().string()));
+                continue;
+            }
+            student.submitted_at = last_commit_time(folder);
+        }
+        for (const auto& [exercise, file] : submission_files) {
+            FoundFile found;
+            found.exercise = exercise;
+            found.path = folder / file;
+            found.present = submission_present(folder, file);  // a link too: read_submission judges it
+            found.near_misses = near_misses(folder, file);
+            student.files.push_back(std::move(found));
+        }
+        layout.students.push_back(std::move(student));
+    }
+    std::sort(layout.students.begin(), layout.students.end(),
+              [](const StudentFolder& a, const StudentFolder& b) { return a.id < b.id; });
+    return layout;
+}
+
+}  // namespace cugrade

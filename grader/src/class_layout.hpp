@@ -1,0 +1,47 @@
+// A class's submissions on disk: which folders are students, what each one's id and submission time are, and which
+// file of each exercise was found, or what was found instead.
+//   a folder of student folders           alice/sum.cu, bob/sum.cu         id = the folder's name
+//   GitHub Classroom clones                hw1-alice/.git, hw1-bob/.git     id = the name after the common prefix,
+//                                                                           time = the last commit's
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace cugrade {
+
+// Where one exercise's file of one student stands.
+struct FoundFile {
+    std::string exercise;
+    std::filesystem::path path;  // the expected file, present: graded
+    // Files that look like it but are not where the grader looks (one folder too deep, another case or extension),
+    // relative to the student's folder: reported in the student's row, not graded.
+    std::vector<std::string> near_misses;
+    bool present = false;
+};
+
+struct StudentFolder {
+    std::string id;
+    std::filesystem::path folder;
+    std::optional<std::string> submitted_at;  // ISO 8601, when the layout says
+    std::vector<FoundFile> files;             // one per exercise asked for
+};
+
+struct ClassLayout {
+    std::string kind;  // "folders" or "github-classroom"
+    std::vector<StudentFolder> students;  // sorted by id
+    std::vector<std::string> ignored;     // entries of the top folder that are not student folders, with why
+};
+
+// Reads `root`. `submission_files` are the exercises' file names (exercise name, file name). Throws UsageError when
+// `root` is not a folder.
+ClassLayout read_class_layout(const std::filesystem::path& root,
+                              const std::vector<std::pair<std::string, std::string>>& submission_files);
+
+// The files of `folder` that look like `expected` without being it: the same name in another case or below a
+// subfolder (down to three levels), or the same stem with a source-like extension. Relative paths, sorted.
+std::vector<std::string> near_misses(const std::filesystem::path& folder, const std::string& expected);
+
+}  // namespace cugrade

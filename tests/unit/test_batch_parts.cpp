@@ -1,0 +1,176 @@
+// The parts of `cugrade grade` that need no GPU and no nvcc: CSV, the roster, finding a class's submissions,
+// results written whole, and the exports' formats.
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "catch.hpp"
+#include "class_layout.hpp"
+#include "csv.hpp"
+#include "cugrade/error.hpp"
+#include "exports.hpp"
+#include "file_io.hpp"
+#include "results_store.hpp"
+#include "roster.hpp"
+
+namespace {
+
+using namespace cugrade;
+namespace fs = std::filesystem;
+
+fs::path fresh(const std::string& name) {
+    const fs::path dir = fs::temp_directory_path() / "cugrade-test-batch" / name;
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    return dir;
+}
+
+void touch(const fs::path& file, const std::string& text = "x\n") {
+    fs::create_directories(file.parent_path());
+    std::ofstream(file) << text;
+}
+
+}  // namespace
+
+TEST_CASE("csv: quoted commas, doubled quotes, line breaks and CRLF round trip") {
+    const std::vector<std::string> fields = {"bob", "Bob, B", "say \"hi\"", "two\nlines", ""};
+    const std::string text = csv::row(fields) + csv::row({"a", "b"});
+    CHECK(text == "bob,\"Bob, B\",\"say \"\"hi\"\"\",\"two\nlines\",\r\na,b\r\n");
+    const auto rows = csv::parse(text);
+    REQUIRE(rows.size() == 2);
+    CHECK(rows[0] == fields);
+    CHECK(rows[1] == std::vector<std::string>{"a", "b"});
+    CHECK(csv::parse("\xEF\xBB\xBFid\n\nx\n") == std::vector<std::vector<std::string>>{{"id"}, {"x"}});
+    CHECK_THROWS_WITH(csv::parse("a\n\"open,b\n"), "line 2: a quoted field is never closed");
+}
+
+TEST_CASE("a roster names its columns in any order and case, and says what is wrong with it, where") {
+    const fs::path dir = fresh("roster");
+    write_file(dir / "ok.csv", "Email,Student ID,Section,Full Name\nalice@x.edu,alice,1,Alice A\nbob@x.edu, bob ,2,\n");
+    const auto roster = read_roster(dir / "ok.csv");
+    REQUIRE(roster.size() == 2);
+    CHECK(roster[0].id == "alice");
+    CHECK(roster[0].name == "Alice A");
+    CHECK(roster[0].email == "alice@x.edu");
+    CHECK(roster[1].id == "bob");
+    CHECK(roster[1].section == "2");
+
+    write_file(dir / "no-id.csv", "name,email\nAlice,a@x\n");
+    CHECK_THROWS_WITH(read_roster(dir / "no-id.csv"),
+                      "roster '" + (dir / "no-id.csv").string() +
+                          "':1: no id column: name one id, student_id, sid, login or username");
+    write_file(dir / "twice.csv", "id\nalice\nbob\nalice\n");
+    CHECK_THROWS_WITH(read_roster(dir / "twice.csv"),
+                      "roster '" + (dir / "twice.csv").string() + "':4: id 'alice' is listed twice");
+    write_file(dir / "empty-id.csv", "id,name\n,Nobody\n");
+    CHECK_THROWS_AS(read_roster(dir / "empty-id.csv"), UsageError);
+}
+
+TEST_CASE("a folder of student folders: files one folder too deep or with a near name are found, not graded") {
+    const fs::path root = fresh("layout");
+    touch(root / "alice" / "sum.cu");
+    touch(root / "alice" / "old" / "sum.cu");
+    touch(root / "bob" / "hw1" / "sum.cu");
+    touch(root / "carol" / "Sum.cu");
+    touch(root / "dave" / "sum.cpp");
+    touch(root / "notes.txt");
+    fs::create_directories(root / ".hidden");
+    fs::create_directories(root / "=cmd");
+    const ClassLayout layout = read_class_layout(root, {{"sum", "sum.cu"}});
+    CHECK(layout.kind == "folders");
+    REQUIRE(layout.students.size() == 4);
+    CHECK(layout.students[0].id == "alice");
+    CHECK(layout.students[0].files[0].present);
+    CHECK(layout.students[0].files[0].near_misses == std::vector<std::string>{"old/sum.cu"});
+    CHECK_FALSE(layout.students[1].files[0].present);
+    CHECK(layout.students[1].files[0].near_misses == std::vector<std::string>{"hw1/sum.cu"});
+    CHECK(layout.students[2].files[0].near_misses == std::vector<std::string>{"Sum.cu"});
+    CHECK(layout.students[3].files[0].near_misses == std::vector<std::string>{"sum.cpp"});
+    CHECK(layout.ignored == std::vector<std::string>{
+                                "=cmd: not usable as a student id (letters, digits and - _ . @ +, starting with a "
+                                "letter, digit or _)",
+                                "notes.txt: a file, not a student's folder"});
+    CHECK_THROWS_AS(read_class_layout(root / "notes.txt", {}), UsageError);
+}
+
+TEST_CASE("GitHub Classroom clones: the id is the name after the assignment's prefix, the time the last commit's") {
+    const fs::path root = fresh("classroom");
+    for (const char* user : {"alice", "bob-smith"}) {
+        const fs::path clone = root / (std::string("hw1-sum-") + user);
+        touch(clone / "sum.cu");
+        const std::string git = "git -C '" + clone.string() + "' -c user.name=t -c user.email=t@x ";
+        const int status = std::system((git + "init -q && " + git + "add sum.cu && GIT_COMMITTER_DATE=" +
+                                        "'2026-03-01T12:00:00+00:00' " + git + "commit -q -m hw")
+                                           .c_str());
+        REQUIRE(status == 0);  // git makes the clones, as GitHub Classroom does
+    }
+    const ClassLayout layout = read_class_layout(root, {{"sum", "sum.cu"}});
+    CHECK(layout.kind == "github-classroom");
+    REQUIRE(layout.students.size() == 2);
+    CHECK(layout.students[0].id == "alice");
+    CHECK(layout.students[1].id == "bob-smith");
+    REQUIRE(layout.students[0].submitted_at);
+    CHECK(*layout.students[0].submitted_at == "2026-03-01T12:00:00+00:00");
+}
+
+TEST_CASE("a student's results are replaced whole; a killed batch's staging folders are removed") {
+    const fs::path results = fresh("store");
+    fs::create_directories(results / "students" / ".staging-alice-0123");
+    touch(results / "students" / ".staging-alice-0123" / "results.json", "half");
+    const ResultsStore store(results);
+    CHECK_FALSE(fs::exists(results / "students" / ".staging-alice-0123"));
+    CHECK_FALSE(store.key("alice"));
+    store.write("alice", "key 1", {{"results.json", "first"}});
+    CHECK(store.key("alice") == "key 1");
+    store.write("alice", "key 2", {{"results.json", "second"}});
+    CHECK(store.key("alice") == "key 2");
+    CHECK(read_file(results / "students" / "alice" / "results.json") == "second");
+    CHECK(store.ids() == std::vector<std::string>{"alice"});
+    std::size_t entries = 0;
+    for ([[maybe_unused]] const auto& entry : fs::directory_iterator(results / "students")) {
+        ++entries;
+    }
+    CHECK(entries == 1);  // the replaced folder is gone
+}
+
+TEST_CASE("exports show hidden cases by verdict and points only") {
+    Report report;
+    ExerciseReport exercise;
+    exercise.exercise = "sum";
+    exercise.build.ok = true;
+    ScoredCase visible;
+    visible.plan.id = "edges/n=1/integers";
+    visible.plan.max_points = 2;
+    visible.status = Status::wrong_answer;
+    visible.detail = "expected 1, got <2> & \x01";
+    ScoredCase hidden;
+    hidden.plan.id = "secret/n=4194304/uniform";
+    hidden.plan.visibility = Visibility::hidden;
+    hidden.plan.max_points = 3;
+    hidden.points = 3;
+    hidden.status = Status::passed;
+    hidden.detail = "n = 4194304";
+    exercise.cases = {visible, hidden};
+    report.exercises.push_back(exercise);
+
+    const auto gradescope = gradescope_results(report, "");
+    CHECK(gradescope["score"] == 3.0);
+    CHECK(gradescope["max_score"] == 5.0);
+    REQUIRE(gradescope["tests"].size() == 2);
+    CHECK(gradescope["tests"][0]["status"] == "failed");
+    CHECK(gradescope["tests"][0]["visibility"] == "visible");
+    CHECK(gradescope["tests"][1]["name"] == "sum hidden-1");
+    CHECK(gradescope["tests"][1]["visibility"] == "after_published");
+    CHECK(gradescope.dump().find("4194304") == std::string::npos);
+
+    const std::string xml = junit_xml(report);
+    CHECK(xml.find("<failure message=\"wrong_answer\">expected 1, got &lt;2&gt; &amp; </failure>") !=
+          std::string::npos);
+    CHECK(xml.find("4194304") == std::string::npos);
+    CHECK(xml.find('\x01') == std::string::npos);
+
+    const std::string md = feedback_markdown(report, "- a note");
+    CHECK(md.find("**3 / 5 points**") != std::string::npos);
+    CHECK(md.find("- a note") != std::string::npos);
+    CHECK(md.find("4194304") == std::string::npos);
+}
