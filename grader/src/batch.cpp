@@ -23,7 +23,6 @@
 #include "cugrade/submission.hpp"
 #include "exports.hpp"
 #include "file_io.hpp"
-#include "hash.hpp"
 #include "results_store.hpp"
 #include "roster.hpp"
 
@@ -40,17 +39,12 @@ struct ExercisePlan {
     std::string revision;                     // digests of the course files the grading depends on
 };
 
-std::string digest_of(const fs::path& file) {
-    const std::string bytes = read_file(file);
-    return fmt::format("{} bytes fnv1a64 {}", bytes.size(), hex64(fnv1a64(bytes)));
-}
-
 // What a student's grade depends on from the course: the exercise's files, the shared harness code, the rubric.
 std::string course_revision(const Course& course, const Exercise& exercise, const Rubric& rubric) {
     std::string revision;
     for (const fs::path& file :
          {exercise.contract_header, exercise.harness_source, exercise.reference_source, rubric.file}) {
-        revision += fmt::format("  {} {}\n", file.filename().string(), digest_of(file));
+        revision += fmt::format("  {} {}\n", file.filename().string(), file_digest(file));
     }
     std::vector<fs::path> common;
     for (const auto& entry : fs::recursive_directory_iterator(course.common_dir())) {
@@ -61,7 +55,7 @@ std::string course_revision(const Course& course, const Exercise& exercise, cons
     std::sort(common.begin(), common.end());
     for (const auto& file : common) {
         revision += fmt::format("  common/{} {}\n", file.lexically_relative(course.common_dir()).string(),
-                                digest_of(file));
+                                file_digest(file));
     }
     return revision;
 }
@@ -107,7 +101,7 @@ std::string student_key(const StudentFolder& student, const std::vector<Exercise
         key += fmt::format("exercise {}\n{}", plans[e].exercise.name, plans[e].revision);
         std::error_code ec;
         key += found.present && fs::is_regular_file(found.path, ec)
-                   ? fmt::format("  submission {}\n", digest_of(found.path))
+                   ? fmt::format("  submission {}\n", file_digest(found.path))
                    : std::string(found.present ? "  submission not a regular file\n" : "  submission absent\n");
     }
     std::vector<std::string> listing;

@@ -97,8 +97,7 @@ CacheKey& CacheKey::add(const std::string& label, const std::string& value) {
 }
 
 CacheKey& CacheKey::add_file_digest(const fs::path& path) {
-    const std::string bytes = read_file(path);
-    return add("file " + path.filename().string(), fmt::format("{} bytes, fnv1a64 {}", bytes.size(), hex64(fnv1a64(bytes))));
+    return add("file " + path.filename().string(), file_digest(path));
 }
 
 std::string CacheKey::digest() const { return hex64(fnv1a64(text_)); }

@@ -7,6 +7,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "hash.hpp"
+
 namespace cugrade {
 namespace fs = std::filesystem;
 
@@ -18,6 +20,11 @@ std::string read_file(const fs::path& path) {
     std::ostringstream text;
     text << in.rdbuf();
     return text.str();
+}
+
+std::string file_digest(const fs::path& path) {
+    const std::string bytes = read_file(path);
+    return fmt::format("{} bytes, fnv1a64 {}", bytes.size(), hex64(fnv1a64(bytes)));
 }
 
 void write_file(const fs::path& path, const std::string& text) {

@@ -9,6 +9,9 @@ namespace cugrade {
 std::string read_file(const std::filesystem::path& path);                      // throws std::runtime_error
 void write_file(const std::filesystem::path& path, const std::string& text);  // throws std::runtime_error
 
+// The file's size and FNV-1a digest, as cache keys and batch keys name a file's content: "N bytes, fnv1a64 HEX".
+std::string file_digest(const std::filesystem::path& path);  // throws std::runtime_error
+
 // Whether `path` is `folder` or lies beneath it (both absolute and normalised).
 bool lies_under(const std::filesystem::path& path, const std::filesystem::path& folder);
 
