@@ -23,6 +23,7 @@
 #include "cugrade/submission.hpp"
 #include "exports.hpp"
 #include "file_io.hpp"
+#include "late_policy.hpp"
 #include "results_store.hpp"
 #include "roster.hpp"
 
@@ -180,6 +181,8 @@ nlohmann::json student_row(const StudentFolder& student, const std::vector<Exerc
                                : any_skipped      ? "skipped"
                                                   : "graded";
     return {{"id", student.id},
+            {"name", student.name},
+            {"email", student.email},
             {"submitted_at", student.submitted_at ? nlohmann::json(*student.submitted_at) : nlohmann::json()},
             {"status", status},
             {"notes", notes},
@@ -203,8 +206,38 @@ void in_parallel(std::size_t count, unsigned jobs, Task task) {
     }
 }
 
+// One gradebook row's figures, as both the gradebook and its Canvas variant need them.
+struct RowFigures {
+    std::string name, email, section, submitted_at;
+    Lateness late;
+    double earned = 0.0;   // before the penalty
+    double penalty = 0.0;  // points
+    double total = 0.0;
+};
+
+RowFigures figures_of(const nlohmann::json& row, const std::vector<ExercisePlan>& plans,
+                      const std::map<std::string, RosterEntry>& roster, const std::optional<LatePolicy>& late) {
+    RowFigures f;
+    const auto person = roster.find(row.at("id").get<std::string>());
+    f.name = person != roster.end() ? person->second.name : row.value("name", std::string());
+    f.email = person != roster.end() ? person->second.email : row.value("email", std::string());
+    f.section = person != roster.end() ? person->second.section : "";
+    const auto& time = row.value("submitted_at", nlohmann::json());
+    f.submitted_at = time.is_string() ? time.get<std::string>() : "";
+    for (const auto& plan : plans) {
+        f.earned += row.at("exercises").value(plan.exercise.name, nlohmann::json::object()).value("points", 0.0);
+    }
+    f.earned = round_points(f.earned);
+    if (late && !f.submitted_at.empty()) {
+        f.late = lateness(*late, f.submitted_at);
+    }
+    f.penalty = round_points(f.earned * f.late.penalty_fraction);
+    f.total = round_points(f.earned - f.penalty);
+    return f;
+}
+
 std::string gradebook_csv(const std::vector<ExercisePlan>& plans, const std::vector<nlohmann::json>& rows,
-                          const std::map<std::string, RosterEntry>& roster) {
+                          const std::map<std::string, RosterEntry>& roster, const std::optional<LatePolicy>& late) {
     std::vector<std::string> header = {"id", "name", "email", "section", "submitted_at", "late_days"};
     std::vector<std::string> possible = {"(points possible)", "", "", "", "", ""};
     double total_max = 0.0;
@@ -222,33 +255,62 @@ std::string gradebook_csv(const std::vector<ExercisePlan>& plans, const std::vec
     possible.insert(possible.end(), {"", format_points(total_max), format_points(total_max), "", ""});
     std::string text = csv::row(header) + csv::row(possible);
     for (const auto& row : rows) {
-        const std::string id = row.at("id").get<std::string>();
-        const auto person = roster.find(id);
-        std::vector<std::string> cells = {id,
-                                          person != roster.end() ? person->second.name : "",
-                                          person != roster.end() ? person->second.email : "",
-                                          person != roster.end() ? person->second.section : "",
-                                          row.value("submitted_at", nlohmann::json()).is_string()
-                                              ? row["submitted_at"].get<std::string>()
-                                              : "",
-                                          ""};
-        double total = 0.0;
+        const RowFigures f = figures_of(row, plans, roster, late);
+        std::vector<std::string> cells = {row.at("id").get<std::string>(), f.name, f.email, f.section, f.submitted_at,
+                                          std::to_string(f.late.days)};
         for (const auto& plan : plans) {
             const auto& exercise = row.at("exercises").value(plan.exercise.name, nlohmann::json::object());
+            const auto& groups = exercise.value("groups", nlohmann::json::object());
             for (const auto& group : plan.groups) {
-                const auto& groups = exercise.value("groups", nlohmann::json::object());
                 cells.push_back(format_points(groups.value(group, 0.0)));
             }
-            const double points = exercise.value("points", 0.0);
-            cells.push_back(format_points(points));
-            total += points;
+            cells.push_back(format_points(exercise.value("points", 0.0)));
         }
-        std::vector<std::string> notes = row.value("notes", std::vector<std::string>{});
-        cells.insert(cells.end(), {"0", format_points(round_points(total)), format_points(total_max),
+        const std::vector<std::string> notes = row.value("notes", std::vector<std::string>{});
+        cells.insert(cells.end(), {format_points(f.penalty), format_points(f.total), format_points(total_max),
                                    row.at("status").get<std::string>(), fmt::format("{}", fmt::join(notes, "; "))});
         text += csv::row(cells);
     }
     return text;
+}
+
+// Canvas's gradebook import: Student, ID, SIS User ID, SIS Login ID, Section, then the assignment's column, with
+// a "Points Possible" row first. Canvas matches rows by SIS User ID (the student's id here).
+std::string canvas_csv(const std::vector<ExercisePlan>& plans, const std::vector<nlohmann::json>& rows,
+                       const std::map<std::string, RosterEntry>& roster, const std::optional<LatePolicy>& late,
+                       const std::string& assignment) {
+    double total_max = 0.0;
+    for (const auto& plan : plans) {
+        total_max += plan.max_points;
+    }
+    std::string text = csv::row({"Student", "ID", "SIS User ID", "SIS Login ID", "Section", assignment}) +
+                       csv::row({"Points Possible", "", "", "", "", format_points(round_points(total_max))});
+    for (const auto& row : rows) {
+        const RowFigures f = figures_of(row, plans, roster, late);
+        const std::string id = row.at("id").get<std::string>();
+        text += csv::row({f.name.empty() ? id : f.name, "", id, f.email, f.section, format_points(f.total)});
+    }
+    return text;
+}
+
+// RESULTS/similarity/EXERCISE/ID.cu: every graded file, named by its student, for MOSS, JPlag or Dolos.
+void write_similarity_folders(const std::vector<ExercisePlan>& plans, const ClassLayout& layout, const fs::path& root) {
+    std::error_code ec;
+    fs::remove_all(root, ec);
+    for (std::size_t e = 0; e < plans.size(); ++e) {
+        const fs::path folder = root / plans[e].exercise.name;
+        fs::create_directories(folder);
+        const std::string extension = fs::path(plans[e].exercise.submission_file).extension().string();
+        for (const auto& student : layout.students) {
+            if (!student.files[e].present) {
+                continue;
+            }
+            const SubmissionFile file = read_submission(student.folder, plans[e].exercise.submission_file);
+            if (!file.refused) {
+                write_file(folder / (student.id + extension), file.bytes);
+            }
+        }
+    }
 }
 
 }  // namespace
@@ -261,6 +323,7 @@ BatchSummary grade_class(const Course& course, const BatchOptions& options) {
         }
     };
     const std::vector<ExercisePlan> plans = load_plans(course, options.exercises);
+    const std::optional<LatePolicy> late = load_late_policy(course.root / "course.yaml");
     std::vector<std::pair<std::string, std::string>> files;
     for (const auto& plan : plans) {
         files.emplace_back(plan.exercise.name, plan.exercise.submission_file);
@@ -435,7 +498,10 @@ BatchSummary grade_class(const Course& course, const BatchOptions& options) {
     }
     summary.students = rows.size();
     summary.gradebook = options.results / "gradebook.csv";
-    write_file_atomically(summary.gradebook, gradebook_csv(plans, rows, roster));
+    write_file_atomically(summary.gradebook, gradebook_csv(plans, rows, roster, late));
+    write_file_atomically(options.results / "gradebook-canvas.csv",
+                          canvas_csv(plans, rows, roster, late, options.canvas_assignment));
+    write_similarity_folders(plans, layout, options.results / "similarity");
     log(fmt::format("graded {} students in {:.0f} s; gradebook: {}", summary.graded,
                     std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(),
                     summary.gradebook.string()));

@@ -8,6 +8,8 @@
 #include <chrono>
 #include <set>
 
+#include <yaml-cpp/yaml.h>
+
 #include "cugrade/error.hpp"
 #include "cugrade/process.hpp"
 #include "cugrade/submission.hpp"
@@ -69,6 +71,73 @@ std::string common_dash_prefix(const std::vector<std::string>& names) {
     return dash == std::string::npos ? "" : prefix.substr(0, dash + 1);
 }
 
+std::vector<FoundFile> find_files(const fs::path& folder,
+                                  const std::vector<std::pair<std::string, std::string>>& submission_files) {
+    std::vector<FoundFile> files;
+    for (const auto& [exercise, file] : submission_files) {
+        FoundFile found;
+        found.exercise = exercise;
+        found.path = folder / file;
+        found.present = submission_present(folder, file);  // a link too: read_submission judges it
+        found.near_misses = near_misses(folder, file);
+        files.push_back(std::move(found));
+    }
+    return files;
+}
+
+// Gradescope's "Export Submissions": submission_metadata.yml maps each submission's folder to its submitters
+// (:name, :sid, :email) and its time (:created_at). A group submission gives each submitter a row.
+void read_gradescope_export(const fs::path& root, const std::vector<std::pair<std::string, std::string>>& files,
+                            ClassLayout& layout) {
+    const fs::path metadata_file = root / "submission_metadata.yml";
+    YAML::Node metadata;
+    try {
+        metadata = YAML::LoadFile(metadata_file.string());
+    } catch (const YAML::Exception& e) {
+        throw UsageError(fmt::format("{}:{}: {}", metadata_file.string(), e.mark.line + 1, e.msg));
+    }
+    if (!metadata.IsMap()) {
+        throw UsageError(fmt::format("{}: not Gradescope's submission metadata (a map of submission folders)",
+                                     metadata_file.string()));
+    }
+    std::set<std::string> seen;
+    for (const auto& submission : metadata) {
+        const std::string folder_name = submission.first.as<std::string>("");
+        const fs::path folder = root / folder_name;
+        std::error_code ec;
+        if (!usable_id(folder_name) || fs::is_symlink(folder, ec) || !fs::is_directory(folder, ec)) {
+            layout.ignored.push_back(fmt::format("{}: named in submission_metadata.yml, but not a folder of the export",
+                                                 folder_name));
+            continue;
+        }
+        const YAML::Node record = submission.second;
+        const std::string created = record[":created_at"] ? record[":created_at"].as<std::string>("") : "";
+        const YAML::Node submitters = record[":submitters"];
+        if (!submitters || !submitters.IsSequence() || submitters.size() == 0) {
+            layout.ignored.push_back(fmt::format("{}: no submitters in submission_metadata.yml", folder_name));
+            continue;
+        }
+        for (const auto& submitter : submitters) {
+            StudentFolder student;
+            student.folder = folder;
+            student.name = submitter[":name"] ? submitter[":name"].as<std::string>("") : "";
+            student.email = submitter[":email"] ? submitter[":email"].as<std::string>("") : "";
+            const std::string sid = submitter[":sid"] ? submitter[":sid"].as<std::string>("") : "";
+            student.id = !sid.empty() ? sid : student.email;
+            if (!usable_id(student.id) || !seen.insert(student.id).second) {
+                layout.ignored.push_back(fmt::format("{}: submitter '{}' has no usable id, or one already taken",
+                                                     folder_name, student.id));
+                continue;
+            }
+            if (!created.empty()) {
+                student.submitted_at = created;
+            }
+            student.files = find_files(folder, files);
+            layout.students.push_back(std::move(student));
+        }
+    }
+}
+
 }  // namespace
 
 std::vector<std::string> near_misses(const fs::path& folder, const std::string& expected) {
@@ -112,6 +181,13 @@ ClassLayout read_class_layout(const fs::path& root,
                                      root.string()));
     }
     ClassLayout layout;
+    if (fs::is_regular_file(root / "submission_metadata.yml", ec)) {
+        layout.kind = "gradescope";
+        read_gradescope_export(root, submission_files, layout);
+        std::sort(layout.students.begin(), layout.students.end(),
+                  [](const StudentFolder& a, const StudentFolder& b) { return a.id < b.id; });
+        return layout;
+    }
     std::vector<fs::path> folders;
     for (const auto& entry : fs::directory_iterator(root, ec)) {
         const std::string name = entry.path().filename().string();
@@ -156,14 +232,7 @@ ClassLayout read_class_layout(const fs::path& root,
             }
             student.submitted_at = last_commit_time(folder);
         }
-        for (const auto& [exercise, file] : submission_files) {
-            FoundFile found;
-            found.exercise = exercise;
-            found.path = folder / file;
-            found.present = submission_present(folder, file);  // a link too: read_submission judges it
-            found.near_misses = near_misses(folder, file);
-            student.files.push_back(std::move(found));
-        }
+        student.files = find_files(folder, submission_files);
         layout.students.push_back(std::move(student));
     }
     std::sort(layout.students.begin(), layout.students.end(),

@@ -3,6 +3,8 @@
 //   a folder of student folders           alice/sum.cu, bob/sum.cu         id = the folder's name
 //   GitHub Classroom clones                hw1-alice/.git, hw1-bob/.git     id = the name after the common prefix,
 //                                                                           time = the last commit's
+//   a Gradescope export                    submission_metadata.yml,         id = each submitter's sid (else email),
+//                                          submission_123/sum.cu            name, email and time from the metadata
 #pragma once
 
 #include <filesystem>
@@ -25,12 +27,13 @@ struct FoundFile {
 struct StudentFolder {
     std::string id;
     std::filesystem::path folder;
-    std::optional<std::string> submitted_at;  // ISO 8601, when the layout says
+    std::optional<std::string> submitted_at;  // as the layout says it (ISO 8601 or Gradescope's form)
+    std::string name, email;                  // when the layout says (Gradescope); a roster says otherwise
     std::vector<FoundFile> files;             // one per exercise asked for
 };
 
 struct ClassLayout {
-    std::string kind;  // "folders" or "github-classroom"
+    std::string kind;  // "folders", "github-classroom" or "gradescope"
     std::vector<StudentFolder> students;  // sorted by id
     std::vector<std::string> ignored;     // entries of the top folder that are not student folders, with why
 };

@@ -123,6 +123,8 @@ int main(int argc, char** argv) {
     grade_command->add_flag("--force", batch.force, "grade every student again, even with up-to-date results");
     grade_command->add_option("--only", batch.only, "grade this student again, and no one else (repeatable)");
     grade_command->add_option("--jobs,-j", batch.jobs, "builds at once (default: one per CPU core)");
+    grade_command->add_option("--canvas-assignment", batch.canvas_assignment,
+                              "the assignment column of gradebook-canvas.csv (default: cugrade)");
     grade_command->add_option("--course", course, "the folder with exercises/, reference/ and rubrics/");
     grade_command->add_option("--cache-dir", cache_dir, "where builds are cached (default: ~/.cache/cugrade)");
     grade_command->add_option("--nvcc", nvcc, "the nvcc to build with");

@@ -128,6 +128,14 @@ def main():
         parts = sum(float(row[f"sum:{group}"]) for group in ("basic", "hidden", "speed"))
         check(abs(parts - float(row["sum"])) < 1e-6, f"{row['id']}: the groups add up to the exercise's points")
 
+    # Canvas's import file and the folders for a similarity checker.
+    canvas = list(csv.reader(open(os.path.join(whole, "gradebook-canvas.csv"), newline="")))
+    check(canvas[0] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", "cugrade"], f"Canvas: {canvas[0]}")
+    check(canvas[1][0] == "Points Possible" and canvas[1][5] == "50", f"Canvas points possible: {canvas[1]}")
+    check(["Bob, B", "", "bob", "bob@x.edu", "2", by_id["bob"]["total"]] in canvas, "Canvas row of bob")
+    similar = sorted(os.listdir(os.path.join(whole, "similarity", "sum")))
+    check(similar == ["alice.cu", "bob.cu", "dave.cu", "erin.cu", "frank.cu"], f"similarity folder: {similar}")
+
     # Each graded student's exports, read back; nothing of a hidden case in what a student sees.
     for student in ("alice", "bob", "dave", "erin", "frank"):
         folder = os.path.join(whole, "students", student)

@@ -10,6 +10,7 @@
 #include "cugrade/error.hpp"
 #include "exports.hpp"
 #include "file_io.hpp"
+#include "late_policy.hpp"
 #include "results_store.hpp"
 #include "roster.hpp"
 
@@ -173,4 +174,63 @@ TEST_CASE("exports show hidden cases by verdict and points only") {
     CHECK(md.find("**3 / 5 points**") != std::string::npos);
     CHECK(md.find("- a note") != std::string::npos);
     CHECK(md.find("4194304") == std::string::npos);
+}
+
+TEST_CASE("a Gradescope export: each submitter a row, named and timed by submission_metadata.yml") {
+    const fs::path root = fresh("gradescope");
+    touch(root / "submission_101" / "sum.cu");
+    touch(root / "submission_102" / "hw" / "sum.cu");
+    write_file(root / "submission_metadata.yml",
+               "submission_101:\n"
+               "  :submitters:\n"
+               "  - :name: Alice A\n    :sid: '1001'\n    :email: alice@x.edu\n"
+               "  - :name: Bob B\n    :sid: ''\n    :email: bob@x.edu\n"
+               "  :created_at: 2026-03-02 10:00:00.000000000 -05:00\n"
+               "submission_102:\n"
+               "  :submitters:\n"
+               "  - :name: Carol C\n    :sid: '1003'\n    :email: carol@x.edu\n"
+               "  :created_at: 2026-03-01 09:00:00.000000000 -05:00\n"
+               "submission_999:\n"
+               "  :submitters:\n"
+               "  - :name: Ghost\n    :sid: '1009'\n");
+    const ClassLayout layout = read_class_layout(root, {{"sum", "sum.cu"}});
+    CHECK(layout.kind == "gradescope");
+    REQUIRE(layout.students.size() == 3);
+    CHECK(layout.students[0].id == "1001");
+    CHECK(layout.students[0].name == "Alice A");
+    CHECK(layout.students[0].files[0].present);
+    CHECK(layout.students[1].id == "1003");
+    CHECK(layout.students[1].files[0].near_misses == std::vector<std::string>{"hw/sum.cu"});
+    CHECK(layout.students[2].id == "bob@x.edu");
+    CHECK(layout.students[2].folder == root / "submission_101");
+    REQUIRE(layout.students[2].submitted_at);
+    CHECK(parse_time(*layout.students[2].submitted_at) == parse_time("2026-03-02T15:00:00Z"));
+    CHECK(layout.ignored ==
+          std::vector<std::string>{"submission_999: named in submission_metadata.yml, but not a folder of the export"});
+}
+
+TEST_CASE("times with their zones, and a late policy's days and penalty") {
+    CHECK(parse_time("1970-01-01T00:00:00Z") == 0);
+    CHECK(parse_time("1970-01-01T01:00:00+01:00") == 0);
+    CHECK(parse_time("1970-01-01 00:00:00.123456 -0130") == 5400);
+    CHECK_FALSE(parse_time("1970-01-01T00:00:00"));  // no zone: ambiguous
+    CHECK_FALSE(parse_time("yesterday"));
+
+    const fs::path dir = fresh("late");
+    write_file(dir / "course.yaml",
+               "late:\n  due: 2026-03-01T23:59:00-05:00\n  grace_minutes: 15\n  penalty_per_day: 10\n"
+               "  max_penalty: 25\n");
+    const auto policy = load_late_policy(dir / "course.yaml");
+    REQUIRE(policy);
+    CHECK(lateness(*policy, "2026-03-02T00:10:00-05:00").days == 0);  // within the grace
+    const Lateness one_day = lateness(*policy, "2026-03-02T00:20:00-05:00");
+    CHECK(one_day.days == 1);
+    CHECK(one_day.penalty_fraction == Approx(0.10));
+    CHECK(lateness(*policy, "2026-03-09T12:00:00Z").penalty_fraction == Approx(0.25));  // capped
+    CHECK(lateness(*policy, std::nullopt).days == 0);
+    CHECK_FALSE(load_late_policy(dir / "absent.yaml"));
+
+    write_file(dir / "bad.yaml", "late:\n  due: tomorrow\n  penalty_per_day: 10\n");
+    CHECK_THROWS_WITH(load_late_policy(dir / "bad.yaml"),
+                      contains_text("bad.yaml:2") && contains_text("due must be a time with its zone"));
 }

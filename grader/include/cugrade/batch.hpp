@@ -28,6 +28,7 @@ struct BatchOptions {
     std::optional<std::string> nvcc;
     std::filesystem::path cache_dir;               // needed for parallel builds; empty: none
     std::uint64_t cache_max_bytes = 0;
+    std::string canvas_assignment = "cugrade";     // the assignment column of gradebook-canvas.csv
     std::ostream* log = nullptr;                   // a line per student graded
 };
 
