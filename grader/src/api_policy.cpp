@@ -131,13 +131,13 @@ const std::vector<KnownLibrary>& library_catalogue() {
         {"thrust", "Thrust", {"thrust::"}, {}, "thrust",
          {"dlopen", "dlsym", "dlclose", "dlerror", "sched_yield", "cudaSetDevice", "cudaStreamCreate*",
           "cudaStreamDestroy"}},
-        {"cublas", "cuBLAS", {}, {"cublas"}, "cublas"},
-        {"cudnn", "cuDNN", {}, {"cudnn"}, "cudnn"},
-        {"cusparse", "cuSPARSE", {}, {"cusparse"}, "cusparse"},
-        {"cusolver", "cuSOLVER", {}, {"cusolver"}, "cusolver"},
-        {"cufft", "cuFFT", {}, {"cufft"}, "cufft"},
-        {"nccl", "NCCL", {}, {"nccl"}, "nccl"},
-        {"cutlass", "CUTLASS", {"cutlass::", "cute::"}, {}, "cutlass"},
+        {"cublas", "cuBLAS", {}, {"cublas"}, "cublas", {}},
+        {"cudnn", "cuDNN", {}, {"cudnn"}, "cudnn", {}},
+        {"cusparse", "cuSPARSE", {}, {"cusparse"}, "cusparse", {}},
+        {"cusolver", "cuSOLVER", {}, {"cusolver"}, "cusolver", {}},
+        {"cufft", "cuFFT", {}, {"cufft"}, "cufft", {}},
+        {"nccl", "NCCL", {}, {"nccl"}, "nccl", {}},
+        {"cutlass", "CUTLASS", {"cutlass::", "cute::"}, {}, "cutlass", {}},
     };
     return all;
 }

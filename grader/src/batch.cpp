@@ -13,6 +13,7 @@
 #include <set>
 #include <thread>
 
+#include "archive.hpp"
 #include "class_layout.hpp"
 #include "config.hpp"
 #include "csv.hpp"
@@ -23,6 +24,7 @@
 #include "cugrade/submission.hpp"
 #include "exports.hpp"
 #include "file_io.hpp"
+#include "hash.hpp"
 #include "late_policy.hpp"
 #include "results_store.hpp"
 #include "roster.hpp"
@@ -313,6 +315,34 @@ void write_similarity_folders(const std::vector<ExercisePlan>& plans, const Clas
     }
 }
 
+// The folder of submissions an archive unpacks to, under RESULTS/unpacked/ by the archive's digest (unpacked once),
+// past any folders that only wrap another (a zip of "hw1/").
+fs::path unpacked_submissions(const fs::path& archive, const fs::path& results, std::vector<std::string>& warnings) {
+    const fs::path target = results / "unpacked" / hex64(fnv1a64(read_file(archive)));
+    const fs::path done = target.string() + ".complete";
+    std::error_code ec;
+    if (!fs::exists(done, ec)) {
+        fs::remove_all(target, ec);
+        const UnpackResult unpacked = unpack_archive(archive, target);
+        for (const auto& refused : unpacked.refused) {
+            warnings.push_back(fmt::format("{}: left out {}", archive.filename().string(), refused));
+        }
+        write_file(done, fmt::format("{} files, {} bytes\n", unpacked.files, unpacked.bytes));
+    }
+    fs::path root = target;
+    while (!fs::exists(root / "submission_metadata.yml", ec)) {
+        std::vector<fs::path> entries;
+        for (const auto& entry : fs::directory_iterator(root, ec)) {
+            entries.push_back(entry.path());
+        }
+        if (entries.size() != 1 || !fs::is_directory(fs::symlink_status(entries[0], ec))) {
+            break;
+        }
+        root = entries[0];
+    }
+    return root;
+}
+
 }  // namespace
 
 BatchSummary grade_class(const Course& course, const BatchOptions& options) {
@@ -328,7 +358,15 @@ BatchSummary grade_class(const Course& course, const BatchOptions& options) {
     for (const auto& plan : plans) {
         files.emplace_back(plan.exercise.name, plan.exercise.submission_file);
     }
-    const ClassLayout layout = read_class_layout(options.submissions, files);
+    std::vector<std::string> unpack_warnings;
+    std::error_code ec;
+    if (fs::exists(options.results, ec) && !fs::is_directory(options.results, ec)) {
+        throw UsageError(fmt::format("-o '{}' is not a folder", options.results.string()));
+    }
+    const bool archive = fs::is_regular_file(options.submissions, ec) && is_archive(options.submissions);
+    const fs::path submissions =
+        archive ? unpacked_submissions(options.submissions, options.results, unpack_warnings) : options.submissions;
+    const ClassLayout layout = read_class_layout(submissions, files);
     std::map<std::string, RosterEntry> roster;
     if (options.roster) {
         for (auto& entry : read_roster(*options.roster)) {
@@ -344,13 +382,11 @@ BatchSummary grade_class(const Course& course, const BatchOptions& options) {
             throw UsageError(fmt::format("--only {}: no such student in '{}'", id, options.submissions.string()));
         }
     }
-    if (fs::exists(options.results) && !fs::is_directory(options.results)) {
-        throw UsageError(fmt::format("-o '{}' is not a folder", options.results.string()));
-    }
     const ResultsStore store(options.results);
 
     BatchSummary summary;
-    summary.layout = layout.kind;
+    summary.layout = archive ? layout.kind + " in " + options.submissions.filename().string() : layout.kind;
+    summary.warnings = unpack_warnings;
     for (const auto& ignored : layout.ignored) {
         summary.warnings.push_back("ignored " + ignored);
     }
@@ -370,7 +406,7 @@ BatchSummary grade_class(const Course& course, const BatchOptions& options) {
     setup.nvcc = options.nvcc;
     setup.cache_dir = options.cache_dir;
     setup.cache_max_bytes = options.cache_max_bytes;
-    setup.submissions = layout.students.empty() ? options.submissions / "none" : layout.students.front().folder;
+    setup.submissions = layout.students.empty() ? submissions / "none" : layout.students.front().folder;
     setup.required = options.required_sandbox;
     const GradingContext context = make_grading_context(course, setup);
     summary.gpu = context.gpu;

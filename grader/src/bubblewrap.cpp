@@ -49,7 +49,7 @@ const BubblewrapSupport& bubblewrap_support() {
         BubblewrapSupport result;
         const char* path_variable = std::getenv("PATH");
         std::string bwrap;
-        for (const std::string folder : {std::string(path_variable != nullptr ? path_variable : ""),
+        for (const std::string& folder : {std::string(path_variable != nullptr ? path_variable : ""),
                                          std::string("/usr/bin:/bin")}) {
             std::size_t start = 0;
             while (bwrap.empty() && start <= folder.size()) {

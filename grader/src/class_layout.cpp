@@ -177,7 +177,8 @@ ClassLayout read_class_layout(const fs::path& root,
                               const std::vector<std::pair<std::string, std::string>>& submission_files) {
     std::error_code ec;
     if (!fs::is_directory(root, ec)) {
-        throw UsageError(fmt::format("'{}' is not a folder; give the folder that holds one folder per student",
+        throw UsageError(fmt::format("'{}' is not a folder; give the folder that holds one folder per student, or an "
+                                     "archive of it (.zip, .tar.gz)",
                                      root.string()));
     }
     ClassLayout layout;

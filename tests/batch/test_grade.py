@@ -102,6 +102,14 @@ def main():
     check(graded_ids(again.stderr) == [], f"a rerun grades no one: {graded_ids(again.stderr)}")
     check(open(os.path.join(whole, "gradebook.csv"), newline="").read() == gradebook, "a rerun's gradebook is the same")
 
+    # The same class as a zip (one wrapping folder, as archives usually have): the same gradebook.
+    archive = shutil.make_archive(os.path.join(root, "class-archive"), "zip", root_dir=root, base_dir="class")
+    zipped = os.path.join(root, "zipped")
+    from_zip = subprocess.run(command(course, archive, roster, zipped), capture_output=True, text=True)
+    check(from_zip.returncode in (0, 77), f"grading a zip exits 0 or 77: {from_zip.stderr}")
+    check(open(os.path.join(zipped, "gradebook.csv"), newline="").read() == gradebook,
+          "the zip's gradebook equals the folder's")
+
     # Killed with SIGKILL at three moments, then resumed: the same gradebook, no student graded twice.
     resumed = os.path.join(root, "resumed")
     logs = [run_killed(command(course, submissions, roster, resumed), moment)
