@@ -191,6 +191,67 @@ nlohmann::json student_row(const StudentFolder& student, const std::vector<Exerc
             {"exercises", exercises}};
 }
 
+// What a batch says while it works: on a terminal one line rewritten in place (done/total, running, failed, elapsed,
+// estimated time left); elsewhere a plain line per student, for a log.
+class BatchProgress {
+public:
+    BatchProgress(std::ostream* out, bool live) : out_(out), live_(live) {}
+
+    void line(const std::string& text) {
+        std::lock_guard lock(mutex_);
+        if (out_ != nullptr) {
+            *out_ << (live_ && status_shown_ ? "\r\033[K" : "") << "cugrade: " << text << std::endl;
+            status_shown_ = false;
+        }
+    }
+
+    // A stage begins: `total` items, counted by done().
+    void stage(std::string name, std::size_t total) {
+        std::lock_guard lock(mutex_);
+        stage_ = std::move(name);
+        total_ = total;
+        done_ = failed_ = 0;
+        started_ = std::chrono::steady_clock::now();
+    }
+
+    // One item of the stage finished; `what` is its plain line.
+    void done(bool failed, const std::string& what) {
+        std::lock_guard lock(mutex_);
+        ++done_;
+        failed_ += failed;
+        if (out_ == nullptr) {
+            return;
+        }
+        if (!live_) {
+            *out_ << "cugrade: " << fmt::format("[{}/{}] {}", done_, total_, what) << std::endl;
+            return;
+        }
+        const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+        const double left = done_ > 0 ? elapsed / static_cast<double>(done_) * static_cast<double>(total_ - done_) : 0;
+        *out_ << fmt::format("\r\033[K{} {}/{}, {} failed, {:.0f} s elapsed, about {:.0f} s left", stage_, done_,
+                             total_, failed_, elapsed, left)
+              << std::flush;
+        status_shown_ = true;
+    }
+
+    void finish() {
+        std::lock_guard lock(mutex_);
+        if (out_ != nullptr && live_ && status_shown_) {
+            *out_ << "\n";
+            status_shown_ = false;
+        }
+    }
+
+private:
+    std::ostream* out_;
+    bool live_;
+    bool status_shown_ = false;
+    std::mutex mutex_;
+    std::string stage_;
+    std::size_t total_ = 0, done_ = 0, failed_ = 0;
+    std::chrono::steady_clock::time_point started_;
+};
+
 // Runs `task(i)` for i in [0, count) on `jobs` threads.
 template <class Task>
 void in_parallel(std::size_t count, unsigned jobs, Task task) {
@@ -347,11 +408,8 @@ fs::path unpacked_submissions(const fs::path& archive, const fs::path& results, 
 
 BatchSummary grade_class(const Course& course, const BatchOptions& options) {
     const auto started = std::chrono::steady_clock::now();
-    const auto log = [&](const std::string& line) {
-        if (options.log != nullptr) {
-            *options.log << "cugrade: " << line << std::endl;
-        }
-    };
+    BatchProgress progress(options.log, options.live);
+    const auto log = [&](const std::string& line) { progress.line(line); };
     const std::vector<ExercisePlan> plans = load_plans(course, options.exercises);
     const std::optional<LatePolicy> late = load_late_policy(course.root / "course.yaml");
     std::vector<std::pair<std::string, std::string>> files;
@@ -445,28 +503,32 @@ BatchSummary grade_class(const Course& course, const BatchOptions& options) {
     const auto prebuild = [&](const BuildTask& task) {
         const StudentFolder& student = layout.students[task.student];
         const ExercisePlan& plan = plans[task.exercise];
+        bool failed = false;
         try {
             prebuild_submission(context, plan.exercise, plan.rubric,
                                 read_submission(student.folder, plan.exercise.submission_file));
         } catch (const std::exception&) {
-            // Grading builds it again and records what went wrong, in the student's row.
+            failed = true;  // grading builds it again and records what went wrong, in the student's row
+        }
+        if (options.live) {
+            progress.done(failed, "");
         }
     };
     if (!context.cache_dir.empty() && !builds.empty()) {
         log(fmt::format("building {} submissions, {} at a time", builds.size(), jobs));
-        std::vector<BuildTask> first_of_each;
+        std::vector<BuildTask> first_of_each, rest;
         std::set<std::size_t> seen;
         for (const auto& task : builds) {
-            if (seen.insert(task.exercise).second) {
-                first_of_each.push_back(task);
-            }
+            (seen.insert(task.exercise).second ? first_of_each : rest).push_back(task);
         }
+        progress.stage("building", builds.size());
         in_parallel(first_of_each.size(), jobs, [&](std::size_t i) { prebuild(first_of_each[i]); });
-        in_parallel(builds.size(), jobs, [&](std::size_t i) { prebuild(builds[i]); });
+        in_parallel(rest.size(), jobs, [&](std::size_t i) { prebuild(rest[i]); });
+        progress.finish();
     }
 
     // Grading, one student at a time: a student's cases have the GPU to themselves.
-    std::size_t done = 0;
+    progress.stage("grading", to_grade.size());
     for (const std::size_t s : to_grade) {
         const StudentFolder& student = layout.students[s];
         Report report;
@@ -504,10 +566,12 @@ BatchSummary grade_class(const Course& course, const BatchOptions& options) {
             summary.warnings.push_back(fmt::format("{}: results not written: {}", student.id, e.what()));
         }
         ++summary.graded;
-        ++done;
-        log(fmt::format("[{}/{}] {}: {} {}/{}", done, to_grade.size(), student.id, row["status"].get<std::string>(),
-                        format_points(report.points()), format_points(report.max_points())));
+        const std::string status = row["status"];
+        progress.done(status == "error" || status == "build_failed",
+                      fmt::format("{}: {} {}/{}", student.id, status, format_points(report.points()),
+                                  format_points(report.max_points())));
     }
+    progress.finish();
 
     // The gradebook: every student of the submissions folder, then roster students who submitted nothing.
     std::vector<nlohmann::json> rows;

@@ -1,5 +1,6 @@
 // The cugrade command line: parses options, calls the library, prints, and maps the outcome to an exit code.
 #include <CLI/CLI.hpp>
+#include <unistd.h>
 #include <fmt/format.h>
 
 #include <cstdlib>
@@ -181,6 +182,7 @@ int main(int argc, char** argv) {
             batch.cache_dir = cache_dir.empty() ? default_cache_dir() : fs::path(cache_dir);
             batch.cache_max_bytes = options.cache_max_bytes;
             batch.log = &std::cerr;
+            batch.live = ::isatty(STDERR_FILENO) != 0;
             const BatchSummary summary = grade_class(Course{course_root(course)}, batch);
             for (const auto& warning : summary.warnings) {
                 std::cerr << "cugrade: warning: " << warning << "\n";

@@ -30,6 +30,7 @@ struct BatchOptions {
     std::uint64_t cache_max_bytes = 0;
     std::string canvas_assignment = "cugrade";     // the assignment column of gradebook-canvas.csv
     std::ostream* log = nullptr;                   // a line per student graded
+    bool live = false;                             // `log` is a terminal: one progress line, rewritten in place
 };
 
 struct BatchSummary {
