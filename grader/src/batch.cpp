@@ -15,6 +15,7 @@
 
 #include "archive.hpp"
 #include "class_layout.hpp"
+#include "class_report.hpp"
 #include "config.hpp"
 #include "csv.hpp"
 #include "cugrade/error.hpp"
@@ -376,6 +377,54 @@ void write_similarity_folders(const std::vector<ExercisePlan>& plans, const Clas
     }
 }
 
+std::string class_report(const std::vector<ExercisePlan>& plans, const ClassLayout& layout,
+                         const std::vector<nlohmann::json>& rows, const std::map<std::string, RosterEntry>& roster,
+                         const std::optional<LatePolicy>& late, const ResultsStore& store, const fs::path& results) {
+    std::vector<ClassReportExercise> exercises;
+    double max_total = 0.0;
+    for (const auto& plan : plans) {
+        ClassReportExercise e{plan.exercise.name, plan.max_points, "ratio", {}};
+        if (plan.rubric.speed) {
+            e.speed_metric = plan.rubric.speed->metric == SpeedMetric::bandwidth ? "bandwidth" : "ratio";
+            for (const auto& tier : plan.rubric.speed->tiers) {
+                e.tier_bounds.push_back(tier.bound);
+            }
+        }
+        max_total += plan.max_points;
+        exercises.push_back(std::move(e));
+    }
+    std::map<std::string, const StudentFolder*> folders;
+    for (const auto& student : layout.students) {
+        folders[student.id] = &student;
+    }
+    std::vector<ClassReportStudent> students;
+    for (const auto& row : rows) {
+        ClassReportStudent s;
+        s.id = row.at("id").get<std::string>();
+        s.status = row.at("status").get<std::string>();
+        s.total = figures_of(row, plans, roster, late).total;
+        try {
+            s.results = nlohmann::json::parse(read_file(store.students_dir() / s.id / "results-instructor.json"));
+        } catch (const std::exception&) {
+            s.results = nullptr;  // a roster student with nothing submitted
+        }
+        if (const auto folder = folders.find(s.id); folder != folders.end()) {
+            for (std::size_t e = 0; e < plans.size(); ++e) {
+                if (folder->second->files[e].present) {
+                    const SubmissionFile file =
+                        read_submission(folder->second->folder, plans[e].exercise.submission_file);
+                    if (!file.refused) {
+                        s.normalised_sources[plans[e].exercise.name] = strip_comments_and_whitespace(file.bytes);
+                    }
+                }
+            }
+        }
+        students.push_back(std::move(s));
+    }
+    return class_report_html(fmt::format("cugrade: {}", results.filename().string()), exercises,
+                             round_points(max_total), students);
+}
+
 // The folder of submissions an archive unpacks to, under RESULTS/unpacked/ by the archive's digest (unpacked once),
 // past any folders that only wrap another (a zip of "hw1/").
 fs::path unpacked_submissions(const fs::path& archive, const fs::path& results, std::vector<std::string>& warnings) {
@@ -602,6 +651,8 @@ BatchSummary grade_class(const Course& course, const BatchOptions& options) {
     write_file_atomically(options.results / "gradebook-canvas.csv",
                           canvas_csv(plans, rows, roster, late, options.canvas_assignment));
     write_similarity_folders(plans, layout, options.results / "similarity");
+    write_file_atomically(options.results / "report.html",
+                          class_report(plans, layout, rows, roster, late, store, options.results));
     log(fmt::format("graded {} students in {:.0f} s; gradebook: {}", summary.graded,
                     std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(),
                     summary.gradebook.string()));

@@ -48,6 +48,11 @@ def make_class(root):
     for target, source in files.items():
         os.makedirs(os.path.dirname(os.path.join(submissions, target)), exist_ok=True)
         shutil.copy(os.path.join(SOURCE, source), os.path.join(submissions, target))
+    # alice's file with other comments and spacing: the class report groups the two as identical.
+    os.makedirs(os.path.join(submissions, "gina"))
+    with open(os.path.join(SOURCE, "reference/sum.cu")) as original, \
+            open(os.path.join(submissions, "gina/sum.cu"), "w") as copy:
+        copy.write("// my own work, honestly\n" + original.read().replace("\n", "\n\n"))
     roster = os.path.join(root, "roster.csv")
     with open(roster, "w") as out:
         out.write('id,name,email,section\nalice,Alice A,alice@x.edu,1\nbob,"Bob, B",bob@x.edu,2\n'
@@ -93,9 +98,9 @@ def main():
     first = subprocess.run(command(course, submissions, roster, whole), capture_output=True, text=True)
     check(first.returncode in (0, 77), f"cugrade grade exits 0 or 77, not {first.returncode}: {first.stderr}")
     gradebook = open(os.path.join(whole, "gradebook.csv"), newline="").read()
-    check(sorted(graded_ids(first.stderr)) == ["alice", "bob", "carol", "dave", "erin", "frank"],
+    check(sorted(graded_ids(first.stderr)) == ["alice", "bob", "carol", "dave", "erin", "frank", "gina"],
           f"every student graded once: {graded_ids(first.stderr)}")
-    check("not in the roster: carol, dave, erin, frank" in first.stderr, "students missing from the roster named")
+    check("not in the roster: carol, dave, erin, frank, gina" in first.stderr, "students missing from the roster named")
 
     # Up to date: a rerun grades no one and writes the same gradebook.
     again = subprocess.run(command(course, submissions, roster, whole), capture_output=True, text=True)
@@ -113,7 +118,7 @@ def main():
     # Killed with SIGKILL at three moments, then resumed: the same gradebook, no student graded twice.
     resumed = os.path.join(root, "resumed")
     logs = [run_killed(command(course, submissions, roster, resumed), moment)
-            for moment in ("cugrade: 6 students", "cugrade: [2/", "cugrade: [4/")]
+            for moment in ("cugrade: 7 students", "cugrade: [2/", "cugrade: [4/")]
     final = subprocess.run(command(course, submissions, roster, resumed), capture_output=True, text=True)
     runs = [graded_ids(log) for log in logs] + [graded_ids(final.stderr)]
     everyone = [student for run in runs for student in run]
@@ -142,7 +147,7 @@ def main():
     check(canvas[1][0] == "Points Possible" and canvas[1][5] == "50", f"Canvas points possible: {canvas[1]}")
     check(["Bob, B", "", "bob", "bob@x.edu", "2", by_id["bob"]["total"]] in canvas, "Canvas row of bob")
     similar = sorted(os.listdir(os.path.join(whole, "similarity", "sum")))
-    check(similar == ["alice.cu", "bob.cu", "dave.cu", "erin.cu", "frank.cu"], f"similarity folder: {similar}")
+    check(similar == ["alice.cu", "bob.cu", "dave.cu", "erin.cu", "frank.cu", "gina.cu"], f"similarity folder: {similar}")
 
     # Each graded student's exports, read back; nothing of a hidden case in what a student sees.
     for student in ("alice", "bob", "dave", "erin", "frank"):
