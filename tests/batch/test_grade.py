@@ -111,9 +111,12 @@ def main():
     archive = shutil.make_archive(os.path.join(root, "class-archive"), "zip", root_dir=root, base_dir="class")
     zipped = os.path.join(root, "zipped")
     from_zip = subprocess.run(command(course, archive, roster, zipped), capture_output=True, text=True)
-    check(from_zip.returncode in (0, 77), f"grading a zip exits 0 or 77: {from_zip.stderr}")
-    check(open(os.path.join(zipped, "gradebook.csv"), newline="").read() == gradebook,
-          "the zip's gradebook equals the folder's")
+    if "this cugrade was built without libarchive" in from_zip.stderr:
+        print("cugrade was built without libarchive here: the zip is not checked", file=sys.stderr)
+    else:
+        check(from_zip.returncode in (0, 77), f"grading a zip exits 0 or 77: {from_zip.stderr}")
+        check(open(os.path.join(zipped, "gradebook.csv"), newline="").read() == gradebook,
+              "the zip's gradebook equals the folder's")
 
     # Killed with SIGKILL at three moments, then resumed: the same gradebook, no student graded twice.
     resumed = os.path.join(root, "resumed")
