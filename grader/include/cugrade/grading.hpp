@@ -1,6 +1,6 @@
 // The grading pipeline for one exercise of one submission: build -> inspect -> run -> score. Every driver (`check`,
-// `bench`) grades through it, with one context that holds what a batch loads once: the course, the toolchain, the
-// GPU and the cache.
+// `grade`, `bench`) grades through it, with one context that holds what a batch loads once: the course, the
+// toolchain, the GPU and the cache.
 #pragma once
 
 #include <cstdint>
