@@ -515,7 +515,7 @@ BatchSummary grade_class(const Course& course, const BatchOptions& options) {
     setup.cache_max_bytes = options.cache_max_bytes;
     setup.submissions = layout.students.empty() ? submissions / "none" : layout.students.front().folder;
     setup.required = options.required_sandbox;
-    const GradingContext context = make_grading_context(course, setup);
+    GradingContext context = make_grading_context(course, setup);
     summary.gpu = context.gpu;
 
     // Who to grade: --only names them; otherwise everyone whose results are missing or out of date.
@@ -571,9 +571,11 @@ BatchSummary grade_class(const Course& course, const BatchOptions& options) {
             (seen.insert(task.exercise).second ? first_of_each : rest).push_back(task);
         }
         progress.stage("building", builds.size());
+        context.concurrent_jobs = jobs;
         in_parallel(first_of_each.size(), jobs, [&](std::size_t i) { prebuild(first_of_each[i]); });
         in_parallel(rest.size(), jobs, [&](std::size_t i) { prebuild(rest[i]); });
         progress.finish();
+        context.concurrent_jobs = 1;
     }
 
     // Grading, one student at a time: a student's cases have the GPU to themselves.

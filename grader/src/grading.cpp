@@ -82,6 +82,10 @@ SandboxPolicy build_policy(const std::vector<fs::path>& hidden, double compile_s
     return policy;
 }
 
+int others_processes(const GradingContext& context, const SandboxPolicy& policy) {
+    return context.concurrent_jobs > 1 ? static_cast<int>(context.concurrent_jobs - 1) * policy.extra_processes : 0;
+}
+
 BuildOptions build_options_for(const GradingContext& context, const Rubric& rubric) {
     BuildOptions options;
     options.arch = context.gpu.available ? context.gpu.arch() : fallback_arch;
@@ -89,6 +93,7 @@ BuildOptions build_options_for(const GradingContext& context, const Rubric& rubr
     options.cache_max_bytes = context.cache_max_bytes;
     options.compile_seconds = rubric.limits.compile_seconds;
     options.sandbox = build_policy(context.hidden, options.compile_seconds);
+    options.sandbox.processes_of_others = others_processes(context, options.sandbox);
     options.progress = context.progress;
     return options;
 }
@@ -195,6 +200,7 @@ ExerciseReport grade_exercise(const GradingContext& context, const Exercise& exe
         run_options.work_dir = scratch.path();
         run_options.compute_sanitizer = toolchain.compute_sanitizer;
         run_options.sandbox = run_policy(context.hidden, cases, rubric, toolchain);
+        run_options.sandbox.processes_of_others = others_processes(context, run_options.sandbox);
         run_options.sandbox.work_dir = scratch.path();
         // The program runs from its private folder: the cache it was built in is hidden.
         const fs::path program = scratch.path() / "program";

@@ -166,7 +166,10 @@ std::string limits_line(const SandboxPolicy& policy) {
         limits.push_back("cpu " + describe_cpu_seconds(policy.cpu_seconds));
     }
     if (policy.extra_processes > 0) {
-        limits.push_back(fmt::format("processes +{}", policy.extra_processes));
+        limits.push_back(policy.processes_of_others > 0
+                             ? fmt::format("processes +{} (+{} for the batch's other jobs)", policy.extra_processes,
+                                           policy.processes_of_others)
+                             : fmt::format("processes +{}", policy.extra_processes));
     }
     if (policy.file_bytes > 0) {
         limits.push_back("file size " + describe_bytes(policy.file_bytes));
@@ -383,7 +386,8 @@ SandboxLaunch::SandboxLaunch(const SandboxPolicy& policy, std::vector<std::strin
         if (const long tasks = user_tasks(); tasks > 0) {
             // bwrap itself is two of the processes (outside and inside the PID namespace); a namespace's init one.
             const long helpers = mode_ == SandboxPolicy::Mode::bubblewrap ? 2 : 1;
-            const auto limit = static_cast<rlim_t>(tasks + policy.extra_processes + helpers);
+            const auto limit =
+                static_cast<rlim_t>(tasks + policy.extra_processes + helpers + policy.processes_of_others);
             limits_.push_back({RLIMIT_NPROC, {limit, limit}});
         }
     }

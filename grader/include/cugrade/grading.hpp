@@ -30,6 +30,7 @@ struct GradingContext {
     // shows only an allowlist of the host anyway): the course, the cache, the folder of submissions, the home folder.
     std::vector<std::filesystem::path> hidden;
     std::function<void(const std::string&)> progress;  // a line per step, for people waiting, or empty
+    unsigned concurrent_jobs = 1;  // builds or runs a batch has at once: each sandbox leaves room for the others'
 };
 
 struct GradingSetup {

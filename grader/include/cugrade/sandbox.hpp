@@ -28,6 +28,9 @@ struct SandboxPolicy {
     bool network = false;                           // false: no network
     double cpu_seconds = 0;                         // RLIMIT_CPU, rounded up to whole seconds (0: none)
     int extra_processes = 0;                        // processes and threads it may start (0: no limit)
+    // Where the limit on processes is the user's (RLIMIT_NPROC, without a control group), the processes other
+    // sandboxes of the same batch may start meanwhile, so that one busy sandbox does not starve the next.
+    int processes_of_others = 0;
     std::uint64_t file_bytes = 0;                   // RLIMIT_FSIZE (0: none)
     std::uint64_t memory_bytes = 0;                 // memory of the whole process tree, or of each process (0: none)
     std::size_t output_kill_bytes = 0;              // kill the whole group once stdout+stderr exceed this (0: never)
