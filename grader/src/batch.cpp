@@ -563,6 +563,10 @@ BatchSummary grade_class(const Course& course, const BatchOptions& options) {
             progress.done(failed, "");
         }
     };
+    const auto seconds_since = [](std::chrono::steady_clock::time_point start) {
+        return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    };
+    const auto builds_started = std::chrono::steady_clock::now();
     if (!context.cache_dir.empty() && !builds.empty()) {
         log(fmt::format("building {} submissions, {} at a time", builds.size(), jobs));
         std::vector<BuildTask> first_of_each, rest;
@@ -579,6 +583,8 @@ BatchSummary grade_class(const Course& course, const BatchOptions& options) {
     }
 
     // Grading, one student at a time: a student's cases have the GPU to themselves.
+    summary.build_seconds = seconds_since(builds_started);
+    const auto grading_started = std::chrono::steady_clock::now();
     progress.stage("grading", to_grade.size());
     for (const std::size_t s : to_grade) {
         const StudentFolder& student = layout.students[s];
@@ -623,6 +629,7 @@ BatchSummary grade_class(const Course& course, const BatchOptions& options) {
                                   format_points(report.max_points())));
     }
     progress.finish();
+    summary.grading_seconds = seconds_since(grading_started);
 
     // The gradebook: every student of the submissions folder, then roster students who submitted nothing.
     std::vector<nlohmann::json> rows;
@@ -655,8 +662,9 @@ BatchSummary grade_class(const Course& course, const BatchOptions& options) {
     write_similarity_folders(plans, layout, options.results / "similarity");
     write_file_atomically(options.results / "report.html",
                           class_report(plans, layout, rows, roster, late, store, options.results));
-    log(fmt::format("graded {} students in {:.0f} s; gradebook: {}", summary.graded,
-                    std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(),
+    summary.total_seconds = seconds_since(started);
+    log(fmt::format("graded {} students in {:.0f} s (builds {:.0f} s, cases {:.0f} s); gradebook: {}", summary.graded,
+                    summary.total_seconds, summary.build_seconds, summary.grading_seconds,
                     summary.gradebook.string()));
     return summary;
 }

@@ -43,6 +43,9 @@ struct BatchSummary {
     std::size_t failed = 0;              // rows with status build_failed or error
     std::vector<std::string> warnings;   // folders ignored, roster mismatches, files not where expected
     std::filesystem::path gradebook;
+    double build_seconds = 0.0;    // the parallel builds
+    double grading_seconds = 0.0;  // the students' cases (the GPU's share of the batch)
+    double total_seconds = 0.0;
 };
 
 // Throws UsageError for bad options or course files (before anything is graded), std::runtime_error when the
