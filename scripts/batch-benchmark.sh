@@ -29,9 +29,12 @@ done
 echo "class: $students students x 3 exercises from tests/fixtures" | tee "$figures"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | tee -a "$figures"
 
-# cugrade's own peak memory (VmHWM of its process, not its children's), sampled until it exits.
+# cugrade's own peak memory (VmHWM of its process, not its children's), sampled until it exits. Arguments: the
+# files for its standard output and error, then the command.
 run_measured() {
-    "$@" &
+    local stdout=$1 stderr=$2
+    shift 2
+    "$@" > "$stdout" 2> "$stderr" &
     local pid=$! peak=0 hwm
     while kill -0 "$pid" 2>/dev/null; do
         hwm=$(awk '/^VmHWM/ {print $2}' "/proc/$pid/status" 2>/dev/null || echo 0)
@@ -49,8 +52,8 @@ if command -v nvidia-smi >/dev/null; then
     sampler=$!
 fi
 start=$(date +%s.%N)
-run_measured "$cugrade" grade "$out/class" -o "$out/results" --cache-dir "$out/cache" --require-sandbox none \
-    2> "$out/grade.log" > "$out/grade.txt"
+run_measured "$out/grade.txt" "$out/grade.log" \
+    "$cugrade" grade "$out/class" -o "$out/results" --cache-dir "$out/cache" --require-sandbox none
 end=$(date +%s.%N)
 [ -n "${sampler:-}" ] && kill "$sampler" 2>/dev/null
 grep -E "^cugrade: graded" "$out/grade.log" | tee -a "$figures"
