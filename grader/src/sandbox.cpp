@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <csignal>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -490,7 +491,10 @@ const char* SandboxLaunch::enter_namespaces() const noexcept {
     if (ruleset_fd_ >= 0 && private_shm_ && !allow_writable(ruleset_fd_, landlock_abi_, "/dev/shm")) {
         return "landlock_add_rule failed for /dev/shm";
     }
-    const pid_t program = ::fork();
+    // A raw clone, not fork(): this process was itself made by a raw clone (namespaces.cpp), which runs none of the
+    // C library's fork handlers, so a lock another thread of cugrade held at that moment (malloc's) stays held here,
+    // and fork() would wait on it forever.
+    const pid_t program = static_cast<pid_t>(::syscall(SYS_clone, SIGCHLD, nullptr, nullptr, nullptr, nullptr));
     if (program < 0) {
         return "cannot start the program in its pid namespace";
     }
