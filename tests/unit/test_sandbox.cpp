@@ -670,3 +670,42 @@ TEST_CASE("containment is full with bubblewrap or with Landlock and a pid namesp
     CHECK(containment_from_string("files") == Containment::files);
     CHECK_FALSE(containment_from_string("most"));
 }
+
+TEST_CASE("sandboxes started from many threads at once, while others allocate, all start and end") {
+    // A batch builds on every core: each start must be safe while other threads hold the C library's locks (the
+    // kernel mode starts its program with raw clones, which run none of its fork handlers).
+    const Mode mode = GENERATE(Mode::bubblewrap, Mode::kernel);
+    INFO("mode: " << sandbox_mode_name(mode));
+    if (!usable(mode)) {
+        return;
+    }
+    const Scene& s = scene();
+    const SandboxPolicy policy = s.policy(mode);
+    std::atomic<bool> stop{false};
+    std::atomic<int> started{0}, succeeded{0};
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 4; ++t) {
+        threads.emplace_back([&] {  // allocating all the time, as the other builds' output readers do
+            while (!stop) {
+                std::vector<std::string> churn(64, std::string(4096, 'x'));
+            }
+        });
+    }
+    for (int t = 0; t < 8; ++t) {
+        threads.emplace_back([&] {
+            for (int i = 0; i < 6; ++i) {
+                ++started;
+                succeeded += s.run(policy, {"print", "1"}, 30s).status.success();
+            }
+        });
+    }
+    for (std::size_t t = 4; t < threads.size(); ++t) {
+        threads[t].join();
+    }
+    stop = true;
+    for (std::size_t t = 0; t < 4; ++t) {
+        threads[t].join();
+    }
+    CHECK(started == 48);
+    CHECK(succeeded == 48);
+}
