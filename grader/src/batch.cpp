@@ -50,14 +50,7 @@ std::string course_revision(const Course& course, const Exercise& exercise, cons
          {exercise.contract_header, exercise.harness_source, exercise.reference_source, rubric.file}) {
         revision += fmt::format("  {} {}\n", file.filename().string(), file_digest(file));
     }
-    std::vector<fs::path> common;
-    for (const auto& entry : fs::recursive_directory_iterator(course.common_dir())) {
-        if (entry.is_regular_file()) {
-            common.push_back(entry.path());
-        }
-    }
-    std::sort(common.begin(), common.end());
-    for (const auto& file : common) {
+    for (const auto& file : regular_files_under(course.common_dir())) {
         revision += fmt::format("  common/{} {}\n", file.lexically_relative(course.common_dir()).string(),
                                 file_digest(file));
     }
@@ -140,16 +133,6 @@ std::vector<std::string> file_notes(const ExercisePlan& plan, const FoundFile& f
                                     fmt::join(found.near_misses, ", ")));
     }
     return notes;
-}
-
-ExerciseReport failed_exercise(const ExercisePlan& plan, const fs::path& shown, const std::string& why) {
-    ExerciseReport failed;
-    failed.exercise = plan.exercise.name;
-    failed.title = plan.exercise.title;
-    failed.submission = shown;
-    failed.rubric = plan.rubric.file;
-    failed.error = why;
-    return failed;
 }
 
 // The gradebook's view of one student: row.json in the student's folder.
@@ -604,7 +587,8 @@ BatchSummary grade_class(const Course& course, const BatchOptions& options) {
                 report.exercises.push_back(grade_exercise(
                     context, plan.exercise, plan.rubric, read_submission(student.folder, plan.exercise.submission_file)));
             } catch (const std::exception& e) {
-                report.exercises.push_back(failed_exercise(plan, found.path, e.what()));
+                report.exercises.push_back(failed_exercise(plan.exercise.name, plan.exercise.title, found.path,
+                                                           plan.rubric.file, e.what()));
             }
         }
         const nlohmann::json row = student_row(student, plans, report, notes);

@@ -145,14 +145,7 @@ HarnessBuild build_harness(const Exercise& exercise, const Toolchain& toolchain,
     key.add_file_digest(exercise.harness_source)
         .add_file_digest(exercise.reference_source)
         .add_file_digest(exercise.contract_header);
-    std::vector<fs::path> common_files;
-    for (const auto& file : fs::recursive_directory_iterator(exercise.directory.parent_path() / "common")) {
-        if (file.is_regular_file()) {
-            common_files.push_back(file.path());
-        }
-    }
-    std::sort(common_files.begin(), common_files.end());
-    for (const auto& file : common_files) {
+    for (const auto& file : regular_files_under(exercise.directory.parent_path() / "common")) {
         key.add_file_digest(file);
     }
     CacheEntry entry(options.cache_dir, "harness-" + exercise.name, key);

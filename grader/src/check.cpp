@@ -135,13 +135,8 @@ Report check(const Course& course, const CheckOptions& options) {
             report.exercises.push_back(grade_exercise(context, a.exercise, a.rubric, a.submission));
         } catch (const std::exception& e) {
             // One exercise's failure must not lose the others' results.
-            ExerciseReport failed;
-            failed.exercise = a.exercise.name;
-            failed.title = a.exercise.title;
-            failed.submission = a.submission.shown;
-            failed.rubric = a.rubric.file;
-            failed.error = e.what();
-            report.exercises.push_back(std::move(failed));
+            report.exercises.push_back(
+                failed_exercise(a.exercise.name, a.exercise.title, a.submission.shown, a.rubric.file, e.what()));
         }
     }
     return report;

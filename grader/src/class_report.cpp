@@ -15,26 +15,12 @@
 namespace cugrade {
 namespace {
 
-std::string html(const std::string& raw) {
-    std::string out;
-    for (const char c : valid_utf8(raw)) {
-        switch (c) {
-            case '&': out += "&amp;"; break;
-            case '<': out += "&lt;"; break;
-            case '>': out += "&gt;"; break;
-            case '"': out += "&quot;"; break;
-            default: out += c;
-        }
-    }
-    return out;
-}
-
 // A bar chart of `counts` under `labels`, as inline SVG.
 std::string bar_chart(const std::vector<std::size_t>& counts, const std::vector<std::string>& labels,
                       const std::string& caption) {
     const std::size_t most = std::max<std::size_t>(1, *std::max_element(counts.begin(), counts.end()));
     const int bar = 48, gap = 8, height = 160, base = height + 20;
-    std::string svg = fmt::format("<svg role=\"img\" aria-label=\"{}\" width=\"{}\" height=\"{}\">", html(caption),
+    std::string svg = fmt::format("<svg role=\"img\" aria-label=\"{}\" width=\"{}\" height=\"{}\">", markup_text(caption),
                                   counts.size() * (bar + gap) + gap, base + 30);
     for (std::size_t i = 0; i < counts.size(); ++i) {
         const int h = static_cast<int>(std::lround(static_cast<double>(counts[i]) / most * height));
@@ -43,7 +29,7 @@ std::string bar_chart(const std::vector<std::size_t>& counts, const std::vector<
         svg += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" font-size=\"12\">{}</text>", x + bar / 2,
                            base - h - 4, counts[i]);
         svg += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" font-size=\"11\">{}</text>", x + bar / 2,
-                           base + 16, html(labels[i]));
+                           base + 16, markup_text(labels[i]));
     }
     return svg + "</svg>";
 }
@@ -64,7 +50,7 @@ std::string speed_plot(const std::vector<std::pair<std::string, double>>& values
     const int width = 640, left = 20, top = 20, height = 60;
     const auto x = [&](double v) { return left + (std::log10(v) - low) / std::max(1e-9, high - low) * width; };
     std::string svg = fmt::format("<svg role=\"img\" aria-label=\"speed ({})\" width=\"{}\" height=\"{}\">",
-                                  html(metric), width + 2 * left, top + height + 40);
+                                  markup_text(metric), width + 2 * left, top + height + 40);
     svg += fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"#333\"/>", left, top + height,
                        left + width, top + height);
     for (const double bound : bounds) {
@@ -76,7 +62,7 @@ std::string speed_plot(const std::vector<std::pair<std::string, double>>& values
     for (std::size_t i = 0; i < values.size(); ++i) {
         svg += fmt::format("<circle cx=\"{:.1f}\" cy=\"{}\" r=\"4\" fill=\"#4a7ab8\" fill-opacity=\"0.7\">"
                            "<title>{}: {:.3g}</title></circle>",
-                           x(values[i].second), top + 10 + (i * 7) % (height - 20), html(values[i].first),
+                           x(values[i].second), top + 10 + (i * 7) % (height - 20), markup_text(values[i].first),
                            values[i].second);
     }
     return svg + "</svg>";
@@ -121,7 +107,7 @@ std::string class_report_html(const std::string& title, const std::vector<ClassR
         "<style>body{{font-family:sans-serif;margin:2em;max-width:60em}}table{{border-collapse:collapse;margin:1em 0}}"
         "td,th{{border:1px solid #ccc;padding:2px 8px;text-align:right}}td:first-child,th:first-child"
         "{{text-align:left}}h2{{margin-top:2em}}</style></head><body>\n<h1>{0}</h1>\n",
-        html(title));
+        markup_text(title));
 
     // The score distribution, in tenths of the points possible.
     std::vector<std::size_t> bins(10, 0);
@@ -138,12 +124,12 @@ std::string class_report_html(const std::string& title, const std::vector<ClassR
     page += "<table id=\"totals\"><tr><th>student</th><th>total</th><th>status</th></tr>\n";
     for (const auto& s : students) {
         page += fmt::format("<tr data-id=\"{0}\"><td>{0}</td><td class=\"total\">{1}</td><td>{2}</td></tr>\n",
-                            html(s.id), format_points(s.total), html(s.status));
+                            markup_text(s.id), format_points(s.total), markup_text(s.status));
     }
     page += "</table>\n";
 
     for (const auto& exercise : exercises) {
-        page += fmt::format("<h2>{}</h2>\n", html(exercise.name));
+        page += fmt::format("<h2>{}</h2>\n", markup_text(exercise.name));
         std::map<std::string, std::size_t> statuses;
         std::vector<std::string> case_order;
         std::map<std::string, std::pair<std::size_t, std::size_t>> rates;  // case -> (correct, graded)
@@ -193,13 +179,13 @@ std::string class_report_html(const std::string& title, const std::vector<ClassR
         }
         page += "<h3>Statuses</h3>\n<table class=\"statuses\"><tr><th>status</th><th>students</th></tr>\n";
         for (const auto& [status, count] : statuses) {
-            page += fmt::format("<tr><td>{}</td><td>{}</td></tr>\n", html(status), count);
+            page += fmt::format("<tr><td>{}</td><td>{}</td></tr>\n", markup_text(status), count);
         }
         page += "</table>\n<h3>Pass rate of each case</h3>\n<table class=\"rates\"><tr><th>case</th><th>correct</th>"
                 "<th>graded</th><th>rate</th></tr>\n";
         for (const auto& id : case_order) {
             const auto [correct, graded] = rates[id];
-            page += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n", html(id), correct, graded,
+            page += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n", markup_text(id), correct, graded,
                                 graded > 0 ? fmt::format("{:.0f}%", 100.0 * correct / graded) : "–");
         }
         page += fmt::format("</table>\n<h3>Speed ({})</h3>\n{}\n",
@@ -209,12 +195,12 @@ std::string class_report_html(const std::string& title, const std::vector<ClassR
         page += "<h3>Build failures</h3>\n";
         page += build_failures.empty() ? std::string("<p>None.</p>\n")
                                        : fmt::format("<p class=\"build-failures\">{}</p>\n",
-                                                     html(fmt::format("{}", fmt::join(build_failures, ", "))));
+                                                     markup_text(fmt::format("{}", fmt::join(build_failures, ", "))));
         page += "<h3>Identical submissions (comments and whitespace aside)</h3>\n";
         bool any = false;
         for (const auto& [source, ids] : identical) {
             if (ids.size() > 1) {
-                page += fmt::format("<p class=\"identical\">{}</p>\n", html(fmt::format("{}", fmt::join(ids, ", "))));
+                page += fmt::format("<p class=\"identical\">{}</p>\n", markup_text(fmt::format("{}", fmt::join(ids, ", "))));
                 any = true;
             }
         }

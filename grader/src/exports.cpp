@@ -37,27 +37,6 @@ std::string case_score_status(const ScoredCase& c) {
                                                                                                    : "failed";
 }
 
-// XML 1.0 text: the five special characters escaped, the control characters it cannot hold dropped.
-std::string xml_escaped(const std::string& raw) {
-    const std::string text = valid_utf8(raw);
-    std::string out;
-    for (const char ch : text) {
-        const auto c = static_cast<unsigned char>(ch);
-        switch (ch) {
-            case '&': out += "&amp;"; break;
-            case '<': out += "&lt;"; break;
-            case '>': out += "&gt;"; break;
-            case '"': out += "&quot;"; break;
-            case '\'': out += "&apos;"; break;
-            default:
-                if (c >= 0x20 || ch == '\t' || ch == '\n' || ch == '\r') {
-                    out += ch;
-                }
-        }
-    }
-    return out;
-}
-
 }  // namespace
 
 std::string feedback_markdown(const Report& report, const std::string& student_note) {
@@ -115,10 +94,10 @@ std::string junit_xml(const Report& report) {
         std::string cases;
         for (std::size_t i = 0; i < exercise.cases.size(); ++i) {
             const ScoredCase& c = exercise.cases[i];
-            cases += fmt::format("    <testcase classname=\"{}\" name=\"{}\">\n", xml_escaped(exercise.exercise),
-                                 xml_escaped(shown[i].name));
-            const std::string message = xml_escaped(to_string(c.status));
-            const std::string detail = xml_escaped(shown[i].detail);
+            cases += fmt::format("    <testcase classname=\"{}\" name=\"{}\">\n", markup_text(exercise.exercise),
+                                 markup_text(shown[i].name));
+            const std::string message = markup_text(to_string(c.status));
+            const std::string detail = markup_text(shown[i].detail);
             if (c.status == Status::skipped) {
                 ++skipped;
                 cases += fmt::format("      <skipped message=\"{}\"/>\n", detail.empty() ? message : detail);
@@ -135,10 +114,10 @@ std::string junit_xml(const Report& report) {
             ++errors;
             cases += fmt::format("    <testcase classname=\"{0}\" name=\"grading\">\n      <error message=\"{1}\">{1}"
                                  "</error>\n    </testcase>\n",
-                                 xml_escaped(exercise.exercise), xml_escaped(*exercise.error));
+                                 markup_text(exercise.exercise), markup_text(*exercise.error));
         }
         xml += fmt::format("  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"{}\" skipped=\"{}\">\n",
-                           xml_escaped(exercise.exercise), exercise.cases.size() + (exercise.error ? 1 : 0), failures,
+                           markup_text(exercise.exercise), exercise.cases.size() + (exercise.error ? 1 : 0), failures,
                            errors, skipped);
         xml += cases + "  </testsuite>\n";
     }

@@ -27,6 +27,17 @@ std::string file_digest(const fs::path& path) {
     return fmt::format("{} bytes, fnv1a64 {}", bytes.size(), hex64(fnv1a64(bytes)));
 }
 
+std::vector<fs::path> regular_files_under(const fs::path& folder) {
+    std::vector<fs::path> files;
+    for (const auto& entry : fs::recursive_directory_iterator(folder)) {
+        if (entry.is_regular_file()) {
+            files.push_back(entry.path());
+        }
+    }
+    std::sort(files.begin(), files.end());
+    return files;
+}
+
 void write_file(const fs::path& path, const std::string& text) {
     std::ofstream out(path, std::ios::binary);
     out << text;

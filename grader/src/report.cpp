@@ -8,6 +8,18 @@
 #include "text_safety.hpp"
 
 namespace cugrade {
+ExerciseReport failed_exercise(const std::string& exercise, const std::string& title,
+                               const std::filesystem::path& submission, const std::filesystem::path& rubric,
+                               const std::string& why) {
+    ExerciseReport failed;
+    failed.exercise = exercise;
+    failed.title = title;
+    failed.submission = submission;
+    failed.rubric = rubric;
+    failed.error = why;
+    return failed;
+}
+
 std::vector<ShownCase> shown_cases(const ExerciseReport& exercise, const ReportOptions& options) {
     std::vector<ShownCase> shown;
     int hidden = 0;

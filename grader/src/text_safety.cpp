@@ -82,4 +82,22 @@ nlohmann::json valid_json_text(const nlohmann::json& json) {
     return json;
 }
 
+std::string markup_text(const std::string& raw) {
+    std::string out;
+    for (const char ch : valid_utf8(raw)) {
+        switch (ch) {
+            case '&': out += "&amp;"; break;
+            case '<': out += "&lt;"; break;
+            case '>': out += "&gt;"; break;
+            case '"': out += "&quot;"; break;
+            case '\'': out += "&apos;"; break;
+            default:
+                if (static_cast<unsigned char>(ch) >= 0x20 || ch == '\t' || ch == '\n' || ch == '\r') {
+                    out += ch;
+                }
+        }
+    }
+    return out;
+}
+
 }  // namespace cugrade

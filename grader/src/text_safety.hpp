@@ -15,6 +15,10 @@ std::string valid_utf8(const std::string& text);
 // cursor, clear the screen or retitle the terminal of the person reading the report.
 std::string terminal_text(const std::string& text);
 
+// Text for XML and HTML (JUnit files, the class report): valid_utf8, the five special characters escaped, and the
+// control characters XML 1.0 cannot hold dropped.
+std::string markup_text(const std::string& text);
+
 // valid_utf8 applied to every string of a JSON document, keys included.
 nlohmann::json valid_json_text(const nlohmann::json& json);
 

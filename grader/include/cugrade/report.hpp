@@ -49,6 +49,11 @@ struct ExerciseReport {
     Outcome outcome() const;
 };
 
+// The report of an exercise cugrade could not grade: its cases carry no verdict, `why` says what went wrong.
+ExerciseReport failed_exercise(const std::string& exercise, const std::string& title,
+                               const std::filesystem::path& submission, const std::filesystem::path& rubric,
+                               const std::string& why);
+
 struct Report {
     std::string cugrade_version;
     GpuInfo gpu;
