@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -412,6 +413,8 @@ std::string broken_contract(const CaseCalls<Entry>& calls, const InputSnapshot& 
     return variant < static_cast<int>(inputs.size()) ? inputs.changed(static_cast<std::size_t>(variant)) : "";
 }
 
+inline void use_gpu(const char* use);
+
 template <class Entry>
 CaseOutcome run_calls(const Case& c, const CaseCalls<Entry>& calls) {
     Stream stream;
@@ -449,6 +452,7 @@ CaseOutcome run_calls(const Case& c, const CaseCalls<Entry>& calls) {
         if (std::string problem = checked_call(calls.reference, 0, "the reference's call"); !problem.empty()) {
             return {protocol::status_harness_error, problem, {}};
         }
+        use_gpu("exclusive");  // nobody else's cases on the GPU while the clocks run
         SampleTimer timer;
         SpeedResult speed;
         try {
@@ -505,9 +509,9 @@ class Channel {
 public:
     Channel() {
         const char* fd_text = std::getenv(protocol::result_fd_env);
-        const int fd = fd_text != nullptr ? std::atoi(fd_text) : -1;
+        fd_ = fd_text != nullptr ? std::atoi(fd_text) : -1;
         // Without the grader (a person running the harness by hand) results go to stderr.
-        out_ = fd > 2 ? fdopen(fd, "w") : stderr;
+        out_ = fd_ > 2 ? fdopen(fd_, "w") : stderr;
         if (out_ == nullptr) {
             out_ = stderr;
         }
@@ -528,10 +532,45 @@ public:
         std::fflush(out_);
     }
 
+    // A batch's GPU sharing (protocol.hpp): asks for the GPU and waits until the grader grants it. Without the grader
+    // gone there is nothing left to report to, so the harness ends.
+    void use_gpu(const char* use) {
+        if (!gpu_gate_) {
+            return;
+        }
+        send({{"event", "gpu"}, {"use", use}});
+        if (std::strcmp(use, "none") == 0) {
+            return;
+        }
+        char granted = 0;
+        ssize_t got = 0;
+        do {
+            got = ::read(fd_, &granted, 1);
+        } while (got < 0 && errno == EINTR);
+        if (got != 1 || granted != protocol::gpu_granted) {
+            std::_Exit(protocol::exit_fatal);
+        }
+    }
+
+    void set_gpu_gate(bool on) { gpu_gate_ = on && fd_ > 2; }
+
 private:
+    int fd_ = -1;
     std::FILE* out_;
     std::string token_;
+    bool gpu_gate_ = false;
 };
+
+inline Channel*& active_channel() {
+    static Channel* channel = nullptr;
+    return channel;
+}
+
+inline void use_gpu(const char* use) {
+    if (Channel* channel = active_channel(); channel != nullptr) {
+        channel->use_gpu(use);
+    }
+}
 
 // Takes away from the checker what it has no use for, before any of the submission's device code runs in it.
 // Returns the protections that applied, in the report's words.
@@ -605,6 +644,7 @@ inline int run_plan(int argc, char** argv, const std::function<CaseOutcome(const
         deny_processes = plan.value("deny_processes", true);
         skip_exit_handlers = plan.value("skip_exit_handlers", true);
         device_code = plan.value("device_code", std::string());
+        channel.set_gpu_gate(plan.value("gpu_gate", false));
     } catch (const std::exception& e) {
         channel.send({{"event", "fatal"}, {"detail", std::string("cannot read the plan: ") + e.what()}});
         return protocol::exit_usage;
@@ -634,8 +674,10 @@ inline int run_plan(int argc, char** argv, const std::function<CaseOutcome(const
     }
     channel.send({{"event", "ready"}, {"protections", protections}});
 
+    active_channel() = &channel;
     for (const Case& c : cases) {
         channel.send({{"event", "start"}, {"case", c.id}});
+        channel.use_gpu("shared");  // the grader gives it back at the case's result
         CaseOutcome outcome;
         try {
             outcome = run_case(c);

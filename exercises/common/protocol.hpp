@@ -1,13 +1,19 @@
 // The contract between the grader and an exercise's harness process. Both sides include this file, so a field
 // renamed here is renamed everywhere.
 //
-// The grader starts the harness as `harness PLAN.json` with the write end of a pipe as file descriptor
-// result_fd_env names. The harness writes one JSON object per line to it, each with the run's "token":
+// The grader starts the harness as `harness PLAN.json` with one end of a socket as file descriptor result_fd_env
+// names. The harness writes one JSON object per line to it, each with the run's "token":
 //   {"event":"ready","protections":[...]}               CUDA is initialised; per-case clocks start now
 //   {"event":"start","case":ID}                         the case ID begins
+//   {"event":"gpu","use":U}                             only when the plan has "gpu_gate": true (see below)
 //   {"event":"result","case":ID,"status":S,"detail":D,"measurements":{...}}
 //   {"event":"fatal","detail":D}                        the harness cannot go on (not the submission's fault)
 // The submission's stdout and stderr never reach this channel.
+//
+// A batch shares a GPU between the harnesses of several submissions (grader's gpu_gate.hpp). Before a case's calls
+// the harness asks for the GPU with use "shared", before a speed test's sampling with "exclusive", and gives it back
+// with "none"; after asking for "shared" or "exclusive" it waits for one byte (gpu_granted) on the same descriptor.
+// The grader gives back whatever a harness held when its case ends or the process does.
 #pragma once
 
 namespace cugrade::protocol {
@@ -19,6 +25,8 @@ inline constexpr const char* token_env = "CUGRADE_TOKEN";
 // The channel between the harness (the checker) and the submission's runner (capture/runner.hpp): the descriptor
 // each of the two processes finds named in this variable.
 inline constexpr const char* runner_fd_env = "CUGRADE_RUNNER_FD";
+
+inline constexpr char gpu_granted = 'g';
 
 // Exit codes of the harness process.
 inline constexpr int exit_done = 0;     // every case in the plan reported

@@ -4,6 +4,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <linux/close_range.h>
 #include <sys/wait.h>
@@ -27,6 +28,8 @@ namespace cugrade {
 namespace {
 
 constexpr int channel_fd_in_child = 3;
+// From fork to exec: the sandbox's set-up, a few milliseconds on an idle machine.
+constexpr int start_seconds = 120;
 constexpr int peer_fd_in_child = 4;
 
 // The process groups cugrade has running, so that an interrupted cugrade takes them down with it. Signal handlers
@@ -73,6 +76,15 @@ std::array<int, 2> make_pipe() {
     std::array<int, 2> fds{};
     if (::pipe2(fds.data(), O_CLOEXEC) != 0) {
         throw std::runtime_error(fmt::format("cannot create a pipe: {}", std::strerror(errno)));
+    }
+    return fds;
+}
+
+// Both ends read and write: the result channel, on which the grader also answers the harness.
+std::array<int, 2> make_socket_pair() {
+    std::array<int, 2> fds{};
+    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds.data()) != 0) {
+        throw std::runtime_error(fmt::format("cannot create a socket pair: {}", std::strerror(errno)));
     }
     return fds;
 }
@@ -193,7 +205,7 @@ ChildProcess::ChildProcess(const ProcessOptions& options) : output_limit_(option
     argv.push_back(nullptr);
 
     auto output = make_pipe();
-    auto channel = options.result_channel ? make_pipe() : std::array<int, 2>{-1, -1};
+    auto channel = options.result_channel ? make_socket_pair() : std::array<int, 2>{-1, -1};
     // Carries a ChildFailure if the child cannot exec; closes by itself (O_CLOEXEC) when exec succeeds.
     auto exec_error = make_pipe();
 
@@ -271,11 +283,35 @@ ChildProcess::ChildProcess(const ProcessOptions& options) : output_limit_(option
     output_fd_ = output[0];
     channel_fd_ = channel[0];
 
+    // Until exec the child runs cugrade's own code (the sandbox's set-up); should that ever hang, the start fails
+    // instead of the grading.
     ChildFailure failure;
     ssize_t got = 0;
-    do {
-        got = ::read(exec_error[0], &failure, sizeof failure);
-    } while (got < 0 && errno == EINTR);
+    pollfd started{exec_error[0], POLLIN, 0};
+    const auto give_up = Clock::now() + std::chrono::seconds(start_seconds);
+    while (true) {
+        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(give_up - Clock::now()).count();
+        const int ready = ::poll(&started, 1, static_cast<int>(std::max<long long>(left, 0)));
+        if (ready < 0 && errno == EINTR) {
+            continue;
+        }
+        if (ready == 0) {
+            ::kill(-pid_, SIGKILL);
+            ::kill(pid_, SIGKILL);
+            ::waitpid(pid_, nullptr, 0);
+            forget_group(pid_);
+            pid_ = -1;
+            ::close(exec_error[0]);
+            close_fd(output_fd_);
+            close_fd(channel_fd_);
+            throw std::runtime_error(fmt::format("cannot start '{}': it did not get as far as running within {} s",
+                                                 options.argv[0], start_seconds));
+        }
+        do {
+            got = ::read(exec_error[0], &failure, sizeof failure);
+        } while (got < 0 && errno == EINTR);
+        break;
+    }
     ::close(exec_error[0]);
     if (got > 0) {
         ::waitpid(pid_, nullptr, 0);
@@ -313,6 +349,23 @@ ChildProcess::~ChildProcess() {
     }
     close_fd(output_fd_);
     close_fd(channel_fd_);
+}
+
+bool ChildProcess::reply(std::string_view bytes) {
+    if (channel_fd_ < 0) {
+        return false;
+    }
+    while (!bytes.empty()) {
+        const ssize_t sent = ::send(channel_fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL);
+        if (sent < 0 && errno == EINTR) {
+            continue;
+        }
+        if (sent <= 0) {
+            return false;
+        }
+        bytes.remove_prefix(static_cast<std::size_t>(sent));
+    }
+    return true;
 }
 
 void ChildProcess::kill_group() {

@@ -193,7 +193,9 @@ private:
             plan_cases.push_back(&cases_[i]);
         }
         const fs::path plan_file = options_.work_dir / fmt::format("plan-{}.json", run_.processes + 1);
-        std::ofstream(plan_file) << make_plan(plan_cases, rubric_, /*skip_exit_handlers=*/launcher.empty(), options_.device_code).dump(2);
+        nlohmann::json plan = make_plan(plan_cases, rubric_, /*skip_exit_handlers=*/launcher.empty(), options_.device_code);
+        plan["gpu_gate"] = options_.gpu_gate != nullptr;
+        std::ofstream(plan_file) << plan.dump(2);
 
         // The submission's host code runs in a runner of its own, without a GPU, over a channel to the harness.
         std::unique_ptr<ChildProcess> runner;
@@ -222,6 +224,7 @@ private:
         process.argv.push_back(plan_file.string());
         process.working_directory = options_.work_dir;
         process.result_channel = true;
+        process.environment = options_.environment;
         process.environment.emplace_back(protocol::token_env, token);
         process.sandbox = options_.sandbox;
         process.sandbox.work_dir = options_.work_dir;
@@ -236,6 +239,7 @@ private:
         }
         ++run_.processes;
 
+        GpuGate::Hold gpu(options_.gpu_gate);  // what this process holds of a shared GPU
         constexpr std::size_t none = static_cast<std::size_t>(-1);
         std::size_t current = none;  // the case the harness is running
         std::optional<std::string> fatal;
@@ -284,7 +288,19 @@ private:
                 current = index_of_[id];
                 started_any = true;
                 deadline = after(cases_[current].case_seconds);
+            } else if (event == "gpu" && options_.gpu_gate != nullptr) {
+                const std::string use = record.value("use", "");
+                const GpuGate::Use wanted = use == "shared"      ? GpuGate::Use::shared
+                                            : use == "exclusive" ? GpuGate::Use::exclusive
+                                                                 : GpuGate::Use::none;
+                gpu.change(wanted);
+                if (wanted != GpuGate::Use::none) {
+                    child.reply(std::string(1, protocol::gpu_granted));
+                    // Waiting for the GPU is not the case's time.
+                    deadline = after(current != none ? cases_[current].case_seconds : startup_seconds);
+                }
             } else if (event == "result" && current != none && id == cases_[current].id) {
+                gpu.change(GpuGate::Use::none);
                 CaseResult result;
                 result.status = status_from_string(record.value("status", "")).value_or(Status::harness_error);
                 result.detail = record.value("detail", "");
@@ -298,6 +314,7 @@ private:
                 fatal = record.value("detail", "the harness stopped");
             }
         }
+        gpu.change(GpuGate::Use::none);
         ExitStatus status = child.finish(after(5.0));
         status.timed_out = status.timed_out || killed_at_deadline;
         std::string output = child.output();
@@ -364,6 +381,7 @@ std::optional<std::string> gpu_unusable(const fs::path& program, const RunOption
     ProcessOptions process;
     process.argv = {fs::absolute(program).string(), plan_file.string()};
     process.working_directory = options.work_dir;
+    process.environment = options.environment;
     process.sandbox = options.sandbox;
     process.sandbox.work_dir = options.work_dir;
     const ProcessResult result = run_process(process, std::chrono::duration<double>(options.startup_seconds));

@@ -8,6 +8,8 @@
 //   forge  writes "passed" records without the run's token and with a wrong one, then reports a wrong answer
 //   leak   prints the extents of every case this process has run so far (as a submission could, from a static),
 //          then reports passed
+//   timed  asks for the GPU alone (a speed test), then reports passed
+// With "gpu_gate" in the plan each case first asks for the GPU as the real harness does, and waits for the grant.
 // Every genuine record carries the run's token, as the real harness's do; "ready" names one protection.
 // A plan with any case id starting with "early" makes the harness abort before it is ready.
 #include <signal.h>
@@ -37,18 +39,29 @@ void send(std::FILE* channel, nlohmann::json record) {
 
 bool starts_with(const std::string& text, const char* prefix) { return text.rfind(prefix, 0) == 0; }
 
+// Asks for the GPU and waits for the grader's grant (protocol.hpp).
+void use_gpu(std::FILE* channel, int fd, const char* use) {
+    send(channel, {{"event", "gpu"}, {"use", use}});
+    char granted = 0;
+    if (::read(fd, &granted, 1) != 1 || granted != cugrade::protocol::gpu_granted) {
+        std::_Exit(cugrade::protocol::exit_fatal);
+    }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
     if (argc != 2) {
         return cugrade::protocol::exit_usage;
     }
-    std::FILE* channel = fdopen(std::atoi(std::getenv(cugrade::protocol::result_fd_env)), "w");
+    const int channel_fd = std::atoi(std::getenv(cugrade::protocol::result_fd_env));
+    std::FILE* channel = fdopen(channel_fd, "w");
     if (const char* value = std::getenv(cugrade::protocol::token_env); value != nullptr) {
         token = value;
     }
     std::ifstream plan_file(argv[1]);
     const auto plan = nlohmann::json::parse(plan_file);
+    const bool gpu_gate = plan.value("gpu_gate", false);
     for (const auto& c : plan["cases"]) {
         if (starts_with(c["id"].get<std::string>(), "early")) {
             std::abort();
@@ -60,6 +73,9 @@ int main(int argc, char** argv) {
         const std::string id = c["id"];
         seen += c["shape"].dump() + " ";
         send(channel, {{"event", "start"}, {"case", id}});
+        if (gpu_gate) {
+            use_gpu(channel, channel_fd, starts_with(id, "timed") ? "exclusive" : "shared");
+        }
         if (starts_with(id, "crash")) {
             ::raise(SIGSEGV);
         } else if (starts_with(id, "hang")) {
@@ -85,7 +101,7 @@ int main(int argc, char** argv) {
             std::fflush(stdout);
             send(channel, {{"event", "result"}, {"case", id}, {"status", "wrong_answer"}, {"detail", "wrong"}});
         } else {
-            const bool pass = starts_with(id, "pass");
+            const bool pass = starts_with(id, "pass") || starts_with(id, "timed");
             send(channel, {{"event", "result"}, {"case", id}, {"status", pass ? "passed" : "wrong_answer"},
                            {"detail", pass ? "" : "expected 1, got 2"}});
         }

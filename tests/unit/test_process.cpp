@@ -76,6 +76,24 @@ TEST_CASE("the result channel is apart from the output") {
     CHECK(child.output() == "printed\n");
 }
 
+TEST_CASE("the grader answers on the result channel") {
+    ProcessOptions options;
+    options.argv = {"/bin/sh", "-c",
+                    "echo '{\"event\":\"gpu\"}' >&$CUGRADE_RESULT_FD; "
+                    "answer=$(head -c 1 <&$CUGRADE_RESULT_FD); echo \"got $answer\" >&$CUGRADE_RESULT_FD"};
+    options.result_channel = true;
+    ChildProcess child(options);
+    std::string line;
+    REQUIRE(child.next_line(line, Clock::now() + 5s) == ChildProcess::Next::line);
+    CHECK(line == "{\"event\":\"gpu\"}");
+    CHECK(child.reply("g"));
+    REQUIRE(child.next_line(line, Clock::now() + 5s) == ChildProcess::Next::line);
+    CHECK(line == "got g");
+    CHECK(child.next_line(line, Clock::now() + 5s) == ChildProcess::Next::closed);
+    CHECK(child.finish(Clock::now() + 5s).success());
+    CHECK_FALSE(child.reply("g"));
+}
+
 namespace {
 
 // True once `pid` is gone or a zombie: it runs no more.

@@ -2,7 +2,10 @@
 #include "catch.hpp"
 #include "cugrade/run.hpp"
 
+#include <chrono>
 #include <filesystem>
+#include <future>
+#include <thread>
 
 namespace {
 
@@ -21,13 +24,23 @@ std::vector<CasePlan> plans(const std::vector<std::string>& ids) {
     return cases;
 }
 
-RunResult run_plans(const std::vector<CasePlan>& cases) {
-    const auto dir = std::filesystem::temp_directory_path() / "cugrade-test-run";
+RunResult run_plans(const std::vector<CasePlan>& cases, GpuGate* gate = nullptr, const std::string& folder = "") {
+    const auto dir = std::filesystem::temp_directory_path() / ("cugrade-test-run" + folder);
     std::filesystem::create_directories(dir);
     RunOptions options;
     options.work_dir = dir;
     options.startup_seconds = 5.0;
+    options.gpu_gate = gate;
     return run_cases(CUGRADE_SCRIPTED_HARNESS, cases, Rubric{}, options);
+}
+
+// A run of the scripted harness on a shared GPU, in a thread of its own (each in a folder of its own).
+std::future<RunResult> run_beside(const std::vector<std::string>& ids, GpuGate& gate, const std::string& folder) {
+    return std::async(std::launch::async, [ids, &gate, folder] { return run_plans(plans(ids), &gate, folder); });
+}
+
+bool still_running(const std::future<RunResult>& run, std::chrono::milliseconds wait) {
+    return run.wait_for(wait) == std::future_status::timeout;
 }
 
 RunResult run(const std::vector<std::string>& ids) { return run_plans(plans(ids)); }
@@ -111,4 +124,64 @@ TEST_CASE("the first racecheck hazard becomes one line") {
           "Write Thread (96,0,0) at partial_sums(const float *, unsigned long, float *) in sum.cu:16; "
           "Read Thread (32,0,0) at partial_sums(const float *, unsigned long, float *) in sum.cu:16");
     CHECK(first_race_report("========= RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)\n").empty());
+}
+
+TEST_CASE("on a shared GPU a case waits while a speed test has the GPU alone, and the wait is not the case's time") {
+    using namespace std::chrono_literals;
+    GpuGate gate;
+    GpuGate::Hold speed_test(&gate);
+    speed_test.change(GpuGate::Use::exclusive);
+    auto run = run_beside({"pass-1", "fail-2"}, gate, "-waits");
+    CHECK(still_running(run, 1500ms));  // longer than the case's 1 s
+    speed_test.change(GpuGate::Use::none);
+    const RunResult result = run.get();
+    CHECK(result.cases[0].status == Status::passed);
+    CHECK(result.cases[1].status == Status::wrong_answer);
+    CHECK(gate.shared_holders() == 0);
+}
+
+TEST_CASE("a speed test waits for the cases running now, and no new case starts before it") {
+    using namespace std::chrono_literals;
+    GpuGate gate;
+    GpuGate::Hold running_case(&gate);
+    running_case.change(GpuGate::Use::shared);
+    auto speed = run_beside({"timed-1"}, gate, "-speed");
+    CHECK(still_running(speed, 500ms));
+    CHECK_FALSE(gate.exclusive_held());
+    // Another submission's case, asking after the speed test did, waits for it.
+    auto later_case = std::async(std::launch::async, [&gate] {
+        GpuGate::Hold hold(&gate);
+        hold.change(GpuGate::Use::shared);
+        return true;
+    });
+    CHECK(later_case.wait_for(300ms) == std::future_status::timeout);
+    running_case.change(GpuGate::Use::none);
+    CHECK(speed.get().cases[0].status == Status::passed);
+    CHECK(later_case.get());
+    CHECK(gate.exclusive_seconds() > 0.0);
+    CHECK_FALSE(gate.exclusive_held());
+}
+
+TEST_CASE("cases of several submissions share the GPU, and a crash gives back what its process held") {
+    GpuGate gate;
+    auto first = run_beside({"pass-1", "crash-2", "pass-3"}, gate, "-first");
+    auto second = run_beside({"pass-1", "hang-2", "pass-3"}, gate, "-second");
+    const RunResult a = first.get(), b = second.get();
+    CHECK(a.cases[1].status == Status::crashed);
+    CHECK(b.cases[1].status == Status::timed_out);
+    CHECK(a.cases[2].status == Status::passed);
+    CHECK(b.cases[2].status == Status::passed);
+    CHECK(gate.shared_holders() == 0);
+    CHECK_FALSE(gate.exclusive_held());
+}
+
+TEST_CASE("a process that ends while it holds the GPU gives it back") {
+    GpuGate gate;
+    const RunResult result = run_plans(plans({"timed-1", "crash-2", "timed-3"}), &gate, "-ends");
+    CHECK(result.cases[0].status == Status::passed);
+    CHECK(result.cases[1].status == Status::crashed);
+    CHECK(result.cases[2].status == Status::passed);
+    GpuGate::Hold after(&gate);
+    after.change(GpuGate::Use::exclusive);  // would wait forever if anything were still held
+    CHECK(gate.exclusive_held());
 }

@@ -1,6 +1,6 @@
 // Child processes with a wall-clock limit, killed as a whole process group, whose output is captured up to a cap.
-// An optional result channel (a pipe on file descriptor 3) carries the harness's records, apart from anything the
-// child prints. An optional sandbox (sandbox.hpp) contains what the child may read, reach and use.
+// An optional result channel (a socket on file descriptor 3) carries the harness's records, apart from anything the
+// child prints, and the grader's few answers back. An optional sandbox (sandbox.hpp) contains what the child may read, reach and use.
 #pragma once
 
 #include <sys/types.h>
@@ -11,6 +11,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -82,6 +83,10 @@ public:
 
     // Ends the whole process group now.
     void kill_group();
+
+    // Answers on the result channel, which is a socket: the harness reads what the grader writes (protocol.hpp).
+    // False when the process no longer listens.
+    bool reply(std::string_view bytes);
 
     const std::string& output() const { return output_; }
     bool output_truncated() const { return output_dropped_ > 0; }

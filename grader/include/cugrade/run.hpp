@@ -6,8 +6,10 @@
 #include <optional>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "cugrade/gpu_gate.hpp"
 #include "cugrade/rubric.hpp"
 #include "cugrade/sandbox.hpp"
 #include "cugrade/status.hpp"
@@ -49,6 +51,11 @@ struct RunOptions {
     // harness loads; empty: the harness runs without a runner.
     std::filesystem::path runner;
     std::filesystem::path device_code;
+    // A GPU shared with other gradings (a batch): correctness cases run beside theirs, speed tests alone. Null: the
+    // GPU is this grading's only.
+    GpuGate* gpu_gate = nullptr;
+    // Set for every harness process on top of the sandbox's: CUDA_VISIBLE_DEVICES, for a batch on several GPUs.
+    std::vector<std::pair<std::string, std::string>> environment;
 };
 
 // The exit code compute-sanitizer is asked to return when it finds a hazard.
