@@ -13,6 +13,8 @@
 #include <set>
 #include <thread>
 
+#include <sched.h>
+
 #include "archive.hpp"
 #include "class_layout.hpp"
 #include "class_report.hpp"
@@ -175,6 +177,141 @@ nlohmann::json student_row(const StudentFolder& student, const std::vector<Exerc
             {"exercises", exercises}};
 }
 
+// The cores this process may run on: what a Slurm task or taskset gave it, not the whole machine.
+unsigned usable_cores() {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (::sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0) {
+        return static_cast<unsigned>(CPU_COUNT(&set));
+    }
+    return std::max(1u, std::thread::hardware_concurrency());
+}
+
+// A row that lost its points to cugrade or the compiler rather than to wrong answers: counted as failed.
+bool counts_as_failed(const std::string& status) { return status == "error" || status == "build_failed"; }
+
+// One student graded: the files of RESULTS/students/ID/, and the row's status and points for the log.
+struct GradedStudent {
+    std::map<std::string, std::string> files;  // name -> contents
+    std::string status;
+    std::string points;  // "41/100"
+};
+
+GradedStudent grade_student(const GradingContext& context, const StudentFolder& student,
+                            const std::vector<ExercisePlan>& plans) {
+    Report report;
+    report.cugrade_version = CUGRADE_VERSION;
+    report.gpu = context.gpu;
+    std::vector<std::string> notes;
+    for (std::size_t e = 0; e < plans.size(); ++e) {
+        const ExercisePlan& plan = plans[e];
+        const FoundFile& found = student.files[e];
+        const auto more = file_notes(plan, found);
+        notes.insert(notes.end(), more.begin(), more.end());
+        if (!found.present) {
+            continue;
+        }
+        try {
+            report.exercises.push_back(grade_exercise(context, plan.exercise, plan.rubric,
+                                                      read_submission(student.folder, plan.exercise.submission_file)));
+        } catch (const std::exception& e) {
+            report.exercises.push_back(
+                failed_exercise(plan.exercise.name, plan.exercise.title, found.path, plan.rubric.file, e.what()));
+        }
+    }
+    const nlohmann::json row = student_row(student, plans, report, notes);
+    const std::string note_text = notes.empty() ? "" : fmt::format("- {}", fmt::join(notes, "\n- "));
+    ReportOptions instructor;
+    instructor.show_hidden = true;
+    GradedStudent graded;
+    graded.status = row.at("status").get<std::string>();
+    graded.points = fmt::format("{}/{}", format_points(report.points()), format_points(report.max_points()));
+    graded.files = {{"results.json", json_text(report_to_json(report, ReportOptions{}))},
+                    {"results-instructor.json", json_text(report_to_json(report, instructor))},
+                    {"feedback.md", feedback_markdown(report, note_text)},
+                    {"gradescope-results.json", json_text(gradescope_results(report, note_text))},
+                    {"junit.xml", junit_xml(report)},
+                    {"row.json", json_text(row)}};
+    return graded;
+}
+
+// What one GPU's share of a batch may hold at once: the largest cases of a speed test (their inputs, copies to check
+// them against, the L2 flush) take a few GiB, so a GPU grades no more students at once than 10 GiB each allows.
+constexpr std::uint64_t gpu_bytes_per_student = std::uint64_t{10} << 30;
+
+// The contexts the grading workers run in: on each GPU chosen, `gpu_jobs` workers sharing the GPU's gate; without a
+// GPU, one per build job (grading then only reads builds and inspects them).
+std::vector<GradingContext> gpu_contexts(const GradingContext& base, const BatchOptions& options, unsigned jobs) {
+    std::vector<GradingContext> contexts;
+    if (!base.gpu.available) {
+        if (!options.gpus.empty()) {
+            throw UsageError(fmt::format("--gpus: {}", base.gpu.unavailable_reason));
+        }
+        contexts.assign(jobs, base);
+        for (auto& context : contexts) {
+            context.concurrent_jobs = jobs;
+        }
+        return contexts;
+    }
+    std::string reason;
+    const std::vector<GpuInfo> visible = probe_gpus(reason);
+    std::vector<GpuInfo> chosen;
+    if (options.gpus.empty()) {
+        std::copy_if(visible.begin(), visible.end(), std::back_inserter(chosen),
+                     [](const GpuInfo& gpu) { return gpu.available; });
+    }
+    for (const int index : options.gpus) {
+        if (index < 0 || index >= static_cast<int>(visible.size()) || !visible[index].available) {
+            throw UsageError(fmt::format("--gpus {}: this machine shows {} GPU{} (numbered from 0)", index,
+                                         visible.size(), visible.size() == 1 ? "" : "s"));
+        }
+        if (std::none_of(chosen.begin(), chosen.end(), [&](const GpuInfo& gpu) { return gpu.index == index; })) {
+            chosen.push_back(visible[index]);
+        }
+    }
+    if (chosen.empty()) {
+        throw std::runtime_error(fmt::format("no GPU to grade on: {}", reason));
+    }
+    for (const auto& gpu : chosen) {
+        if (gpu.name != chosen.front().name) {
+            throw UsageError(fmt::format("--gpus: GPU {} is an {} and GPU {} an {}; speed is graded against one kind of "
+                                         "GPU, so choose GPUs of one kind",
+                                         chosen.front().index, chosen.front().name, gpu.index, gpu.name));
+        }
+    }
+    // The harness finds its GPU by UUID in CUDA_VISIBLE_DEVICES, unless it is the one CUDA shows first anyway.
+    const bool name_each = chosen.size() > 1 || chosen.front().index != 0;
+    for (const auto& gpu : chosen) {
+        if (name_each && gpu.uuid.empty()) {
+            throw std::runtime_error(fmt::format(
+                "the NVIDIA driver gives no UUID for GPU {}, so cugrade cannot send work to it alone; grade on GPU 0",
+                gpu.index));
+        }
+    }
+    const unsigned cores = usable_cores();
+    unsigned per_gpu = options.gpu_jobs;
+    if (per_gpu == 0) {
+        // A student's cases keep about two cores busy (the checker and the submission's runner).
+        per_gpu = std::clamp<unsigned>(cores / 2 / static_cast<unsigned>(chosen.size()), 1, 8);
+        if (chosen.front().total_memory_bytes > 0) {
+            per_gpu = std::clamp<unsigned>(
+                static_cast<unsigned>(chosen.front().total_memory_bytes / gpu_bytes_per_student), 1, per_gpu);
+        }
+    }
+    for (const auto& gpu : chosen) {
+        const auto gate = per_gpu > 1 ? std::make_shared<GpuGate>() : nullptr;
+        for (unsigned j = 0; j < per_gpu; ++j) {
+            GradingContext context = base;
+            context.gpu = gpu;
+            context.gpu_gate = gate;
+            context.gpu_device = name_each ? gpu.uuid : "";
+            context.concurrent_jobs = 2 * per_gpu * static_cast<unsigned>(chosen.size());
+            contexts.push_back(std::move(context));
+        }
+    }
+    return contexts;
+}
+
 // What a batch says while it works: on a terminal one line rewritten in place (done/total, running, failed, elapsed,
 // estimated time left); elsewhere a plain line per student, for a log.
 class BatchProgress {
@@ -283,11 +420,18 @@ RowFigures figures_of(const nlohmann::json& row, const std::vector<ExercisePlan>
     return f;
 }
 
+double total_possible(const std::vector<ExercisePlan>& plans) {
+    double total = 0.0;
+    for (const auto& plan : plans) {
+        total += plan.max_points;
+    }
+    return round_points(total);
+}
+
 std::string gradebook_csv(const std::vector<ExercisePlan>& plans, const std::vector<nlohmann::json>& rows,
-                          const std::map<std::string, RosterEntry>& roster, const std::optional<LatePolicy>& late) {
+                          const std::vector<RowFigures>& figures) {
     std::vector<std::string> header = {"id", "name", "email", "section", "submitted_at", "late_days"};
     std::vector<std::string> possible = {"(points possible)", "", "", "", "", ""};
-    double total_max = 0.0;
     for (const auto& plan : plans) {
         for (const auto& group : plan.groups) {
             header.push_back(plan.exercise.name + ":" + group);
@@ -295,14 +439,14 @@ std::string gradebook_csv(const std::vector<ExercisePlan>& plans, const std::vec
         }
         header.push_back(plan.exercise.name);
         possible.push_back(format_points(plan.max_points));
-        total_max += plan.max_points;
     }
-    total_max = round_points(total_max);
+    const std::string total_max = format_points(total_possible(plans));
     header.insert(header.end(), {"penalty", "total", "max", "status", "notes"});
-    possible.insert(possible.end(), {"", format_points(total_max), format_points(total_max), "", ""});
+    possible.insert(possible.end(), {"", total_max, total_max, "", ""});
     std::string text = csv::row(header) + csv::row(possible);
-    for (const auto& row : rows) {
-        const RowFigures f = figures_of(row, plans, roster, late);
+    for (std::size_t r = 0; r < rows.size(); ++r) {
+        const nlohmann::json& row = rows[r];
+        const RowFigures& f = figures[r];
         std::vector<std::string> cells = {row.at("id").get<std::string>(), f.name, f.email, f.section, f.submitted_at,
                                           std::to_string(f.late.days)};
         for (const auto& plan : plans) {
@@ -314,7 +458,7 @@ std::string gradebook_csv(const std::vector<ExercisePlan>& plans, const std::vec
             cells.push_back(format_points(exercise.value("points", 0.0)));
         }
         const std::vector<std::string> notes = row.value("notes", std::vector<std::string>{});
-        cells.insert(cells.end(), {format_points(f.penalty), format_points(f.total), format_points(total_max),
+        cells.insert(cells.end(), {format_points(f.penalty), format_points(f.total), total_max,
                                    row.at("status").get<std::string>(), fmt::format("{}", fmt::join(notes, "; "))});
         text += csv::row(cells);
     }
@@ -324,47 +468,57 @@ std::string gradebook_csv(const std::vector<ExercisePlan>& plans, const std::vec
 // Canvas's gradebook import: Student, ID, SIS User ID, SIS Login ID, Section, then the assignment's column, with
 // a "Points Possible" row first. Canvas matches rows by SIS User ID (the student's id here).
 std::string canvas_csv(const std::vector<ExercisePlan>& plans, const std::vector<nlohmann::json>& rows,
-                       const std::map<std::string, RosterEntry>& roster, const std::optional<LatePolicy>& late,
-                       const std::string& assignment) {
-    double total_max = 0.0;
-    for (const auto& plan : plans) {
-        total_max += plan.max_points;
-    }
+                       const std::vector<RowFigures>& figures, const std::string& assignment) {
     std::string text = csv::row({"Student", "ID", "SIS User ID", "SIS Login ID", "Section", assignment}) +
-                       csv::row({"Points Possible", "", "", "", "", format_points(round_points(total_max))});
-    for (const auto& row : rows) {
-        const RowFigures f = figures_of(row, plans, roster, late);
-        const std::string id = row.at("id").get<std::string>();
+                       csv::row({"Points Possible", "", "", "", "", format_points(total_possible(plans))});
+    for (std::size_t r = 0; r < rows.size(); ++r) {
+        const RowFigures& f = figures[r];
+        const std::string id = rows[r].at("id").get<std::string>();
         text += csv::row({f.name.empty() ? id : f.name, "", id, f.email, f.section, format_points(f.total)});
     }
     return text;
 }
 
-// RESULTS/similarity/EXERCISE/ID.cu: every graded file, named by its student, for MOSS, JPlag or Dolos.
-void write_similarity_folders(const std::vector<ExercisePlan>& plans, const ClassLayout& layout, const fs::path& root) {
-    std::error_code ec;
-    fs::remove_all(root, ec);
-    for (std::size_t e = 0; e < plans.size(); ++e) {
-        const fs::path folder = root / plans[e].exercise.name;
-        fs::create_directories(folder);
-        const std::string extension = fs::path(plans[e].exercise.submission_file).extension().string();
-        for (const auto& student : layout.students) {
+// Every student's graded files, read once for the similarity folders and the class report: id -> exercise -> bytes.
+using ClassSources = std::map<std::string, std::map<std::string, std::string>>;
+
+ClassSources read_class_sources(const std::vector<ExercisePlan>& plans, const ClassLayout& layout) {
+    ClassSources sources;
+    for (const auto& student : layout.students) {
+        for (std::size_t e = 0; e < plans.size(); ++e) {
             if (!student.files[e].present) {
                 continue;
             }
-            const SubmissionFile file = read_submission(student.folder, plans[e].exercise.submission_file);
+            SubmissionFile file = read_submission(student.folder, plans[e].exercise.submission_file);
             if (!file.refused) {
-                write_file(folder / (student.id + extension), file.bytes);
+                sources[student.id][plans[e].exercise.name] = std::move(file.bytes);
+            }
+        }
+    }
+    return sources;
+}
+
+// RESULTS/similarity/EXERCISE/ID.cu: every graded file, named by its student, for MOSS, JPlag or Dolos.
+void write_similarity_folders(const std::vector<ExercisePlan>& plans, const ClassSources& sources,
+                              const fs::path& root) {
+    std::error_code ec;
+    fs::remove_all(root, ec);
+    for (const auto& plan : plans) {
+        const fs::path folder = root / plan.exercise.name;
+        fs::create_directories(folder);
+        const std::string extension = fs::path(plan.exercise.submission_file).extension().string();
+        for (const auto& [id, files] : sources) {
+            if (const auto file = files.find(plan.exercise.name); file != files.end()) {
+                write_file(folder / (id + extension), file->second);
             }
         }
     }
 }
 
-std::string class_report(const std::vector<ExercisePlan>& plans, const ClassLayout& layout,
-                         const std::vector<nlohmann::json>& rows, const std::map<std::string, RosterEntry>& roster,
-                         const std::optional<LatePolicy>& late, const ResultsStore& store, const fs::path& results) {
+std::string class_report(const std::vector<ExercisePlan>& plans, const std::vector<nlohmann::json>& rows,
+                         const std::vector<RowFigures>& figures, const ClassSources& sources,
+                         const ResultsStore& store, const fs::path& results) {
     std::vector<ClassReportExercise> exercises;
-    double max_total = 0.0;
     for (const auto& plan : plans) {
         ClassReportExercise e{plan.exercise.name, plan.max_points, "ratio", {}};
         if (plan.rubric.speed) {
@@ -373,39 +527,28 @@ std::string class_report(const std::vector<ExercisePlan>& plans, const ClassLayo
                 e.tier_bounds.push_back(tier.bound);
             }
         }
-        max_total += plan.max_points;
         exercises.push_back(std::move(e));
     }
-    std::map<std::string, const StudentFolder*> folders;
-    for (const auto& student : layout.students) {
-        folders[student.id] = &student;
-    }
     std::vector<ClassReportStudent> students;
-    for (const auto& row : rows) {
+    for (std::size_t r = 0; r < rows.size(); ++r) {
         ClassReportStudent s;
-        s.id = row.at("id").get<std::string>();
-        s.status = row.at("status").get<std::string>();
-        s.total = figures_of(row, plans, roster, late).total;
+        s.id = rows[r].at("id").get<std::string>();
+        s.status = rows[r].at("status").get<std::string>();
+        s.total = figures[r].total;
         try {
             s.results = nlohmann::json::parse(read_file(store.students_dir() / s.id / "results-instructor.json"));
         } catch (const std::exception&) {
             s.results = nullptr;  // a roster student with nothing submitted
         }
-        if (const auto folder = folders.find(s.id); folder != folders.end()) {
-            for (std::size_t e = 0; e < plans.size(); ++e) {
-                if (folder->second->files[e].present) {
-                    const SubmissionFile file =
-                        read_submission(folder->second->folder, plans[e].exercise.submission_file);
-                    if (!file.refused) {
-                        s.normalised_sources[plans[e].exercise.name] = strip_comments_and_whitespace(file.bytes);
-                    }
-                }
+        if (const auto files = sources.find(s.id); files != sources.end()) {
+            for (const auto& [exercise, bytes] : files->second) {
+                s.normalised_sources[exercise] = strip_comments_and_whitespace(bytes);
             }
         }
         students.push_back(std::move(s));
     }
     return class_report_html(fmt::format("cugrade: {}", results.filename().string()), exercises,
-                             round_points(max_total), students);
+                             total_possible(plans), students);
 }
 
 // The folder of submissions an archive unpacks to, under RESULTS/unpacked/ by the archive's digest (unpacked once),
@@ -531,7 +674,7 @@ BatchSummary grade_class(const Course& course, const BatchOptions& options) {
             }
         }
     }
-    const unsigned jobs = options.jobs > 0 ? options.jobs : std::max(1u, std::thread::hardware_concurrency());
+    const unsigned jobs = options.jobs > 0 ? options.jobs : usable_cores();
     const auto prebuild = [&](const BuildTask& task) {
         const StudentFolder& student = layout.students[task.student];
         const ExercisePlan& plan = plans[task.exercise];
@@ -565,55 +708,60 @@ BatchSummary grade_class(const Course& course, const BatchOptions& options) {
         context.concurrent_jobs = 1;
     }
 
-    // Grading, one student at a time: a student's cases have the GPU to themselves.
+    // Grading: on each GPU several students at once, their correctness cases side by side, each speed test with the
+    // GPU to itself (gpu_gate.hpp). Without a GPU grading only reads the builds and inspects them.
     summary.build_seconds = seconds_since(builds_started);
     const auto grading_started = std::chrono::steady_clock::now();
+    const std::vector<GradingContext> contexts = gpu_contexts(context, options, jobs);
+    for (const auto& gpu_context : contexts) {
+        if (gpu_context.gpu.available && (summary.gpus.empty() || summary.gpus.back().uuid != gpu_context.gpu.uuid)) {
+            summary.gpus.push_back(gpu_context.gpu);
+        }
+    }
+    summary.gpu_jobs = static_cast<unsigned>(contexts.size() / std::max<std::size_t>(1, summary.gpus.size()));
+    if (!summary.gpus.empty()) {
+        log(fmt::format("grading on {} GPU{} ({}), {} students at a time on each", summary.gpus.size(),
+                        summary.gpus.size() == 1 ? "" : "s", summary.gpus.front().name, summary.gpu_jobs));
+    }
     progress.stage("grading", to_grade.size());
-    for (const std::size_t s : to_grade) {
-        const StudentFolder& student = layout.students[s];
-        Report report;
-        report.cugrade_version = CUGRADE_VERSION;
-        report.gpu = context.gpu;
-        std::vector<std::string> notes;
-        for (std::size_t e = 0; e < plans.size(); ++e) {
-            const ExercisePlan& plan = plans[e];
-            const FoundFile& found = student.files[e];
-            const auto more = file_notes(plan, found);
-            notes.insert(notes.end(), more.begin(), more.end());
-            if (!found.present) {
-                continue;
+    std::mutex summary_mutex;
+    std::atomic<std::size_t> next_student{0};
+    std::vector<std::thread> workers;
+    for (const GradingContext& worker_context : contexts) {
+        workers.emplace_back([&, worker = &worker_context] {
+            for (std::size_t i; (i = next_student++) < to_grade.size();) {
+                const std::size_t s = to_grade[i];
+                const StudentFolder& student = layout.students[s];
+                const GradedStudent graded = grade_student(*worker, student, plans);
+                std::string problem;
+                try {
+                    store.write(student.id, keys[s], graded.files);
+                } catch (const std::exception& e) {
+                    problem = fmt::format("{}: results not written: {}", student.id, e.what());
+                }
+                {
+                    std::lock_guard lock(summary_mutex);
+                    ++summary.graded;
+                    if (!problem.empty()) {
+                        summary.warnings.push_back(problem);
+                    }
+                }
+                progress.done(counts_as_failed(graded.status), fmt::format("{}: {} {}", student.id, graded.status,
+                                                                           graded.points));
             }
-            try {
-                report.exercises.push_back(grade_exercise(
-                    context, plan.exercise, plan.rubric, read_submission(student.folder, plan.exercise.submission_file)));
-            } catch (const std::exception& e) {
-                report.exercises.push_back(failed_exercise(plan.exercise.name, plan.exercise.title, found.path,
-                                                           plan.rubric.file, e.what()));
-            }
-        }
-        const nlohmann::json row = student_row(student, plans, report, notes);
-        const std::string note_text = notes.empty() ? "" : fmt::format("- {}", fmt::join(notes, "\n- "));
-        ReportOptions instructor;
-        instructor.show_hidden = true;
-        try {
-            store.write(student.id, keys[s],
-                        {{"results.json", json_text(report_to_json(report, ReportOptions{}))},
-                         {"results-instructor.json", json_text(report_to_json(report, instructor))},
-                         {"feedback.md", feedback_markdown(report, note_text)},
-                         {"gradescope-results.json", json_text(gradescope_results(report, note_text))},
-                         {"junit.xml", junit_xml(report)},
-                         {"row.json", json_text(row)}});
-        } catch (const std::exception& e) {
-            summary.warnings.push_back(fmt::format("{}: results not written: {}", student.id, e.what()));
-        }
-        ++summary.graded;
-        const std::string status = row["status"];
-        progress.done(status == "error" || status == "build_failed",
-                      fmt::format("{}: {} {}/{}", student.id, status, format_points(report.points()),
-                                  format_points(report.max_points())));
+        });
+    }
+    for (auto& worker : workers) {
+        worker.join();
     }
     progress.finish();
     summary.grading_seconds = seconds_since(grading_started);
+    std::set<const GpuGate*> gates;
+    for (const auto& gpu_context : contexts) {
+        if (gpu_context.gpu_gate && gates.insert(gpu_context.gpu_gate.get()).second) {
+            summary.exclusive_seconds += gpu_context.gpu_gate->exclusive_seconds();
+        }
+    }
 
     // The gradebook: every student of the submissions folder, then roster students who submitted nothing.
     std::vector<nlohmann::json> rows;
@@ -636,20 +784,26 @@ BatchSummary grade_class(const Course& course, const BatchOptions& options) {
     for (const auto& row : rows) {
         const std::string status = row["status"];
         summary.missing += status == "missing";
-        summary.failed += status == "error" || status == "build_failed";
+        summary.failed += counts_as_failed(status);
     }
     summary.students = rows.size();
     summary.gradebook = options.results / "gradebook.csv";
-    write_file_atomically(summary.gradebook, gradebook_csv(plans, rows, roster, late));
+    std::vector<RowFigures> figures;
+    for (const auto& row : rows) {
+        figures.push_back(figures_of(row, plans, roster, late));
+    }
+    write_file_atomically(summary.gradebook, gradebook_csv(plans, rows, figures));
     write_file_atomically(options.results / "gradebook-canvas.csv",
-                          canvas_csv(plans, rows, roster, late, options.canvas_assignment));
-    write_similarity_folders(plans, layout, options.results / "similarity");
+                          canvas_csv(plans, rows, figures, options.canvas_assignment));
+    const ClassSources sources = read_class_sources(plans, layout);
+    write_similarity_folders(plans, sources, options.results / "similarity");
     write_file_atomically(options.results / "report.html",
-                          class_report(plans, layout, rows, roster, late, store, options.results));
+                          class_report(plans, rows, figures, sources, store, options.results));
     summary.total_seconds = seconds_since(started);
-    log(fmt::format("graded {} students in {:.0f} s (builds {:.0f} s, cases {:.0f} s); gradebook: {}", summary.graded,
-                    summary.total_seconds, summary.build_seconds, summary.grading_seconds,
-                    summary.gradebook.string()));
+    log(fmt::format("graded {} students in {:.0f} s (builds {:.0f} s, cases {:.0f} s, of which speed tests alone on "
+                    "the GPU {:.0f} s); gradebook: {}",
+                    summary.graded, summary.total_seconds, summary.build_seconds, summary.grading_seconds,
+                    summary.exclusive_seconds, summary.gradebook.string()));
     return summary;
 }
 

@@ -202,6 +202,10 @@ ExerciseReport grade_exercise(const GradingContext& context, const Exercise& exe
         run_options.sandbox = run_policy(context.hidden, cases, rubric, toolchain);
         run_options.sandbox.processes_of_others = others_processes(context, run_options.sandbox);
         run_options.sandbox.work_dir = scratch.path();
+        run_options.gpu_gate = context.gpu_gate.get();
+        if (!context.gpu_device.empty()) {
+            run_options.environment.emplace_back("CUDA_VISIBLE_DEVICES", context.gpu_device);
+        }
         // The program runs from its private folder: the cache it was built in is hidden.
         const fs::path program = scratch.path() / "program";
         fs::copy_file(build.program, program);

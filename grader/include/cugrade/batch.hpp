@@ -24,6 +24,8 @@ struct BatchOptions {
     bool force = false;                            // grade every student again
     std::vector<std::string> only;                 // grade these students again (and no one else)
     unsigned jobs = 0;                             // builds at once (0: one per CPU core)
+    std::vector<int> gpus;                         // GPUs to grade on, as the driver numbers them; empty: all
+    unsigned gpu_jobs = 0;                         // students graded at once on each GPU (0: from the CPU cores)
     Containment required_sandbox = Containment::full;  // a class is graded fully contained unless told otherwise
     std::optional<std::string> nvcc;
     std::filesystem::path cache_dir;               // needed for parallel builds; empty: none
@@ -45,6 +47,9 @@ struct BatchSummary {
     std::filesystem::path gradebook;
     double build_seconds = 0.0;    // the parallel builds
     double grading_seconds = 0.0;  // the students' cases (the GPU's share of the batch)
+    double exclusive_seconds = 0.0;  // of which speed tests had a GPU to themselves (summed over GPUs)
+    std::vector<GpuInfo> gpus;     // the GPUs it graded on
+    unsigned gpu_jobs = 0;         // students graded at once on each
     double total_seconds = 0.0;
 };
 

@@ -6,12 +6,14 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "cugrade/exercise.hpp"
 #include "cugrade/gpu.hpp"
+#include "cugrade/gpu_gate.hpp"
 #include "cugrade/report.hpp"
 #include "cugrade/rubric.hpp"
 #include "cugrade/sandbox.hpp"
@@ -31,6 +33,11 @@ struct GradingContext {
     std::vector<std::filesystem::path> hidden;
     std::function<void(const std::string&)> progress;  // a line per step, for people waiting, or empty
     unsigned concurrent_jobs = 1;  // builds or runs a batch has at once: each sandbox leaves room for the others'
+    // A batch that shares its GPUs sets these: the gate of the GPU this context grades on (correctness cases beside
+    // other submissions', speed tests alone), and that GPU's name for CUDA_VISIBLE_DEVICES in the harness. Null and
+    // empty: the GPU is this grading's alone, as CUDA_VISIBLE_DEVICES presents it to cugrade.
+    std::shared_ptr<GpuGate> gpu_gate;
+    std::string gpu_device;
 };
 
 struct GradingSetup {
