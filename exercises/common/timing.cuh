@@ -3,6 +3,8 @@
 //   - the L2 cache flushed before every sample (a read over twice its size) and persisting L2 lines reset;
 //   - each sample one call, its start event on the harness's stream and its stop event on the legacy default
 //     stream, which waits for work on every blocking stream: work the submission moved elsewhere is counted;
+//   - the stream is held by a spinning kernel until the whole call is enqueued, so the host's delays in enqueuing
+//     it (a loaded machine) are not the submission's time;
 //   - submission and reference alternate on the same inputs, rotating through several input buffers of different
 //     contents, and every timed output of the submission is checked;
 //   - sampling goes on until the medians' relative standard errors reach the target (or a cap), and longer when the
@@ -12,6 +14,7 @@
 //   - the device-to-device copy bandwidth is measured in the same run, as the device's roofline.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <functional>
 #include <string>
@@ -113,18 +116,73 @@ private:
     unsigned long long* result_ = nullptr;
 };
 
-// One timed call: L2 flushed, then start event, the call, stop event on the legacy default stream.
+// Spins until the host releases it (or `limit_ns` passes): launched before a sample's start event, it holds the
+// stream while the host enqueues the whole call, so the time between the start event and the call's first kernel is
+// the GPU's, never the host's. A busy machine (a batch grading several submissions) would otherwise charge the
+// checker's scheduling delays to the submission.
+__global__ void hold_stream_kernel(const volatile int* released, volatile int* timed_out, unsigned long long limit_ns) {
+    unsigned long long start_ns, now_ns;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start_ns));
+    do {
+        if (*released != 0) {
+            return;
+        }
+        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now_ns));
+    } while (now_ns - start_ns < limit_ns);
+    *timed_out = 1;
+}
+
+class StreamHold {
+public:
+    StreamHold() {
+        CUGRADE_CUDA_CHECK(cudaHostAlloc(&flags_, 2 * sizeof(int), cudaHostAllocMapped));
+        CUGRADE_CUDA_CHECK(cudaHostGetDevicePointer(&device_flags_, flags_, 0));
+    }
+    ~StreamHold() { cudaFreeHost(flags_); }
+    StreamHold(const StreamHold&) = delete;
+    StreamHold& operator=(const StreamHold&) = delete;
+
+    void hold(cudaStream_t stream) {
+        released()->store(0);
+        flags_[1] = 0;
+        hold_stream_kernel<<<1, 1, 0, stream>>>(device_flags_, device_flags_ + 1, limit_ns);
+        CUGRADE_CUDA_CHECK(cudaGetLastError());
+    }
+    void release() { released()->store(1); }
+    // True when the hold ended at its limit: something in the call waited for the GPU, so the host's time counted.
+    bool timed_out() const { return flags_[1] != 0; }
+
+private:
+    static constexpr unsigned long long limit_ns = 2'000'000'000ULL;
+    std::atomic<int>* released() { return reinterpret_cast<std::atomic<int>*>(flags_); }
+    int* flags_ = nullptr;
+    int* device_flags_ = nullptr;
+};
+
+// One timed call: L2 flushed, the stream held, then start event, the call, stop event on the legacy default stream,
+// and the stream released.
 class SampleTimer {
 public:
     template <class Call>
     double time_ms(cudaStream_t stream, Call&& call) {
         flusher_.flush(stream);
+        hold_.hold(stream);
         CUGRADE_CUDA_CHECK(cudaEventRecord(start_, stream));
-        call();
-        CUGRADE_CUDA_CHECK(cudaGetLastError());
-        CUGRADE_CUDA_CHECK(cudaEventRecord(stop_, cudaStreamLegacy));
+        try {
+            call();
+            CUGRADE_CUDA_CHECK(cudaGetLastError());
+            CUGRADE_CUDA_CHECK(cudaEventRecord(stop_, cudaStreamLegacy));
+        } catch (...) {
+            hold_.release();
+            throw;
+        }
+        hold_.release();
         CUGRADE_CUDA_CHECK(cudaEventSynchronize(stop_));
         CUGRADE_CUDA_CHECK(cudaDeviceSynchronize());
+        if (hold_.timed_out()) {
+            throw std::runtime_error("a timed call waited for the GPU while it was being enqueued, so it cannot be "
+                                     "timed on the GPU alone");
+        }
         float ms = 0.0f;
         CUGRADE_CUDA_CHECK(cudaEventElapsedTime(&ms, start_, stop_));
         return ms;
@@ -132,6 +190,7 @@ public:
 
 private:
     L2Flusher flusher_;
+    StreamHold hold_;
     CudaEvent start_;
     CudaEvent stop_;
 };

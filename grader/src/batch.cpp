@@ -195,6 +195,7 @@ struct GradedStudent {
     std::map<std::string, std::string> files;  // name -> contents
     std::string status;
     std::string points;  // "41/100"
+    StageSeconds seconds;
 };
 
 GradedStudent grade_student(const GradingContext& context, const StudentFolder& student,
@@ -224,6 +225,9 @@ GradedStudent grade_student(const GradingContext& context, const StudentFolder& 
     ReportOptions instructor;
     instructor.show_hidden = true;
     GradedStudent graded;
+    for (const auto& exercise : report.exercises) {
+        graded.seconds += exercise.seconds;
+    }
     graded.status = row.at("status").get<std::string>();
     graded.points = fmt::format("{}/{}", format_points(report.points()), format_points(report.max_points()));
     graded.files = {{"results.json", json_text(report_to_json(report, ReportOptions{}))},
@@ -732,6 +736,7 @@ BatchSummary grade_class(const Course& course, const BatchOptions& options) {
             for (std::size_t i; (i = next_student++) < to_grade.size();) {
                 const std::size_t s = to_grade[i];
                 const StudentFolder& student = layout.students[s];
+                const auto started_student = std::chrono::steady_clock::now();
                 const GradedStudent graded = grade_student(*worker, student, plans);
                 std::string problem;
                 try {
@@ -742,12 +747,14 @@ BatchSummary grade_class(const Course& course, const BatchOptions& options) {
                 {
                     std::lock_guard lock(summary_mutex);
                     ++summary.graded;
+                    summary.stages += graded.seconds;
                     if (!problem.empty()) {
                         summary.warnings.push_back(problem);
                     }
                 }
-                progress.done(counts_as_failed(graded.status), fmt::format("{}: {} {}", student.id, graded.status,
-                                                                           graded.points));
+                progress.done(counts_as_failed(graded.status),
+                              fmt::format("{}: {} {} ({:.0f} s)", student.id, graded.status, graded.points,
+                                          seconds_since(started_student)));
             }
         });
     }
@@ -804,6 +811,11 @@ BatchSummary grade_class(const Course& course, const BatchOptions& options) {
                     "the GPU {:.0f} s); gradebook: {}",
                     summary.graded, summary.total_seconds, summary.build_seconds, summary.grading_seconds,
                     summary.exclusive_seconds, summary.gradebook.string()));
+    const StageSeconds& t = summary.stages;
+    log(fmt::format("time in each stage, summed over the students graded at once: build and inspect {:.0f} s, harness "
+                    "start {:.0f} s, correctness {:.0f} s, race checks {:.0f} s, speed tests {:.0f} s, waiting for "
+                    "the GPU {:.0f} s",
+                    t.build, t.startup, t.correctness, t.race_check, t.speed, t.gpu_wait));
     return summary;
 }
 

@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 
 #include "cugrade/build.hpp"
@@ -166,6 +167,7 @@ ExerciseReport grade_exercise(const GradingContext& context, const Exercise& exe
 
     const BuildOptions build_options = build_options_for(context, rubric);
     say(context, fmt::format("building {} for {}", submission.shown.string(), build_options.arch));
+    const auto build_started = std::chrono::steady_clock::now();
     const BuildResult build = build_submission(exercise, submission, toolchain, build_options);
     report.build.ok = build.ok;
     report.build.cached = build.cached;
@@ -178,6 +180,8 @@ ExerciseReport grade_exercise(const GradingContext& context, const Exercise& exe
             report.violations.push_back(finding.message);
         }
     }
+
+    report.seconds.build = std::chrono::duration<double>(std::chrono::steady_clock::now() - build_started).count();
 
     if (!build.ok) {
         for (auto& r : results) {
@@ -222,6 +226,9 @@ ExerciseReport grade_exercise(const GradingContext& context, const Exercise& exe
         } else {
             RunResult run = run_cases(program, cases, rubric, run_options);
             results = std::move(run.cases);
+            const double build_seconds = report.seconds.build;
+            report.seconds = run.seconds;
+            report.seconds.build = build_seconds;
             report.program_output = std::move(run.output.text);
             report.program_output_truncated = run.output.truncated;
             report.hidden_program_output = std::move(run.hidden_output.text);

@@ -240,6 +240,9 @@ private:
         ++run_.processes;
 
         GpuGate::Hold gpu(options_.gpu_gate);  // what this process holds of a shared GPU
+        const auto process_started = Clock::now();
+        auto case_started = process_started;
+        double waited = 0.0, in_cases = 0.0;  // of this process's time
         constexpr std::size_t none = static_cast<std::size_t>(-1);
         std::size_t current = none;  // the case the harness is running
         std::optional<std::string> fatal;
@@ -288,12 +291,20 @@ private:
                 current = index_of_[id];
                 started_any = true;
                 deadline = after(cases_[current].case_seconds);
+                case_started = Clock::now();
             } else if (event == "gpu" && options_.gpu_gate != nullptr) {
                 const std::string use = record.value("use", "");
                 const GpuGate::Use wanted = use == "shared"      ? GpuGate::Use::shared
                                             : use == "exclusive" ? GpuGate::Use::exclusive
                                                                  : GpuGate::Use::none;
+                const auto asked = Clock::now();
                 gpu.change(wanted);
+                const double wait = Seconds(Clock::now() - asked).count();
+                waited += wait;
+                run_.seconds.gpu_wait += wait;
+                if (current != none) {
+                    case_started += std::chrono::duration_cast<Clock::duration>(Seconds(wait));
+                }
                 if (wanted != GpuGate::Use::none) {
                     child.reply(std::string(1, protocol::gpu_granted));
                     // Waiting for the GPU is not the case's time.
@@ -301,6 +312,9 @@ private:
                 }
             } else if (event == "result" && current != none && id == cases_[current].id) {
                 gpu.change(GpuGate::Use::none);
+                const double took = Seconds(Clock::now() - case_started).count();
+                in_cases += took;
+                stage_of(cases_[current]) += took;
                 CaseResult result;
                 result.status = status_from_string(record.value("status", "")).value_or(Status::harness_error);
                 result.detail = record.value("detail", "");
@@ -315,6 +329,11 @@ private:
             }
         }
         gpu.change(GpuGate::Use::none);
+        if (current != none) {
+            const double took = Seconds(Clock::now() - case_started).count();
+            in_cases += took;
+            stage_of(cases_[current]) += took;
+        }
         ExitStatus status = child.finish(after(5.0));
         status.timed_out = status.timed_out || killed_at_deadline;
         std::string output = child.output();
@@ -333,6 +352,7 @@ private:
                 status = runner_status;
             }
         }
+        run_.seconds.startup += std::max(0.0, Seconds(Clock::now() - process_started).count() - in_cases - waited);
         const std::size_t room =
             options_.output_limit > stream.text.size() ? options_.output_limit - stream.text.size() : 0;
         stream.text += output.substr(0, room);
@@ -362,6 +382,10 @@ private:
             }
         }
         return {status, output};
+    }
+
+    double& stage_of(const CasePlan& c) {
+        return c.race_check ? run_.seconds.race_check : c.timed ? run_.seconds.speed : run_.seconds.correctness;
     }
 
     fs::path program_;

@@ -13,6 +13,7 @@
 #include "cugrade/exercise.hpp"
 #include "cugrade/gpu.hpp"
 #include "cugrade/sandbox.hpp"
+#include "cugrade/stage_seconds.hpp"
 
 namespace cugrade {
 
@@ -50,6 +51,7 @@ struct BatchSummary {
     double exclusive_seconds = 0.0;  // of which speed tests had a GPU to themselves (summed over GPUs)
     std::vector<GpuInfo> gpus;     // the GPUs it graded on
     unsigned gpu_jobs = 0;         // students graded at once on each
+    StageSeconds stages;           // the students' grading time by stage, summed over the workers
     double total_seconds = 0.0;
 };
 

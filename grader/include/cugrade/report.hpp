@@ -11,6 +11,7 @@
 #include "cugrade/exit_codes.hpp"
 #include "cugrade/gpu.hpp"
 #include "cugrade/score.hpp"
+#include "cugrade/stage_seconds.hpp"
 
 namespace cugrade {
 
@@ -43,6 +44,7 @@ struct ExerciseReport {
     bool hidden_program_output_truncated = false;
     std::optional<std::string> skipped_reason;  // why the cases did not run (no GPU)
     std::optional<std::string> error;           // cugrade failed on this exercise; its cases carry no verdict
+    StageSeconds seconds;  // where grading it spent its time (no output shows it: a batch's figures)
 
     double points() const;
     double max_points() const;

@@ -12,6 +12,7 @@
 #include "cugrade/gpu_gate.hpp"
 #include "cugrade/rubric.hpp"
 #include "cugrade/sandbox.hpp"
+#include "cugrade/stage_seconds.hpp"
 #include "cugrade/status.hpp"
 
 namespace cugrade {
@@ -37,6 +38,7 @@ struct RunResult {
     int processes = 0;              // how many times the harness was started
     std::vector<std::string> protections;  // what the harness reported it applied, beside the sandbox's own
     int forged_records = 0;         // records on the result channel without the run's token, ignored
+    StageSeconds seconds;           // where the time went (build stays 0 here)
 };
 
 struct RunOptions {

@@ -1,0 +1,25 @@
+// Where the wall time of grading went, stage by stage: a batch adds its students' up for its figures.
+#pragma once
+
+namespace cugrade {
+
+struct StageSeconds {
+    double build = 0.0;        // building (or finding in the cache) and inspecting the submission
+    double startup = 0.0;      // harness processes starting and ending, outside any case
+    double correctness = 0.0;  // cases without timing or race check
+    double race_check = 0.0;   // cases under compute-sanitizer racecheck
+    double speed = 0.0;        // speed tests, sampling included
+    double gpu_wait = 0.0;     // waiting for a GPU shared with other gradings (counted in no stage above)
+
+    StageSeconds& operator+=(const StageSeconds& other) {
+        build += other.build;
+        startup += other.startup;
+        correctness += other.correctness;
+        race_check += other.race_check;
+        speed += other.speed;
+        gpu_wait += other.gpu_wait;
+        return *this;
+    }
+};
+
+}  // namespace cugrade
