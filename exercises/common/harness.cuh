@@ -338,7 +338,32 @@ private:
 
 // The case's input, c.size elements from its distribution and seed: one buffer, or for the speed test three of
 // different contents (seeds c.seed, c.seed + 1, ...), which the timed calls rotate through so a replayed answer shows.
+// A batch may share the GPU with other submissions' harnesses (protocol.hpp; the Channel below asks the grader).
+// Work on the GPU runs in a SharedGpu span, held only while the GPU works so that a speed test waiting for the GPU
+// never waits on host work; a speed test samples in a GpuAlone span. Without a shared GPU both do nothing.
+inline void share_gpu();
+inline void unshare_gpu();
+inline void gpu_alone();
+inline void gpu_done();
+
+class SharedGpu {
+public:
+    SharedGpu() { share_gpu(); }
+    ~SharedGpu() { unshare_gpu(); }
+    SharedGpu(const SharedGpu&) = delete;
+    SharedGpu& operator=(const SharedGpu&) = delete;
+};
+
+class GpuAlone {
+public:
+    GpuAlone() { gpu_alone(); }
+    ~GpuAlone() { gpu_done(); }
+    GpuAlone(const GpuAlone&) = delete;
+    GpuAlone& operator=(const GpuAlone&) = delete;
+};
+
 inline std::vector<std::unique_ptr<DeviceBuffer<float>>> seeded_inputs(const Case& c) {
+    SharedGpu gpu;
     const int variants = c.timing ? 3 : 1;
     std::vector<std::unique_ptr<DeviceBuffer<float>>> inputs;
     for (int v = 0; v < variants; ++v) {
@@ -413,14 +438,15 @@ std::string broken_contract(const CaseCalls<Entry>& calls, const InputSnapshot& 
     return variant < static_cast<int>(inputs.size()) ? inputs.changed(static_cast<std::size_t>(variant)) : "";
 }
 
-inline void use_gpu(const char* use);
-
 template <class Entry>
 CaseOutcome run_calls(const Case& c, const CaseCalls<Entry>& calls) {
     Stream stream;
     InputSnapshot inputs;
-    for (const auto* input : calls.inputs) {
-        inputs.add(*input);
+    {
+        SharedGpu gpu;
+        for (const auto* input : calls.inputs) {
+            inputs.add(*input);
+        }
     }
     if (remote_submission()) {
         std::vector<replay::DeviceRange> ranges;
@@ -433,6 +459,7 @@ CaseOutcome run_calls(const Case& c, const CaseCalls<Entry>& calls) {
         remote_submission()->set_ranges(std::move(ranges));
     }
     const auto checked_call = [&](Entry entry, int variant, const std::string& which) -> std::string {
+        SharedGpu gpu;
         calls.poison();
         call_submission([&] { calls.invoke(entry, stream, variant); }, which);
         std::string problem = broken_contract(calls, inputs, variant);
@@ -452,7 +479,7 @@ CaseOutcome run_calls(const Case& c, const CaseCalls<Entry>& calls) {
         if (std::string problem = checked_call(calls.reference, 0, "the reference's call"); !problem.empty()) {
             return {protocol::status_harness_error, problem, {}};
         }
-        use_gpu("exclusive");  // nobody else's cases on the GPU while the clocks run
+        GpuAlone alone;  // nobody else's cases on the GPU while the clocks run
         SampleTimer timer;
         SpeedResult speed;
         try {
@@ -532,14 +559,40 @@ public:
         std::fflush(out_);
     }
 
-    // A batch's GPU sharing (protocol.hpp): asks for the GPU and waits until the grader grants it. Without the grader
-    // gone there is nothing left to report to, so the harness ends.
-    void use_gpu(const char* use) {
-        if (!gpu_gate_) {
+    // A batch's GPU sharing (protocol.hpp). Shared spans nest; the GPU alone covers any shared span inside it.
+    void share_gpu() {
+        if (shared_depth_++ == 0 && held_ == Held::none) {
+            ask_for_gpu("shared", Held::shared);
+        }
+    }
+    void unshare_gpu() {
+        if (--shared_depth_ == 0 && held_ == Held::shared) {
+            ask_for_gpu("none", Held::none);
+        }
+    }
+    void gpu_alone() { ask_for_gpu("exclusive", Held::exclusive); }
+    void gpu_done() {
+        if (shared_depth_ > 0) {
+            ask_for_gpu("shared", Held::shared);
+        } else {
+            ask_for_gpu("none", Held::none);
+        }
+    }
+
+    void set_gpu_gate(bool on) { gpu_gate_ = on && fd_ > 2; }
+
+private:
+    enum class Held { none, shared, exclusive };
+
+    // Asks, and for anything but "none" waits for the grant. With the grader gone there is nothing left to report
+    // to, so the harness ends.
+    void ask_for_gpu(const char* use, Held held) {
+        if (!gpu_gate_ || held == held_) {
             return;
         }
         send({{"event", "gpu"}, {"use", use}});
-        if (std::strcmp(use, "none") == 0) {
+        held_ = held;
+        if (held == Held::none) {
             return;
         }
         char granted = 0;
@@ -552,13 +605,12 @@ public:
         }
     }
 
-    void set_gpu_gate(bool on) { gpu_gate_ = on && fd_ > 2; }
-
-private:
     int fd_ = -1;
     std::FILE* out_;
     std::string token_;
     bool gpu_gate_ = false;
+    Held held_ = Held::none;
+    int shared_depth_ = 0;
 };
 
 inline Channel*& active_channel() {
@@ -566,9 +618,27 @@ inline Channel*& active_channel() {
     return channel;
 }
 
-inline void use_gpu(const char* use) {
+inline void share_gpu() {
     if (Channel* channel = active_channel(); channel != nullptr) {
-        channel->use_gpu(use);
+        channel->share_gpu();
+    }
+}
+
+inline void unshare_gpu() {
+    if (Channel* channel = active_channel(); channel != nullptr) {
+        channel->unshare_gpu();
+    }
+}
+
+inline void gpu_alone() {
+    if (Channel* channel = active_channel(); channel != nullptr) {
+        channel->gpu_alone();
+    }
+}
+
+inline void gpu_done() {
+    if (Channel* channel = active_channel(); channel != nullptr) {
+        channel->gpu_done();
     }
 }
 
@@ -677,7 +747,6 @@ inline int run_plan(int argc, char** argv, const std::function<CaseOutcome(const
     active_channel() = &channel;
     for (const Case& c : cases) {
         channel.send({{"event", "start"}, {"case", c.id}});
-        channel.use_gpu("shared");  // the grader gives it back at the case's result
         CaseOutcome outcome;
         try {
             outcome = run_case(c);

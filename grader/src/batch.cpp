@@ -752,9 +752,12 @@ BatchSummary grade_class(const Course& course, const BatchOptions& options) {
                         summary.warnings.push_back(problem);
                     }
                 }
+                const StageSeconds& t = graded.seconds;
                 progress.done(counts_as_failed(graded.status),
-                              fmt::format("{}: {} {} ({:.0f} s)", student.id, graded.status, graded.points,
-                                          seconds_since(started_student)));
+                              fmt::format("{}: {} {} ({:.0f} s: build {:.1f}, harness start {:.1f}, correctness "
+                                          "{:.1f}, race checks {:.1f}, speed {:.1f}, waiting for the GPU {:.1f})",
+                                          student.id, graded.status, graded.points, seconds_since(started_student),
+                                          t.build, t.startup, t.correctness, t.race_check, t.speed, t.gpu_wait));
             }
         });
     }

@@ -1,30 +1,46 @@
 #include "cugrade/gpu_gate.hpp"
 
+#include <algorithm>
+
 namespace cugrade {
 
-void GpuGate::acquire(Use use) {
-    std::unique_lock lock(mutex_);
-    if (use == Use::shared) {
-        // Behind any speed test that waits: a stream of correctness cases never keeps one out.
-        changed_.wait(lock, [&] { return !exclusive_ && exclusive_waiting_ == 0; });
-        ++shared_;
-    } else if (use == Use::exclusive) {
-        ++exclusive_waiting_;
-        changed_.wait(lock, [&] { return !exclusive_ && shared_ == 0; });
-        --exclusive_waiting_;
-        exclusive_ = true;
-        exclusive_since_ = std::chrono::steady_clock::now();
-    }
+// True when shared work is running and all of it has run longer than the patience: a waiting speed test then lets
+// new shared work in, since it would otherwise hold the GPU idle behind a hang.
+bool GpuGate::only_long_holders(Clock::time_point now) const {
+    return !shared_since_.empty() && std::all_of(shared_since_.begin(), shared_since_.end(), [&](const auto& hold) {
+        return now - hold.second > patience_;
+    });
 }
 
-void GpuGate::release(Use use) {
+std::uint64_t GpuGate::acquire(Use use) {
+    std::unique_lock lock(mutex_);
+    if (use == Use::shared) {
+        // Behind any speed test that waits, unless what it waits for looks like a hang.
+        while (exclusive_ || (exclusive_waiting_ > 0 && !only_long_holders(Clock::now()))) {
+            changed_.wait_for(lock, std::chrono::milliseconds(100));
+        }
+        const std::uint64_t ticket = next_ticket_++;
+        shared_since_.emplace(ticket, Clock::now());
+        return ticket;
+    }
+    if (use == Use::exclusive) {
+        ++exclusive_waiting_;
+        changed_.wait(lock, [&] { return !exclusive_ && shared_since_.empty(); });
+        --exclusive_waiting_;
+        exclusive_ = true;
+        exclusive_since_ = Clock::now();
+    }
+    return 0;
+}
+
+void GpuGate::release(Use use, std::uint64_t ticket) {
     {
         std::lock_guard lock(mutex_);
         if (use == Use::shared) {
-            --shared_;
+            shared_since_.erase(ticket);
         } else if (use == Use::exclusive) {
             exclusive_ = false;
-            exclusive_total_ += std::chrono::steady_clock::now() - exclusive_since_;
+            exclusive_total_ += Clock::now() - exclusive_since_;
         }
     }
     changed_.notify_all();
@@ -32,7 +48,7 @@ void GpuGate::release(Use use) {
 
 std::size_t GpuGate::shared_holders() const {
     std::lock_guard lock(mutex_);
-    return shared_;
+    return shared_since_.size();
 }
 
 bool GpuGate::exclusive_held() const {
@@ -40,19 +56,19 @@ bool GpuGate::exclusive_held() const {
     return exclusive_;
 }
 
+double GpuGate::exclusive_seconds() const {
+    std::lock_guard lock(mutex_);
+    return std::chrono::duration<double>(exclusive_total_).count();
+}
+
 void GpuGate::Hold::change(Use use) {
     if (gate_ == nullptr || use == held_) {
         return;
     }
-    gate_->release(held_);
+    gate_->release(held_, ticket_);
     held_ = Use::none;
-    gate_->acquire(use);
+    ticket_ = gate_->acquire(use);
     held_ = use;
-}
-
-double GpuGate::exclusive_seconds() const {
-    std::lock_guard lock(mutex_);
-    return std::chrono::duration<double>(exclusive_total_).count();
 }
 
 }  // namespace cugrade

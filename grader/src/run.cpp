@@ -302,13 +302,14 @@ private:
                 const double wait = Seconds(Clock::now() - asked).count();
                 waited += wait;
                 run_.seconds.gpu_wait += wait;
+                // Waiting for the GPU is not the case's time.
+                const auto waited_for = std::chrono::duration_cast<Clock::duration>(Seconds(wait));
+                deadline += waited_for;
                 if (current != none) {
-                    case_started += std::chrono::duration_cast<Clock::duration>(Seconds(wait));
+                    case_started += waited_for;
                 }
                 if (wanted != GpuGate::Use::none) {
                     child.reply(std::string(1, protocol::gpu_granted));
-                    // Waiting for the GPU is not the case's time.
-                    deadline = after(current != none ? cases_[current].case_seconds : startup_seconds);
                 }
             } else if (event == "result" && current != none && id == cases_[current].id) {
                 gpu.change(GpuGate::Use::none);

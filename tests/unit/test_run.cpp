@@ -185,3 +185,24 @@ TEST_CASE("a process that ends while it holds the GPU gives it back") {
     after.change(GpuGate::Use::exclusive);  // would wait forever if anything were still held
     CHECK(gate.exclusive_held());
 }
+
+TEST_CASE("work that holds a shared GPU for long does not keep others out while a speed test waits for it") {
+    using namespace std::chrono_literals;
+    GpuGate gate(200ms);
+    GpuGate::Hold hanging(&gate);
+    hanging.change(GpuGate::Use::shared);
+    auto speed_test = std::async(std::launch::async, [&gate] {
+        GpuGate::Hold hold(&gate);
+        hold.change(GpuGate::Use::exclusive);
+        return true;
+    });
+    std::this_thread::sleep_for(300ms);
+    {
+        GpuGate::Hold other(&gate);
+        other.change(GpuGate::Use::shared);  // let in: all that runs has run past the patience
+        CHECK(gate.shared_holders() == 2);
+    }
+    CHECK(speed_test.wait_for(100ms) == std::future_status::timeout);
+    hanging.change(GpuGate::Use::none);
+    CHECK(speed_test.get());
+}

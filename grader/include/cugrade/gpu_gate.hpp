@@ -1,18 +1,27 @@
-// Sharing one GPU between the harness processes of a batch: correctness cases of several submissions run on it at
+// Sharing one GPU between the harness processes of a batch: correctness work of several submissions runs on it at
 // once (shared), while a speed test samples with the GPU to itself (exclusive). A speed test that asks waits for the
-// cases running now to finish, and no new case starts meanwhile, so speed tests are never starved.
+// work running now to finish, and no new work starts meanwhile, so speed tests are not starved; but work that has
+// held the GPU for long (a kernel that hangs until its case's limit) does not hold every other submission back:
+// while such work runs, new shared work is let in, and the speed test goes first once it ends.
 #pragma once
 
 #include <chrono>
 #include <condition_variable>
 #include <cstddef>
+#include <cstdint>
+#include <map>
 #include <mutex>
 
 namespace cugrade {
 
 class GpuGate {
 public:
+    using Clock = std::chrono::steady_clock;
     enum class Use { none, shared, exclusive };
+
+    // Shared work held longer than this is taken for a hang, and no longer keeps other work out while a speed test
+    // waits for it.
+    explicit GpuGate(Clock::duration patience = std::chrono::seconds(2)) : patience_(patience) {}
 
     // One process's hold on the gate; released when it goes, or when it asks for something else.
     class Hold {
@@ -29,6 +38,7 @@ public:
     private:
         GpuGate* gate_;
         Use held_ = Use::none;
+        std::uint64_t ticket_ = 0;  // its shared hold, while it has one
     };
 
     // Holders now, and how long the GPU has been held exclusively in all (a batch's figure: the part of its time
@@ -38,16 +48,19 @@ public:
     double exclusive_seconds() const;
 
 private:
-    void acquire(Use use);
-    void release(Use use);
+    std::uint64_t acquire(Use use);
+    void release(Use use, std::uint64_t ticket);
+    bool only_long_holders(Clock::time_point now) const;
 
+    const Clock::duration patience_;
     mutable std::mutex mutex_;
     std::condition_variable changed_;
-    std::size_t shared_ = 0;
+    std::map<std::uint64_t, Clock::time_point> shared_since_;  // each shared hold's start
+    std::uint64_t next_ticket_ = 1;
     std::size_t exclusive_waiting_ = 0;
     bool exclusive_ = false;
-    std::chrono::steady_clock::time_point exclusive_since_;
-    std::chrono::steady_clock::duration exclusive_total_{};
+    Clock::time_point exclusive_since_;
+    Clock::duration exclusive_total_{};
 };
 
 }  // namespace cugrade
