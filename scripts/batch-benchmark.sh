@@ -6,6 +6,7 @@
 #                                                   few students graded alone with `cugrade check`; then the class
 #                                                   again into a second folder, killed with SIGKILL at three random
 #                                                   moments and resumed: the gradebooks must be identical.
+#   GPU_JOBS=1 ...                                  students graded at once on the GPU (default: cugrade's)
 #   RESUME=0 CHECK_ALONE=0 ...                      skip those parts (STUDENTS=1000 RESUME=0 CHECK_ALONE=0 for the
 #                                                   memory figure).
 # Figures go to $OUT (default build/batch-benchmark)/figures.txt. Needs build/grader/cugrade.
@@ -35,9 +36,11 @@ run_measured() {
     local stdout=$1 stderr=$2
     shift 2
     "$@" > "$stdout" 2> "$stderr" &
-    local pid=$! peak=0 hwm
+    local pid=$! peak=0 hwm measured
     while kill -0 "$pid" 2>/dev/null; do
-        hwm=$(awk '/^VmHWM/ {print $2}' "/proc/$pid/status" 2>/dev/null || echo 0)
+        # cugrade itself, under `timeout`
+        measured=$(pgrep -P "$pid" -x cugrade | head -1)
+        hwm=$(awk '/^VmHWM/ {print $2}' "/proc/${measured:-$pid}/status" 2>/dev/null || echo 0)
         [ -n "$hwm" ] && [ "$hwm" -gt "$peak" ] && peak=$hwm
         sleep 0.5
     done
@@ -52,8 +55,11 @@ if command -v nvidia-smi >/dev/null; then
     sampler=$!
 fi
 start=$(date +%s.%N)
+# LIMIT (seconds, default none) stops the grading early, so that a lease's time limit still leaves the figures of
+# what was graded: per-student times by stage are in grade.log either way.
 run_measured "$out/grade.txt" "$out/grade.log" \
-    "$cugrade" grade "$out/class" -o "$out/results" --cache-dir "$out/cache" --require-sandbox none
+    timeout -s INT "${LIMIT:-0}" "$cugrade" grade "$out/class" -o "$out/results" --cache-dir "$out/cache" \
+    --require-sandbox none ${GPU_JOBS:+--gpu-jobs "$GPU_JOBS"}
 end=$(date +%s.%N)
 [ -n "${sampler:-}" ] && kill "$sampler" 2>/dev/null
 grep -E "^cugrade: (graded|time in each stage|grading on)" "$out/grade.log" | tee -a "$figures"

@@ -705,6 +705,7 @@ inline int run_plan(int argc, char** argv, const std::function<CaseOutcome(const
     std::vector<Case> cases;
     bool deny_processes = true;
     std::string device_code;
+    bool gpu_shared = false;
     try {
         std::ifstream plan_file(argv[1]);
         const auto plan = nlohmann::json::parse(plan_file);
@@ -714,13 +715,19 @@ inline int run_plan(int argc, char** argv, const std::function<CaseOutcome(const
         deny_processes = plan.value("deny_processes", true);
         skip_exit_handlers = plan.value("skip_exit_handlers", true);
         device_code = plan.value("device_code", std::string());
-        channel.set_gpu_gate(plan.value("gpu_gate", false));
+        gpu_shared = plan.value("gpu_gate", false);
+        channel.set_gpu_gate(gpu_shared);
     } catch (const std::exception& e) {
         channel.send({{"event", "fatal"}, {"detail", std::string("cannot read the plan: ") + e.what()}});
         return protocol::exit_usage;
     }
 
     try {
+        if (gpu_shared) {
+            // Beside other submissions' harnesses, waiting for the GPU sleeps instead of spinning on a core that
+            // another harness needs; the timing is the GPU's events', so it does not change.
+            CUGRADE_CUDA_CHECK(cudaSetDeviceFlags(cudaDeviceScheduleBlockingSync));
+        }
         CUGRADE_CUDA_CHECK(cudaSetDevice(0));
         CUGRADE_CUDA_CHECK(cudaFree(nullptr));  // creates the context now, outside every case's clock
     } catch (const CudaFailure& e) {

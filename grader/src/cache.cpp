@@ -19,20 +19,11 @@
 #include "cugrade/build.hpp"
 #include "file_io.hpp"
 #include "hash.hpp"
+#include "staging.hpp"
 
 namespace cugrade {
 namespace fs = std::filesystem;
 namespace {
-
-std::string host_name() {
-    char name[256] = {};
-    if (::gethostname(name, sizeof name - 1) != 0 || name[0] == '\0') {
-        return "host";
-    }
-    std::string text = name;
-    std::replace(text.begin(), text.end(), '-', '_');  // the staging name is split at '-'
-    return text;
-}
 
 // "SIZE DIGEST" of a file's bytes, or "" when it cannot be read.
 std::string fingerprint(const fs::path& path) {
@@ -149,10 +140,7 @@ fs::path CacheEntry::start() {
         return final_;
     }
     fs::create_directories(final_.parent_path());
-    std::random_device random;
-    // Unique across the machines that share the cache (a cluster's file system), and findable when abandoned.
-    staging_ = final_.parent_path() / fmt::format(".staging-{}-{}-{:08x}-{}", host_name(), ::getpid(), random(),
-                                                  final_.filename().string());
+    staging_ = final_.parent_path() / staging_name(final_.filename().string());
     fs::create_directories(staging_);
     return staging_;
 }
@@ -195,9 +183,6 @@ std::uint64_t default_cache_limit() {
 }
 
 void tidy_cache(const fs::path& cache_dir, std::uint64_t max_bytes) {
-    static const std::regex staging(R"(\.staging-([^-]+)-([0-9]+)-.*)");
-    const std::string here = host_name();
-    const auto now = fs::file_time_type::clock::now();
     struct Entry {
         fs::path path;
         fs::file_time_type used;
@@ -208,13 +193,8 @@ void tidy_cache(const fs::path& cache_dir, std::uint64_t max_bytes) {
     std::error_code ec;
     for (const auto& item : fs::directory_iterator(cache_dir, ec)) {
         const std::string name = item.path().filename().string();
-        std::smatch match;
-        if (std::regex_match(name, match, staging)) {
-            const bool ours = match[1] == here;
-            const auto pid = static_cast<pid_t>(std::stol(match[2]));
-            const bool abandoned = ours ? ::kill(pid, 0) != 0 && errno == ESRCH
-                                        : now - item.last_write_time(ec) > std::chrono::hours(24);
-            if (abandoned) {
+        if (is_staging_name(name)) {
+            if (staging_abandoned(item.path())) {
                 fs::remove_all(item.path(), ec);
             }
             continue;

@@ -15,18 +15,13 @@
 #include <stdexcept>
 
 #include "file_io.hpp"
+#include "staging.hpp"
 
 namespace cugrade {
 namespace fs = std::filesystem;
 namespace {
 
-constexpr const char* staging_prefix = ".staging-";
 constexpr const char* key_file = "key.txt";
-
-std::string random_suffix() {
-    std::random_device random;
-    return fmt::format("{:08x}{:08x}", random(), random());
-}
 
 void sync_file(const fs::path& path) {
     const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -39,7 +34,7 @@ void sync_file(const fs::path& path) {
 }  // namespace
 
 void write_file_atomically(const fs::path& path, const std::string& text) {
-    const fs::path staging = path.parent_path() / (staging_prefix + path.filename().string() + "-" + random_suffix());
+    const fs::path staging = path.parent_path() / staging_name(path.filename().string());
     write_file(staging, text);
     sync_file(staging);
     std::error_code ec;
@@ -57,8 +52,9 @@ ResultsStore::ResultsStore(const fs::path& results_dir) : students_(results_dir 
         throw std::runtime_error(fmt::format("cannot create '{}': {}", students_.string(), ec.message()));
     }
     for (const auto& entry : fs::directory_iterator(students_)) {
-        if (entry.path().filename().string().rfind(staging_prefix, 0) == 0) {
-            fs::remove_all(entry.path(), ec);  // a batch killed while writing: its folder was never in place
+        // A batch killed while writing: its folder was never in place. Another batch's, still writing, stays.
+        if (is_staging_name(entry.path().filename().string()) && staging_abandoned(entry.path())) {
+            fs::remove_all(entry.path(), ec);
         }
     }
 }
@@ -74,7 +70,7 @@ std::optional<std::string> ResultsStore::key(const std::string& id) const {
 
 void ResultsStore::write(const std::string& id, const std::string& key,
                          const std::map<std::string, std::string>& files) const {
-    const fs::path staging = students_ / (staging_prefix + id + "-" + random_suffix());
+    const fs::path staging = students_ / staging_name(id);
     fs::create_directory(staging);
     for (const auto& [name, text] : files) {
         write_file(staging / name, text);
@@ -86,12 +82,31 @@ void ResultsStore::write(const std::string& id, const std::string& key,
     std::error_code ec;
     if (fs::exists(final_path, ec)) {
         // The old folder and the new change places in one step; the old one, now at the staging name, goes.
-        if (::syscall(SYS_renameat2, AT_FDCWD, staging.c_str(), AT_FDCWD, final_path.c_str(), RENAME_EXCHANGE) != 0) {
+        if (::syscall(SYS_renameat2, AT_FDCWD, staging.c_str(), AT_FDCWD, final_path.c_str(), RENAME_EXCHANGE) == 0) {
+            fs::remove_all(staging, ec);
+            return;
+        }
+        if (errno != EINVAL && errno != ENOSYS && errno != EOPNOTSUPP) {
             const std::string why = std::strerror(errno);
             fs::remove_all(staging, ec);
             throw std::runtime_error(fmt::format("cannot replace '{}': {}", final_path.string(), why));
         }
-        fs::remove_all(staging, ec);
+        // NFS and some cluster file systems cannot exchange: the old folder moves aside first. Killed in between,
+        // the student has no results and a rerun grades them again; never half of either.
+        const fs::path old = students_ / staging_name("old-" + id);
+        fs::rename(final_path, old, ec);
+        if (ec) {
+            fs::remove_all(staging, ec);
+            throw std::runtime_error(fmt::format("cannot replace '{}': {}", final_path.string(), ec.message()));
+        }
+        fs::rename(staging, final_path, ec);
+        if (ec) {
+            const std::string why = ec.message();
+            fs::rename(old, final_path, ec);  // the old results back in place
+            fs::remove_all(staging, ec);
+            throw std::runtime_error(fmt::format("cannot write '{}': {}", final_path.string(), why));
+        }
+        fs::remove_all(old, ec);
         return;
     }
     fs::rename(staging, final_path, ec);
@@ -106,7 +121,7 @@ std::vector<std::string> ResultsStore::ids() const {
     std::error_code ec;
     for (const auto& entry : fs::directory_iterator(students_, ec)) {
         const std::string name = entry.path().filename().string();
-        if (entry.is_directory(ec) && name.rfind(staging_prefix, 0) != 0 && fs::exists(entry.path() / key_file, ec)) {
+        if (entry.is_directory(ec) && !is_staging_name(name) && fs::exists(entry.path() / key_file, ec)) {
             ids.push_back(name);
         }
     }
