@@ -1,5 +1,11 @@
 // The parts of `cugrade grade` that need no GPU and no nvcc: CSV, the roster, finding a class's submissions,
 // results written whole, and the exports' formats.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -114,12 +120,43 @@ TEST_CASE("GitHub Classroom clones: the id is the name after the assignment's pr
     CHECK(*layout.students[0].submitted_at == "2026-03-01T12:00:00+00:00");
 }
 
-TEST_CASE("a student's results are replaced whole; a killed batch's staging folders are removed") {
+namespace {
+
+std::string this_host() {
+    char name[256] = {};
+    ::gethostname(name, sizeof name - 1);
+    std::string text = name;
+    std::replace(text.begin(), text.end(), '-', '_');
+    return text;
+}
+
+// The pid of a process that has ended.
+pid_t ended_pid() {
+    const pid_t child = ::fork();
+    if (child == 0) {
+        ::_exit(0);
+    }
+    ::waitpid(child, nullptr, 0);
+    return child;
+}
+
+}  // namespace
+
+TEST_CASE("a student's results are replaced whole; a killed batch's staging folders are removed, a live one's kept") {
     const fs::path results = fresh("store");
-    fs::create_directories(results / "students" / ".staging-alice-0123");
-    touch(results / "students" / ".staging-alice-0123" / "results.json", "half");
+    const fs::path killed = results / "students" / fmt::format(".staging-{}-{}-0123-alice", this_host(), ended_pid());
+    const fs::path live = results / "students" / fmt::format(".staging-{}-{}-0123-bob", this_host(), ::getppid());
+    const fs::path other_machine = results / "students" / ".staging-node17-4242-0123-carol";
+    for (const auto& folder : {killed, live, other_machine}) {
+        fs::create_directories(folder);
+        touch(folder / "results.json", "half");
+    }
     const ResultsStore store(results);
-    CHECK_FALSE(fs::exists(results / "students" / ".staging-alice-0123"));
+    CHECK_FALSE(fs::exists(killed));
+    CHECK(fs::exists(live));           // another batch on this machine, still writing
+    CHECK(fs::exists(other_machine));  // another machine's, recent: it may still be writing
+    fs::remove_all(live);
+    fs::remove_all(other_machine);
     CHECK_FALSE(store.key("alice"));
     store.write("alice", "key 1", {{"results.json", "first"}});
     CHECK(store.key("alice") == "key 1");
