@@ -31,6 +31,7 @@
 #include "late_policy.hpp"
 #include "results_store.hpp"
 #include "roster.hpp"
+#include "student_locks.hpp"
 
 namespace cugrade {
 namespace fs = std::filesystem;
@@ -663,8 +664,20 @@ BatchSummary grade_class(const Course& course, const BatchOptions& options) {
             ++summary.reused;
         }
     }
-    log(fmt::format("{} students in '{}' ({}), {} to grade, {} up to date", layout.students.size(),
-                    options.submissions.string(), layout.kind, to_grade.size(), summary.reused));
+    if (options.shard) {
+        // Positions in the sorted class: every task of a job array splits the same class the same way.
+        std::erase_if(to_grade, [&](std::size_t s) { return s % options.shard->count != options.shard->index; });
+    } else {
+        nlohmann::json ids = nlohmann::json::array();
+        for (const auto& student : layout.students) {
+            ids.push_back(student.id);
+        }
+        write_file_atomically(options.results / "class.json", json_text({{"students", ids}}));
+    }
+    log(fmt::format("{} students in '{}' ({}), {} to grade{}, {} up to date", layout.students.size(),
+                    options.submissions.string(), layout.kind, to_grade.size(),
+                    options.shard ? fmt::format(" in shard {}/{}", options.shard->index, options.shard->count) : "",
+                    summary.reused));
 
     // Builds on every core: each exercise's harness first (one build each, in parallel), then every submission.
     struct BuildTask {
@@ -730,12 +743,31 @@ BatchSummary grade_class(const Course& course, const BatchOptions& options) {
     progress.stage("grading", to_grade.size());
     std::mutex summary_mutex;
     std::atomic<std::size_t> next_student{0};
+    StudentLocks locks(options.results);
+    std::atomic<bool> grading{true};
+    std::thread heartbeat([&] {
+        for (int tick = 1; grading; ++tick) {
+            std::this_thread::sleep_for(std::chrono::seconds(1));
+            if (tick % 60 == 0) {
+                locks.refresh();
+            }
+        }
+    });
     std::vector<std::thread> workers;
     for (const GradingContext& worker_context : contexts) {
         workers.emplace_back([&, worker = &worker_context] {
             for (std::size_t i; (i = next_student++) < to_grade.size();) {
                 const std::size_t s = to_grade[i];
                 const StudentFolder& student = layout.students[s];
+                // Another batch sharing RESULTS may hold the student, or have graded them since this one looked.
+                const bool asked = options.force || !options.only.empty();
+                if (!locks.try_lock(student.id) || (!asked && store.key(student.id) == keys[s])) {
+                    locks.unlock(student.id);
+                    std::lock_guard lock(summary_mutex);
+                    ++summary.elsewhere;
+                    progress.done(false, fmt::format("{}: graded by another batch", student.id));
+                    continue;
+                }
                 const auto started_student = std::chrono::steady_clock::now();
                 const GradedStudent graded = grade_student(*worker, student, plans);
                 std::string problem;
@@ -744,6 +776,7 @@ BatchSummary grade_class(const Course& course, const BatchOptions& options) {
                 } catch (const std::exception& e) {
                     problem = fmt::format("{}: results not written: {}", student.id, e.what());
                 }
+                locks.unlock(student.id);
                 {
                     std::lock_guard lock(summary_mutex);
                     ++summary.graded;
@@ -764,6 +797,8 @@ BatchSummary grade_class(const Course& course, const BatchOptions& options) {
     for (auto& worker : workers) {
         worker.join();
     }
+    grading = false;
+    heartbeat.join();
     progress.finish();
     summary.grading_seconds = seconds_since(grading_started);
     std::set<const GpuGate*> gates;
@@ -771,6 +806,15 @@ BatchSummary grade_class(const Course& course, const BatchOptions& options) {
         if (gpu_context.gpu_gate && gates.insert(gpu_context.gpu_gate.get()).second) {
             summary.exclusive_seconds += gpu_context.gpu_gate->exclusive_seconds();
         }
+    }
+
+    if (options.shard) {
+        // The job array's merge job writes the gradebook once every task has ended.
+        summary.students = to_grade.size();
+        summary.total_seconds = seconds_since(started);
+        log(fmt::format("shard {}/{}: graded {} students in {:.0f} s", options.shard->index, options.shard->count,
+                        summary.graded, summary.total_seconds));
+        return summary;
     }
 
     // The gradebook: every student of the submissions folder, then roster students who submitted nothing.
@@ -820,6 +864,69 @@ BatchSummary grade_class(const Course& course, const BatchOptions& options) {
                     "the GPU {:.0f} s",
                     t.build, t.startup, t.correctness, t.race_check, t.speed, t.gpu_wait));
     return summary;
+}
+
+ClassListing list_class(const Course& course, const BatchOptions& options) {
+    std::vector<std::pair<std::string, std::string>> files;
+    for (const auto& plan : load_plans(course, options.exercises)) {
+        files.emplace_back(plan.exercise.name, plan.exercise.submission_file);
+    }
+    std::error_code ec;
+    fs::create_directories(options.results, ec);
+    std::vector<std::string> warnings;
+    const bool archive = fs::is_regular_file(options.submissions, ec) && is_archive(options.submissions);
+    ClassListing listing;
+    listing.folder = archive ? unpacked_submissions(options.submissions, options.results, warnings)
+                             : fs::absolute(options.submissions);
+    nlohmann::json ids = nlohmann::json::array();
+    for (const auto& student : read_class_layout(listing.folder, files).students) {
+        listing.ids.push_back(student.id);
+        ids.push_back(student.id);
+    }
+    write_file_atomically(options.results / "class.json", json_text({{"students", ids}}));
+    return listing;
+}
+
+Shard parse_shard(const std::string& text) {
+    const auto slash = text.find('/');
+    try {
+        if (slash != std::string::npos) {
+            std::size_t used = 0;
+            const unsigned long index = std::stoul(text.substr(0, slash), &used);
+            const bool index_whole = used == slash;
+            const unsigned long count = std::stoul(text.substr(slash + 1), &used);
+            if (index_whole && used == text.size() - slash - 1 && count > 0 && index < count && count < 100000) {
+                return {static_cast<unsigned>(index), static_cast<unsigned>(count)};
+            }
+        }
+    } catch (const std::exception&) {
+    }
+    throw UsageError(fmt::format("--shard {}: expected I/N with 0 <= I < N, such as 0/4", text));
+}
+
+BatchStatus batch_status(const fs::path& results) {
+    nlohmann::json listing;
+    try {
+        listing = nlohmann::json::parse(read_file(results / "class.json"));
+    } catch (const std::exception&) {
+        throw UsageError(fmt::format("'{}' holds no batch: no class.json (it is written when `cugrade grade` starts)",
+                                     results.string()));
+    }
+    BatchStatus status;
+    for (const auto& entry : listing.value("students", nlohmann::json::array())) {
+        const std::string id = entry.get<std::string>();
+        if (StudentLocks::held(results, id)) {
+            status.running.push_back(id);
+            continue;
+        }
+        try {
+            const auto row = nlohmann::json::parse(read_file(results / "students" / id / "row.json"));
+            (counts_as_failed(row.value("status", "")) ? status.failed : status.done).push_back(id);
+        } catch (const std::exception&) {
+            status.missing.push_back(id);
+        }
+    }
+    return status;
 }
 
 }  // namespace cugrade

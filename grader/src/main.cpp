@@ -2,6 +2,7 @@
 #include <CLI/CLI.hpp>
 #include <unistd.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <cstdlib>
 #include <iostream>
@@ -16,6 +17,8 @@
 #include "cugrade/exit_codes.hpp"
 #include "cugrade/json_file.hpp"
 #include "cugrade/process.hpp"
+#include "cugrade/slurm.hpp"
+#include "file_io.hpp"
 
 namespace {
 
@@ -115,10 +118,25 @@ int main(int argc, char** argv) {
     std::string batch_sandbox = "full";
     CLI::App* grade_command = app.add_subcommand("grade", "grade a whole class into a gradebook (docs/batch.md)");
     grade_command->add_option("submissions", batch_submissions,
-                              "a folder with one folder per student, or GitHub Classroom clones")
-        ->required();
-    grade_command->add_option("-o,--output", batch_results, "the results folder (created; a rerun resumes it)")
-        ->required();
+                              "a folder with one folder per student, GitHub Classroom clones, a Gradescope export, or "
+                              "a .zip or .tar.gz of one of these");
+    grade_command->add_option("-o,--output", batch_results, "the results folder (created; a rerun resumes it)");
+    std::string batch_status_dir, batch_shard;
+    SlurmOptions slurm;
+    bool use_slurm = false;
+    grade_command->add_option("--status", batch_status_dir,
+                              "say how far the batch in this results folder is (done, running, failed, missing)");
+    grade_command->add_option("--shard", batch_shard,
+                              "grade only share I of N of the class (I/N), write no gradebook: a cluster task");
+    grade_command->add_flag("--slurm", use_slurm, "submit the batch to Slurm as a job array and a merge job");
+    grade_command->add_option("--partition", slurm.partition, "with --slurm: the partition");
+    grade_command->add_option("--gres", slurm.gres, "with --slurm: the generic resources of each job (default gpu:1)");
+    grade_command->add_option("--tasks", slurm.tasks, "with --slurm: tasks of the job array (default: one per 25 "
+                                                      "students, at most 32)");
+    grade_command->add_option("--time", slurm.time, "with --slurm: the time limit of each job, as sbatch takes it");
+    grade_command->add_option("--account", slurm.account, "with --slurm: the account to charge");
+    grade_command->add_option("--sbatch-arg", slurm.sbatch_args, "with --slurm: one more sbatch option (repeatable)");
+    grade_command->add_flag("--dry-run", slurm.dry_run, "with --slurm: write and print the job scripts, submit nothing");
     grade_command->add_option("--exercise,-e", batch.exercises, "grade only this exercise (repeatable; default: all)");
     grade_command->add_option("--roster", batch_roster, "a CSV of the class: id, name, email, section");
     grade_command->add_flag("--force", batch.force, "grade every student again, even with up-to-date results");
@@ -176,7 +194,26 @@ int main(int argc, char** argv) {
         options.progress = &std::cerr;
         options.required_sandbox = containment_from_string(required_sandbox).value_or(Containment::none);
 
+        if (grade_command->parsed() && !batch_status_dir.empty()) {
+            const BatchStatus status = batch_status(batch_status_dir);
+            std::cout << fmt::format("{} students: {} done, {} failed, {} running, {} missing\n", status.total(),
+                                     status.done.size(), status.failed.size(), status.running.size(),
+                                     status.missing.size());
+            for (const auto& [label, ids] : {std::pair{"running", &status.running}, std::pair{"failed", &status.failed},
+                                             std::pair{"missing", &status.missing}}) {
+                if (!ids->empty()) {
+                    std::cout << fmt::format("{}: {}\n", label, fmt::join(*ids, ", "));
+                }
+            }
+            return to_int(status.missing.empty() && status.running.empty() ? ExitCode::passed : ExitCode::failed);
+        }
         if (grade_command->parsed()) {
+            if (batch_submissions.empty() || batch_results.empty()) {
+                throw UsageError("grade needs the submissions and -o RESULTS (or --status RESULTS)");
+            }
+            if (!batch_shard.empty()) {
+                batch.shard = parse_shard(batch_shard);
+            }
             batch.submissions = batch_submissions;
             batch.results = batch_results;
             if (!batch_roster.empty()) {
@@ -188,9 +225,31 @@ int main(int argc, char** argv) {
             batch.cache_max_bytes = options.cache_max_bytes;
             batch.log = &std::cerr;
             batch.live = ::isatty(STDERR_FILENO) != 0;
+            if (use_slurm) {
+                const SlurmSubmission submitted = submit_to_slurm(Course{course_root(course)}, batch, slurm);
+                if (slurm.dry_run) {
+                    std::cout << fmt::format("# {}\n{}\n# {}\n{}", submitted.array_script.string(),
+                                             read_file(submitted.array_script), submitted.merge_script.string(),
+                                             read_file(submitted.merge_script));
+                    return to_int(ExitCode::passed);
+                }
+                std::cout << fmt::format(
+                    "submitted {} students in {} tasks: job array {}, merge job {} (runs when every task has ended)\n"
+                    "follow them: squeue -j {},{}   or   cugrade grade --status {}\n"
+                    "task logs: {}\n",
+                    submitted.students, submitted.tasks, submitted.array_job, submitted.merge_job,
+                    submitted.array_job, submitted.merge_job, batch.results.string(),
+                    (batch.results / "slurm" / "logs").string());
+                return to_int(ExitCode::passed);
+            }
             const BatchSummary summary = grade_class(Course{course_root(course)}, batch);
             for (const auto& warning : summary.warnings) {
                 std::cerr << "cugrade: warning: " << warning << "\n";
+            }
+            if (batch.shard) {
+                std::cout << fmt::format("shard {}/{}: {} students graded now, {} by another batch\n",
+                                         batch.shard->index, batch.shard->count, summary.graded, summary.elsewhere);
+                return to_int(summary.gpu.available ? ExitCode::passed : ExitCode::skipped);
             }
             std::cout << fmt::format("{} students ({} graded now, {} up to date, {} missing, {} failed) on GPU {}\n"
                                      "gradebook: {}\n",

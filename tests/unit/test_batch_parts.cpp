@@ -19,6 +19,8 @@
 #include "late_policy.hpp"
 #include "results_store.hpp"
 #include "roster.hpp"
+#include "student_locks.hpp"
+#include "cugrade/batch.hpp"
 
 namespace {
 
@@ -270,4 +272,60 @@ TEST_CASE("times with their zones, and a late policy's days and penalty") {
     write_file(dir / "bad.yaml", "late:\n  due: tomorrow\n  penalty_per_day: 10\n");
     CHECK_THROWS_WITH(load_late_policy(dir / "bad.yaml"),
                       contains_text("bad.yaml:2") && contains_text("due must be a time with its zone"));
+}
+
+TEST_CASE("a shard is I/N with I below N") {
+    CHECK(parse_shard("0/4").index == 0);
+    CHECK(parse_shard("3/4").count == 4);
+    for (const char* bad : {"4/4", "1", "a/2", "1/0", "-1/3", "1/2x", ""}) {
+        try {
+            parse_shard(bad);
+            FAIL("accepted " << bad);
+        } catch (const UsageError& e) {
+            CHECK(std::string(e.what()) == fmt::format("--shard {}: expected I/N with 0 <= I < N, such as 0/4", bad));
+        }
+    }
+}
+
+TEST_CASE("a student is locked by one batch at a time; a lock whose holder ended is taken over") {
+    const fs::path results = fresh("locks");
+    {
+        StudentLocks first(results);
+        StudentLocks second(results);
+        CHECK(first.try_lock("alice"));
+        CHECK_FALSE(second.try_lock("alice"));  // this process is alive: its lock holds
+        CHECK(StudentLocks::held(results, "alice"));
+        first.unlock("alice");
+        CHECK_FALSE(StudentLocks::held(results, "alice"));
+        CHECK(second.try_lock("alice"));
+    }
+    CHECK_FALSE(fs::exists(results / "locks" / "alice.lock"));  // released when its batch ends
+    touch(results / "locks" / "bob.lock", fmt::format("{} {}\n", [] {
+        char name[256] = {};
+        ::gethostname(name, sizeof name - 1);
+        return std::string(name);
+    }(), ended_pid()));
+    CHECK_FALSE(StudentLocks::held(results, "bob"));
+    StudentLocks third(results);
+    CHECK(third.try_lock("bob"));
+}
+
+TEST_CASE("--status needs a results folder a batch started") {
+    const fs::path results = fresh("no-batch");
+    try {
+        batch_status(results);
+        FAIL("no error");
+    } catch (const UsageError& e) {
+        CHECK(std::string(e.what()) == fmt::format("'{}' holds no batch: no class.json (it is written when `cugrade "
+                                                   "grade` starts)",
+                                                   results.string()));
+    }
+    touch(results / "class.json", R"({"students": ["alice", "bob", "carol"]})");
+    touch(results / "students" / "alice" / "row.json", R"({"status": "graded"})");
+    touch(results / "students" / "bob" / "row.json", R"({"status": "build_failed"})");
+    const BatchStatus status = batch_status(results);
+    CHECK(status.done == std::vector<std::string>{"alice"});
+    CHECK(status.failed == std::vector<std::string>{"bob"});
+    CHECK(status.missing == std::vector<std::string>{"carol"});
+    CHECK(status.total() == 3);
 }

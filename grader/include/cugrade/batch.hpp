@@ -17,6 +17,12 @@
 
 namespace cugrade {
 
+// One task's share of a class on a cluster: the students at positions index, index + count, ... of the sorted class.
+struct Shard {
+    unsigned index = 0;
+    unsigned count = 1;
+};
+
 struct BatchOptions {
     std::filesystem::path submissions;             // a folder of student folders, or of GitHub Classroom clones
     std::filesystem::path results;                 // RESULTS/
@@ -32,6 +38,7 @@ struct BatchOptions {
     std::filesystem::path cache_dir;               // needed for parallel builds; empty: none
     std::uint64_t cache_max_bytes = 0;
     std::string canvas_assignment = "cugrade";     // the assignment column of gradebook-canvas.csv
+    std::optional<Shard> shard;                    // grade only this share and write no gradebook (a Slurm task)
     std::ostream* log = nullptr;                   // a line per student graded
     bool live = false;                             // `log` is a terminal: one progress line, rewritten in place
 };
@@ -42,6 +49,7 @@ struct BatchSummary {
     std::size_t students = 0;            // rows of the gradebook (roster-only students included)
     std::size_t graded = 0;              // graded by this run
     std::size_t reused = 0;              // results of an earlier run, still up to date
+    std::size_t elsewhere = 0;           // being graded by another batch sharing RESULTS (another Slurm task)
     std::size_t missing = 0;             // nothing submitted
     std::size_t failed = 0;              // rows with status build_failed or error
     std::vector<std::string> warnings;   // folders ignored, roster mismatches, files not where expected
@@ -58,5 +66,27 @@ struct BatchSummary {
 // Throws UsageError for bad options or course files (before anything is graded), std::runtime_error when the
 // machine cannot contain submissions as well as `required_sandbox` asks.
 BatchSummary grade_class(const Course& course, const BatchOptions& options);
+
+// How far a batch is, from its results folder alone (`cugrade grade --status`): every student of the class it was
+// started on (RESULTS/class.json) is done (graded, or failed: build_failed or error), running (a batch holds them
+// now), or missing.
+struct BatchStatus {
+    std::vector<std::string> done, failed, running, missing;
+    std::size_t total() const { return done.size() + failed.size() + running.size() + missing.size(); }
+};
+
+// Throws UsageError when `results` holds no batch.
+BatchStatus batch_status(const std::filesystem::path& results);
+
+// The class a batch grades, found without grading it: the folder of student folders (SUBMISSIONS, or where its
+// archive was unpacked, once, under RESULTS/unpacked/) and the students' ids, sorted. Writes RESULTS/class.json.
+struct ClassListing {
+    std::filesystem::path folder;
+    std::vector<std::string> ids;
+};
+ClassListing list_class(const Course& course, const BatchOptions& options);
+
+// Parses "I/N" (0 <= I < N); throws UsageError otherwise.
+Shard parse_shard(const std::string& text);
 
 }  // namespace cugrade
