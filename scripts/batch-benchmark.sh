@@ -71,6 +71,15 @@ fi
 awk -F, 'NR > 2 { count[$(NF-1)]++ } END { for (s in count) printf "status %s: %d\n", s, count[s] }' \
     "$out/results/gradebook.csv" | sort | tee -a "$figures"
 
+# The same class again with every result up to date: what the merge job of a cluster batch does once its tasks have
+# graded everyone (keys compared, gradebook, exports and class report written).
+start=$(date +%s.%N)
+"$cugrade" grade "$out/class" -o "$out/results" --cache-dir "$out/cache" --require-sandbox none \
+    > /dev/null 2> "$out/merge.log"
+end=$(date +%s.%N)
+awk -v start="$start" -v end="$end" -v n="$students" \
+    'BEGIN { printf "merge (a rerun with all %d students up to date): %.1f s\n", n, end - start }' | tee -a "$figures"
+
 if [ "${CHECK_ALONE:-1}" = 1 ]; then
     # A few students graded alone: each exercise's points must equal the gradebook's.
     differences=0

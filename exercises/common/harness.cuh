@@ -618,29 +618,18 @@ inline Channel*& active_channel() {
     return channel;
 }
 
-inline void share_gpu() {
+// The channel's GPU requests, when there is a channel (a harness run by hand has none).
+template <class Request>
+void ask_channel(Request request) {
     if (Channel* channel = active_channel(); channel != nullptr) {
-        channel->share_gpu();
+        request(*channel);
     }
 }
 
-inline void unshare_gpu() {
-    if (Channel* channel = active_channel(); channel != nullptr) {
-        channel->unshare_gpu();
-    }
-}
-
-inline void gpu_alone() {
-    if (Channel* channel = active_channel(); channel != nullptr) {
-        channel->gpu_alone();
-    }
-}
-
-inline void gpu_done() {
-    if (Channel* channel = active_channel(); channel != nullptr) {
-        channel->gpu_done();
-    }
-}
+inline void share_gpu() { ask_channel([](Channel& channel) { channel.share_gpu(); }); }
+inline void unshare_gpu() { ask_channel([](Channel& channel) { channel.unshare_gpu(); }); }
+inline void gpu_alone() { ask_channel([](Channel& channel) { channel.gpu_alone(); }); }
+inline void gpu_done() { ask_channel([](Channel& channel) { channel.gpu_done(); }); }
 
 // Takes away from the checker what it has no use for, before any of the submission's device code runs in it.
 // Returns the protections that applied, in the report's words.

@@ -7,6 +7,8 @@
 #include <chrono>
 #include <cstdlib>
 
+#include <unistd.h>
+
 #include "cugrade/build.hpp"
 #include "cugrade/inspect.hpp"
 #include "cugrade/run.hpp"
@@ -115,9 +117,11 @@ GradingContext make_grading_context(const Course& course, const GradingSetup& se
         policy.gpu = true;
         const ContainmentCheck check = containment(policy);
         if (check.level < setup.required) {
+            char host[256] = {};
+            ::gethostname(host, sizeof host - 1);
             throw std::runtime_error(fmt::format(
-                "--require-sandbox {}: this machine contains submissions only as far as '{}': {}",
-                to_string(setup.required), to_string(check.level), fmt::join(check.missing, "; ")));
+                "--require-sandbox {}: this machine ({}) contains submissions only as far as '{}': {}",
+                to_string(setup.required), host, to_string(check.level), fmt::join(check.missing, "; ")));
         }
     }
     GradingContext context;
