@@ -243,6 +243,11 @@ private:
         const auto process_started = Clock::now();
         auto case_started = process_started;
         double waited = 0.0, in_cases = 0.0;  // of this process's time
+        const auto case_ended = [&](const CasePlan& c) {
+            const double took = Seconds(Clock::now() - case_started).count();
+            in_cases += took;
+            stage_of(c) += took;
+        };
         constexpr std::size_t none = static_cast<std::size_t>(-1);
         std::size_t current = none;  // the case the harness is running
         std::optional<std::string> fatal;
@@ -313,9 +318,7 @@ private:
                 }
             } else if (event == "result" && current != none && id == cases_[current].id) {
                 gpu.change(GpuGate::Use::none);
-                const double took = Seconds(Clock::now() - case_started).count();
-                in_cases += took;
-                stage_of(cases_[current]) += took;
+                case_ended(cases_[current]);
                 CaseResult result;
                 result.status = status_from_string(record.value("status", "")).value_or(Status::harness_error);
                 result.detail = record.value("detail", "");
@@ -331,9 +334,7 @@ private:
         }
         gpu.change(GpuGate::Use::none);
         if (current != none) {
-            const double took = Seconds(Clock::now() - case_started).count();
-            in_cases += took;
-            stage_of(cases_[current]) += took;
+            case_ended(cases_[current]);
         }
         ExitStatus status = child.finish(after(5.0));
         status.timed_out = status.timed_out || killed_at_deadline;
