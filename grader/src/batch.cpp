@@ -786,11 +786,16 @@ BatchSummary grade_class(const Course& course, const BatchOptions& options) {
                     }
                 }
                 const StageSeconds& t = graded.seconds;
+                const bool ran = t.startup + t.correctness + t.race_check + t.speed + t.gpu_wait > 0.0;
                 progress.done(counts_as_failed(graded.status),
-                              fmt::format("{}: {} {} ({:.0f} s: build {:.1f}, harness start {:.1f}, correctness "
-                                          "{:.1f}, race checks {:.1f}, speed {:.1f}, waiting for the GPU {:.1f})",
-                                          student.id, graded.status, graded.points, seconds_since(started_student),
-                                          t.build, t.startup, t.correctness, t.race_check, t.speed, t.gpu_wait));
+                              fmt::format("{}: {} {} ({:.0f} s{})", student.id, graded.status, graded.points,
+                                          seconds_since(started_student),
+                                          !ran ? std::string()
+                                               : fmt::format(": build {:.1f}, harness start {:.1f}, correctness "
+                                                             "{:.1f}, race checks {:.1f}, speed {:.1f}, waiting for "
+                                                             "the GPU {:.1f}",
+                                                             t.build, t.startup, t.correctness, t.race_check,
+                                                             t.speed, t.gpu_wait)));
             }
         });
     }
@@ -859,6 +864,9 @@ BatchSummary grade_class(const Course& course, const BatchOptions& options) {
                     summary.graded, summary.total_seconds, summary.build_seconds, summary.grading_seconds,
                     summary.exclusive_seconds, summary.gradebook.string()));
     const StageSeconds& t = summary.stages;
+    if (summary.gpus.empty()) {
+        return summary;  // no cases ran: nothing to say by stage
+    }
     log(fmt::format("time in each stage, summed over the students graded at once: build and inspect {:.0f} s, harness "
                     "start {:.0f} s, correctness {:.0f} s, race checks {:.0f} s, speed tests {:.0f} s, waiting for "
                     "the GPU {:.0f} s",
