@@ -133,15 +133,12 @@ SlurmSubmission submit_to_slurm(const Course& course, const BatchOptions& batch,
     fs::create_directories(folder / "attempts");
 
     std::vector<std::string> task_command = grade_command(course, batch, listing.folder);
-    task_command.insert(task_command.end(), {"--shard", "${SLURM_ARRAY_TASK_ID}/" + std::to_string(submission.tasks)});
     if (batch.force) {
         task_command.push_back("--force");
     }
-    std::string task_line = shell_words(task_command);
-    // The shard's task number comes from Slurm, so it stays outside the single quotes.
-    const std::string quoted_shard = shell_quote("${SLURM_ARRAY_TASK_ID}/" + std::to_string(submission.tasks));
-    task_line.replace(task_line.rfind(quoted_shard), quoted_shard.size(),
-                      "\"${SLURM_ARRAY_TASK_ID}/" + std::to_string(submission.tasks) + "\"");
+    // The shard's number comes from Slurm: expanded by the shell, so outside single quotes.
+    const std::string task_line =
+        fmt::format("{} --shard \"${{SLURM_ARRAY_TASK_ID}}/{}\"", shell_words(task_command), submission.tasks);
 
     submission.array_script = folder / "grade-array.sh";
     std::string array = sbatch_header(slurm, "cugrade-grade", folder / "logs" / "task-%a-job-%A.out");
