@@ -346,21 +346,16 @@ inline void unshare_gpu();
 inline void gpu_alone();
 inline void gpu_done();
 
-class SharedGpu {
+template <void (*Begin)(), void (*End)()>
+class GpuSpan {
 public:
-    SharedGpu() { share_gpu(); }
-    ~SharedGpu() { unshare_gpu(); }
-    SharedGpu(const SharedGpu&) = delete;
-    SharedGpu& operator=(const SharedGpu&) = delete;
+    GpuSpan() { Begin(); }
+    ~GpuSpan() { End(); }
+    GpuSpan(const GpuSpan&) = delete;
+    GpuSpan& operator=(const GpuSpan&) = delete;
 };
-
-class GpuAlone {
-public:
-    GpuAlone() { gpu_alone(); }
-    ~GpuAlone() { gpu_done(); }
-    GpuAlone(const GpuAlone&) = delete;
-    GpuAlone& operator=(const GpuAlone&) = delete;
-};
+using SharedGpu = GpuSpan<share_gpu, unshare_gpu>;
+using GpuAlone = GpuSpan<gpu_alone, gpu_done>;
 
 inline std::vector<std::unique_ptr<DeviceBuffer<float>>> seeded_inputs(const Case& c) {
     SharedGpu gpu;
