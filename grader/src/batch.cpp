@@ -674,6 +674,9 @@ BatchSummary grade_class(const Course& course, const BatchOptions& options) {
         }
         write_file_atomically(options.results / "class.json", json_text({{"students", ids}}));
     }
+    if (!options.course_origin.empty()) {
+        log(fmt::format("course: {} ({})", course.root.string(), options.course_origin));
+    }
     log(fmt::format("{} students in '{}' ({}), {} to grade{}, {} up to date", layout.students.size(),
                     options.submissions.string(), layout.kind, to_grade.size(),
                     options.shard ? fmt::format(" in shard {}/{}", options.shard->index, options.shard->count) : "",

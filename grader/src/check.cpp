@@ -115,6 +115,9 @@ std::vector<Assignment> plan_assignments(const Course& course, const CheckOption
 Report check(const Course& course, const CheckOptions& options) {
     Progress progress(options.progress);
     const std::vector<Assignment> assignments = plan_assignments(course, options, progress);
+    if (!options.course_origin.empty()) {
+        progress.say("course: {} ({})", course.root.string(), options.course_origin);
+    }
     GradingSetup setup;
     setup.nvcc = options.nvcc;
     setup.cache_dir = options.cache_dir;

@@ -13,6 +13,7 @@
 #include "cugrade/bench.hpp"
 #include "cugrade/build.hpp"
 #include "cugrade/check.hpp"
+#include "cugrade/course_locator.hpp"
 #include "cugrade/error.hpp"
 #include "cugrade/exit_codes.hpp"
 #include "cugrade/json_file.hpp"
@@ -25,15 +26,13 @@ namespace {
 namespace fs = std::filesystem;
 using namespace cugrade;
 
-fs::path course_root(const std::string& option) {
-    if (!option.empty()) {
-        return option;
-    }
-    if (const char* env = std::getenv("CUGRADE_COURSE"); env != nullptr && *env != '\0') {
-        return env;
-    }
-    return CUGRADE_COURSE_DIR;
+CourseChoice choose_course(const std::string& option) {
+    const char* environment = std::getenv("CUGRADE_COURSE");
+    std::error_code ec;
+    return find_course(option, environment != nullptr ? environment : "", fs::current_path(ec), "/proc/self/exe");
 }
+
+fs::path course_root(const std::string& option) { return choose_course(option).root; }
 
 // A whole number of elements from 1 to max_elements, written in digits alone ("-5", "1e6" and "0" are refused).
 std::optional<std::uint64_t> parse_extent(const std::string& text) {
@@ -242,7 +241,9 @@ int main(int argc, char** argv) {
                     (batch.results / "slurm" / "logs").string());
                 return to_int(ExitCode::passed);
             }
-            const BatchSummary summary = grade_class(Course{course_root(course)}, batch);
+            const CourseChoice chosen = choose_course(course);
+            batch.course_origin = chosen.origin;
+            const BatchSummary summary = grade_class(Course{chosen.root}, batch);
             for (const auto& warning : summary.warnings) {
                 std::cerr << "cugrade: warning: " << warning << "\n";
             }
@@ -280,7 +281,9 @@ int main(int argc, char** argv) {
             }
             return to_int(ExitCode::passed);
         }
-        const Report report = check(Course{course_root(course)}, options);
+        const CourseChoice chosen = choose_course(course);
+        options.course_origin = chosen.origin;
+        const Report report = check(Course{chosen.root}, options);
         ReportOptions report_options;
         report_options.show_hidden = show_hidden;
         report_options.width = terminal_width();

@@ -21,6 +21,7 @@
 #include "roster.hpp"
 #include "student_locks.hpp"
 #include "cugrade/batch.hpp"
+#include "cugrade/course_locator.hpp"
 
 namespace {
 
@@ -328,4 +329,40 @@ TEST_CASE("--status needs a results folder a batch started") {
     CHECK(status.failed == std::vector<std::string>{"bob"});
     CHECK(status.missing == std::vector<std::string>{"carol"});
     CHECK(status.total() == 3);
+}
+
+TEST_CASE("the course is --course, then CUGRADE_COURSE, then found from the current folder, then beside cugrade") {
+    const fs::path root = fresh("courses");
+    for (const char* course : {"given", "environment", "around/here", "install/share/cugrade/course"}) {
+        fs::create_directories(root / course / "exercises");
+        fs::create_directories(root / course / "rubrics");
+    }
+    fs::create_directories(root / "around/here/student/deeper");
+    fs::create_directories(root / "install/bin");
+    fs::create_directories(root / "nowhere");
+    const fs::path installed = root / "install/bin/cugrade";
+    touch(installed);
+    const auto origin = [&](const std::string& option, const std::string& env, const fs::path& cwd) {
+        const CourseChoice choice = find_course(option, env, cwd, installed);
+        return choice.origin + ": " + choice.root.lexically_relative(root).string();
+    };
+    const fs::path deep = root / "around/here/student/deeper";
+    CHECK(origin((root / "given").string(), (root / "environment").string(), deep) == "--course: given");
+    CHECK(origin("", (root / "environment").string(), deep) == "CUGRADE_COURSE: environment");
+    CHECK(origin("", "", deep) == "found from the current folder: around/here");
+    CHECK(origin("", "", root / "nowhere") == "beside cugrade: install/share/cugrade/course");
+    try {
+        find_course((root / "nowhere").string(), "", deep, installed);
+        FAIL("no error");
+    } catch (const UsageError& e) {
+        CHECK(std::string(e.what()) ==
+              fmt::format("--course '{}' is not a course: it needs exercises/ and rubrics/", (root / "nowhere").string()));
+    }
+    try {
+        find_course("", "", root / "nowhere", root / "nowhere" / "cugrade");
+        FAIL("no error");
+    } catch (const UsageError& e) {
+        CHECK(std::string(e.what()) == "no course found: give --course DIR, set CUGRADE_COURSE, or run cugrade inside "
+                                       "a course folder (one with exercises/ and rubrics/)");
+    }
 }

@@ -38,6 +38,7 @@ struct BatchOptions {
     std::filesystem::path cache_dir;               // needed for parallel builds; empty: none
     std::uint64_t cache_max_bytes = 0;
     std::string canvas_assignment = "cugrade";     // the assignment column of gradebook-canvas.csv
+    std::string course_origin;                     // how the course was found (course_locator.hpp), logged first
     std::optional<Shard> shard;                    // grade only this share and write no gradebook (a Slurm task)
     std::ostream* log = nullptr;                   // a line per student graded
     bool live = false;                             // `log` is a terminal: one progress line, rewritten in place

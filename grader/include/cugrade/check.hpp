@@ -23,6 +23,7 @@ struct CheckOptions {
     std::uint64_t cache_max_bytes = 0;            // the cache's size limit (0: none)
     Containment required_sandbox = Containment::none;  // --require-sandbox
     std::ostream* progress = nullptr;             // one line per step, for people waiting
+    std::string course_origin;                    // how the course was found (course_locator.hpp), said first
 };
 
 // Grades every selected exercise. Bad usage or a bad rubric throws UsageError before anything is built; a failure
