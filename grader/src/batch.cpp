@@ -556,6 +556,24 @@ std::string class_report(const std::vector<ExercisePlan>& plans, const std::vect
                              total_possible(plans), students);
 }
 
+// The files each exercise grades, in the order of `plans`: what a class layout looks for in a student's folder.
+std::vector<std::pair<std::string, std::string>> graded_files(const std::vector<ExercisePlan>& plans) {
+    std::vector<std::pair<std::string, std::string>> files;
+    for (const auto& plan : plans) {
+        files.emplace_back(plan.exercise.name, plan.exercise.submission_file);
+    }
+    return files;
+}
+
+// RESULTS/class.json: the class a batch was started on, for `cugrade grade --status`.
+void write_class_listing(const fs::path& results, const ClassLayout& layout) {
+    nlohmann::json ids = nlohmann::json::array();
+    for (const auto& student : layout.students) {
+        ids.push_back(student.id);
+    }
+    write_file_atomically(results / "class.json", json_text({{"students", ids}}));
+}
+
 // The folder of submissions an archive unpacks to, under RESULTS/unpacked/ by the archive's digest (unpacked once),
 // past any folders that only wrap another (a zip of "hw1/").
 fs::path unpacked_submissions(const fs::path& archive, const fs::path& results, std::vector<std::string>& warnings) {
@@ -584,6 +602,13 @@ fs::path unpacked_submissions(const fs::path& archive, const fs::path& results, 
     return root;
 }
 
+// SUBMISSIONS itself, or the folder its archive unpacked to (once); what the archive left out goes to `warnings`.
+fs::path class_folder(const BatchOptions& options, std::vector<std::string>& warnings) {
+    std::error_code ec;
+    const bool archive = fs::is_regular_file(options.submissions, ec) && is_archive(options.submissions);
+    return archive ? unpacked_submissions(options.submissions, options.results, warnings) : options.submissions;
+}
+
 }  // namespace
 
 BatchSummary grade_class(const Course& course, const BatchOptions& options) {
@@ -592,19 +617,14 @@ BatchSummary grade_class(const Course& course, const BatchOptions& options) {
     const auto log = [&](const std::string& line) { progress.line(line); };
     const std::vector<ExercisePlan> plans = load_plans(course, options.exercises);
     const std::optional<LatePolicy> late = load_late_policy(course.root / "course.yaml");
-    std::vector<std::pair<std::string, std::string>> files;
-    for (const auto& plan : plans) {
-        files.emplace_back(plan.exercise.name, plan.exercise.submission_file);
-    }
     std::vector<std::string> unpack_warnings;
     std::error_code ec;
     if (fs::exists(options.results, ec) && !fs::is_directory(options.results, ec)) {
         throw UsageError(fmt::format("-o '{}' is not a folder", options.results.string()));
     }
-    const bool archive = fs::is_regular_file(options.submissions, ec) && is_archive(options.submissions);
-    const fs::path submissions =
-        archive ? unpacked_submissions(options.submissions, options.results, unpack_warnings) : options.submissions;
-    const ClassLayout layout = read_class_layout(submissions, files);
+    const fs::path folder = class_folder(options, unpack_warnings);
+    const bool archive = folder != options.submissions;
+    const ClassLayout layout = read_class_layout(folder, graded_files(plans));
     std::map<std::string, RosterEntry> roster;
     if (options.roster) {
         for (auto& entry : read_roster(*options.roster)) {
@@ -644,7 +664,7 @@ BatchSummary grade_class(const Course& course, const BatchOptions& options) {
     setup.nvcc = options.nvcc;
     setup.cache_dir = options.cache_dir;
     setup.cache_max_bytes = options.cache_max_bytes;
-    setup.submissions = layout.students.empty() ? submissions / "none" : layout.students.front().folder;
+    setup.submissions = layout.students.empty() ? folder / "none" : layout.students.front().folder;
     setup.required = options.required_sandbox;
     GradingContext context = make_grading_context(course, setup);
     summary.gpu = context.gpu;
@@ -668,11 +688,7 @@ BatchSummary grade_class(const Course& course, const BatchOptions& options) {
         // Positions in the sorted class: every task of a job array splits the same class the same way.
         std::erase_if(to_grade, [&](std::size_t s) { return s % options.shard->count != options.shard->index; });
     } else {
-        nlohmann::json ids = nlohmann::json::array();
-        for (const auto& student : layout.students) {
-            ids.push_back(student.id);
-        }
-        write_file_atomically(options.results / "class.json", json_text({{"students", ids}}));
+        write_class_listing(options.results, layout);
     }
     if (!options.course_origin.empty()) {
         log(fmt::format("course: {} ({})", course.root.string(), options.course_origin));
@@ -878,23 +894,16 @@ BatchSummary grade_class(const Course& course, const BatchOptions& options) {
 }
 
 ClassListing list_class(const Course& course, const BatchOptions& options) {
-    std::vector<std::pair<std::string, std::string>> files;
-    for (const auto& plan : load_plans(course, options.exercises)) {
-        files.emplace_back(plan.exercise.name, plan.exercise.submission_file);
-    }
     std::error_code ec;
     fs::create_directories(options.results, ec);
     std::vector<std::string> warnings;
-    const bool archive = fs::is_regular_file(options.submissions, ec) && is_archive(options.submissions);
     ClassListing listing;
-    listing.folder = archive ? unpacked_submissions(options.submissions, options.results, warnings)
-                             : fs::absolute(options.submissions);
-    nlohmann::json ids = nlohmann::json::array();
-    for (const auto& student : read_class_layout(listing.folder, files).students) {
+    listing.folder = fs::absolute(class_folder(options, warnings));
+    const ClassLayout layout = read_class_layout(listing.folder, graded_files(load_plans(course, options.exercises)));
+    for (const auto& student : layout.students) {
         listing.ids.push_back(student.id);
-        ids.push_back(student.id);
     }
-    write_file_atomically(options.results / "class.json", json_text({{"students", ids}}));
+    write_class_listing(options.results, layout);
     return listing;
 }
 
