@@ -17,21 +17,23 @@ namespace {
 
 constexpr const char* prefix = ".staging-";
 
-std::string host_name() {
+}  // namespace
+
+std::string machine_name() {
     char name[256] = {};
     if (::gethostname(name, sizeof name - 1) != 0 || name[0] == '\0') {
         return "host";
     }
     std::string text = name;
-    std::replace(text.begin(), text.end(), '-', '_');  // the name is split at '-'
+    std::replace(text.begin(), text.end(), '-', '_');
     return text;
 }
 
-}  // namespace
+bool process_ended(pid_t pid) { return pid > 0 && pid != ::getpid() && ::kill(pid, 0) != 0 && errno == ESRCH; }
 
 std::string staging_name(const std::string& what) {
     std::random_device random;
-    return fmt::format("{}{}-{}-{:08x}{:08x}-{}", prefix, host_name(), ::getpid(), random(), random(), what);
+    return fmt::format("{}{}-{}-{:08x}{:08x}-{}", prefix, machine_name(), ::getpid(), random(), random(), what);
 }
 
 bool is_staging_name(const std::string& name) { return name.rfind(prefix, 0) == 0; }
@@ -45,9 +47,8 @@ bool staging_abandoned(const fs::path& path) {
     if (!std::regex_match(name, match, staging)) {
         return is_staging_name(name) && !ec && age > std::chrono::hours(24);
     }
-    if (match[1] == host_name()) {
-        const auto pid = static_cast<pid_t>(std::stol(match[2]));
-        return pid != ::getpid() && ::kill(pid, 0) != 0 && errno == ESRCH;
+    if (match[1] == machine_name()) {
+        return process_ended(static_cast<pid_t>(std::stol(match[2])));
     }
     return !ec && age > std::chrono::hours(24);
 }

@@ -3,10 +3,18 @@
 // gone left behind.
 #pragma once
 
+#include <sys/types.h>
+
 #include <filesystem>
 #include <string>
 
 namespace cugrade {
+
+// This machine's name as staging names and locks carry it ('-' made '_': staging names are split at '-').
+std::string machine_name();
+
+// Whether the process `pid` of this machine has ended (never true of this process).
+bool process_ended(pid_t pid);
 
 // ".staging-HOST-PID-RANDOM-what": unique across the machines sharing the folder, and findable when abandoned.
 std::string staging_name(const std::string& what);

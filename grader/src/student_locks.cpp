@@ -1,7 +1,5 @@
 #include "student_locks.hpp"
 
-#include <fcntl.h>
-#include <signal.h>
 #include <unistd.h>
 
 #include <fmt/format.h>
@@ -23,12 +21,7 @@ namespace {
 
 constexpr auto stale_after = std::chrono::minutes(10);
 
-std::string host_name() {
-    char name[256] = {};
-    return ::gethostname(name, sizeof name - 1) == 0 && name[0] != '\0' ? std::string(name) : std::string("host");
-}
-
-std::string holder_text() { return fmt::format("{} {}\n", host_name(), ::getpid()); }
+std::string holder_text() { return fmt::format("{} {}\n", machine_name(), ::getpid()); }
 
 fs::path lock_path(const fs::path& dir, const std::string& id) { return dir / (id + ".lock"); }
 
@@ -43,8 +36,8 @@ bool abandoned(const fs::path& lock) {
     std::string host;
     pid_t pid = 0;
     holder >> host >> pid;
-    if (host == host_name() && pid > 0) {
-        return pid != ::getpid() && ::kill(pid, 0) != 0 && errno == ESRCH;
+    if (host == machine_name() && pid > 0) {
+        return process_ended(pid);
     }
     return fs::file_time_type::clock::now() - modified > stale_after;
 }
@@ -56,6 +49,12 @@ StudentLocks::StudentLocks(const fs::path& results_dir) : dir_(results_dir / "lo
     fs::create_directories(dir_, ec);
     if (ec) {
         throw std::runtime_error(fmt::format("cannot create '{}': {}", dir_.string(), ec.message()));
+    }
+    // What a batch killed while taking a lock left beside it.
+    for (const auto& entry : fs::directory_iterator(dir_, ec)) {
+        if (is_staging_name(entry.path().filename().string()) && staging_abandoned(entry.path())) {
+            fs::remove(entry.path(), ec);
+        }
     }
 }
 
@@ -69,33 +68,33 @@ StudentLocks::~StudentLocks() {
 
 bool StudentLocks::try_lock(const std::string& id) {
     const fs::path path = lock_path(dir_, id);
+    // Written whole beside it, then linked into place: link fails when the lock exists (on NFS too), and a lock is
+    // never seen without its holder, even when cugrade is killed while taking it.
+    const fs::path written = dir_ / staging_name(id + ".lock");
+    write_file(written, holder_text());
+    const auto discard = [&] { ::unlink(written.c_str()); };
     for (int attempt = 0; attempt < 2; ++attempt) {
-        const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-        if (fd >= 0) {
-            const std::string text = holder_text();
-            const bool written = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
-            ::close(fd);
-            if (!written) {
-                ::unlink(path.c_str());
-                throw std::runtime_error(fmt::format("cannot write '{}'", path.string()));
-            }
+        if (::link(written.c_str(), path.c_str()) == 0) {
+            discard();
             std::lock_guard lock(mutex_);
             held_.insert(id);
             return true;
         }
         if (errno != EEXIST) {
-            throw std::runtime_error(fmt::format("cannot create '{}': {}", path.string(), std::strerror(errno)));
+            const std::string why = std::strerror(errno);
+            discard();
+            throw std::runtime_error(fmt::format("cannot create '{}': {}", path.string(), why));
         }
         if (!abandoned(path)) {
-            return false;
+            break;
         }
         // Taken over by renaming it away first: of two batches that both found it abandoned, one renames it.
-        const fs::path away = dir_ / staging_name(id + ".lock");
-        if (::rename(path.c_str(), away.c_str()) != 0) {
-            continue;
+        const fs::path away = dir_ / staging_name(id + ".abandoned");
+        if (::rename(path.c_str(), away.c_str()) == 0) {
+            ::unlink(away.c_str());
         }
-        ::unlink(away.c_str());
     }
+    discard();
     return false;
 }
 

@@ -19,6 +19,7 @@
 #include "late_policy.hpp"
 #include "results_store.hpp"
 #include "roster.hpp"
+#include "staging.hpp"
 #include "student_locks.hpp"
 #include "cugrade/batch.hpp"
 #include "cugrade/course_locator.hpp"
@@ -125,14 +126,6 @@ TEST_CASE("GitHub Classroom clones: the id is the name after the assignment's pr
 
 namespace {
 
-std::string this_host() {
-    char name[256] = {};
-    ::gethostname(name, sizeof name - 1);
-    std::string text = name;
-    std::replace(text.begin(), text.end(), '-', '_');
-    return text;
-}
-
 // The pid of a process that has ended.
 pid_t ended_pid() {
     const pid_t child = ::fork();
@@ -147,8 +140,8 @@ pid_t ended_pid() {
 
 TEST_CASE("a student's results are replaced whole; a killed batch's staging folders are removed, a live one's kept") {
     const fs::path results = fresh("store");
-    const fs::path killed = results / "students" / fmt::format(".staging-{}-{}-0123-alice", this_host(), ended_pid());
-    const fs::path live = results / "students" / fmt::format(".staging-{}-{}-0123-bob", this_host(), ::getppid());
+    const fs::path killed = results / "students" / fmt::format(".staging-{}-{}-0123-alice", machine_name(), ended_pid());
+    const fs::path live = results / "students" / fmt::format(".staging-{}-{}-0123-bob", machine_name(), ::getppid());
     const fs::path other_machine = results / "students" / ".staging-node17-4242-0123-carol";
     for (const auto& folder : {killed, live, other_machine}) {
         fs::create_directories(folder);
@@ -301,14 +294,16 @@ TEST_CASE("a student is locked by one batch at a time; a lock whose holder ended
         CHECK(second.try_lock("alice"));
     }
     CHECK_FALSE(fs::exists(results / "locks" / "alice.lock"));  // released when its batch ends
-    touch(results / "locks" / "bob.lock", fmt::format("{} {}\n", [] {
-        char name[256] = {};
-        ::gethostname(name, sizeof name - 1);
-        return std::string(name);
-    }(), ended_pid()));
+    touch(results / "locks" / "bob.lock", fmt::format("{} {}\n", machine_name(), ended_pid()));
     CHECK_FALSE(StudentLocks::held(results, "bob"));
+    // A batch killed while taking a lock leaves only the lock it was writing beside it, never a lock without holder.
+    const fs::path half = results / "locks" / fmt::format(".staging-{}-{}-0123-carol.lock", machine_name(), ended_pid());
+    touch(half, "");
     StudentLocks third(results);
+    CHECK_FALSE(fs::exists(half));
     CHECK(third.try_lock("bob"));
+    CHECK(third.try_lock("carol"));
+    CHECK(read_file(results / "locks" / "carol.lock") == fmt::format("{} {}\n", machine_name(), ::getpid()));
 }
 
 TEST_CASE("--status needs a results folder a batch started") {
