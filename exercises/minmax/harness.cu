@@ -1,10 +1,11 @@
-// The min/max harness: seeded input (with planted extremes and infinities), exact host reference, the submission's
-// calls, an exact check.
+// The min/max harness: seeded input (with planted extremes and infinities), its extremes found on the GPU, the
+// submission's calls, an exact check.
 #include <algorithm>
 #include <cmath>
 #include <sstream>
 #include <string>
 
+#include "device_reduce.cuh"
 #include "harness.cuh"
 #include "minmax.h"
 
@@ -21,15 +22,14 @@ struct Extremes {
     bool has_zero = false;
 };
 
-Extremes extremes_of(const std::vector<float>& values) {
-    Extremes e;
-    for (const float v : values) {
-        e.min = std::min(e.min, v);
-        e.max = std::max(e.max, v);
-        e.has_zero = e.has_zero || v == 0.0f;
+struct AsExtremes {
+    __host__ __device__ Extremes operator()(float x) const { return {x, x, x == 0.0f}; }
+};
+struct CombineExtremes {
+    __host__ __device__ Extremes operator()(const Extremes& a, const Extremes& b) const {
+        return {fminf(a.min, b.min), fmaxf(a.max, b.max), a.has_zero || b.has_zero};
     }
-    return e;
-}
+};
 
 // What is wrong with one of the two results, with a hint for the mistakes students make most.
 std::string check_one(const char* which, float obtained, float expected, const Extremes& e) {
@@ -64,8 +64,11 @@ CaseOutcome run_case(const Case& c) {
     const std::size_t n = c.size;
     const auto inputs = seeded_inputs(c);
     std::vector<Extremes> expected;
-    for (const auto& input : inputs) {
-        expected.push_back(extremes_of(input->to_host()));
+    {
+        SharedGpu gpu;
+        for (const auto& input : inputs) {
+            expected.push_back(reduce_on_device(input->get(), n, AsExtremes{}, CombineExtremes{}, Extremes{}));
+        }
     }
     GuardedBuffer output("output", 2);
     GuardedBuffer scratch("scratch", MINMAX_SCRATCH_FLOATS);

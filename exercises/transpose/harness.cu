@@ -1,6 +1,6 @@
-// The transpose harness: a seeded rows x cols input, its transpose computed on the host, poisoned guard regions on
-// both sides of the output, and an exact check of every element and every guard.
-#include <cstring>
+// The transpose harness: a seeded rows x cols input, poisoned guard regions on both sides of the output, and an exact
+// check of every element and every guard against the input, on the GPU.
+#include <algorithm>
 #include <sstream>
 #include <string>
 
@@ -14,40 +14,78 @@ namespace {
 
 using namespace cugrade::harness;
 
-bool same_bits(float a, float b) { return std::memcmp(&a, &b, sizeof a) == 0; }
+// What the comparison of an output with its input's transpose found, counted on the GPU.
+struct TransposeFindings {
+    unsigned long long written_before = 0;  // guard elements before the output that are no longer poison
+    unsigned long long written_after = 0;
+    unsigned long long wrong = 0;
+    unsigned long long first_wrong = ~0ull;  // the lowest output index that is wrong
+};
 
-// `buffer` holds guard, output, guard. Says what is wrong: writes outside the output first, then wrong elements.
-std::string check_transpose(const std::vector<float>& buffer, const std::vector<float>& input, std::size_t rows,
-                            std::size_t cols, std::size_t guard) {
-    std::ostringstream detail;
-    detail << rows << "x" << cols << ": ";
-    std::size_t before = 0, after = 0;
-    for (std::size_t i = 0; i < guard; ++i) {
-        before += is_poison(buffer[i]) ? 0 : 1;
-        after += is_poison(buffer[guard + rows * cols + i]) ? 0 : 1;
+// `buffer` holds guard, output, guard. Each thread counts on its own and adds its counts once, so that an output
+// wrong everywhere costs no more than one right everywhere.
+__global__ void compare_transpose_kernel(const float* input, const float* buffer, std::size_t rows, std::size_t cols,
+                                         std::size_t guard, TransposeFindings* findings) {
+    const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+    const std::size_t first_thread = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+    const std::size_t count = rows * cols;
+    const auto written = [](float value) { return __float_as_uint(value) != poison_bits; };
+    unsigned long long before = 0, after = 0, wrong = 0, first_wrong = ~0ull;
+    for (std::size_t i = first_thread; i < guard; i += stride) {
+        before += written(buffer[i]);
+        after += written(buffer[guard + count + i]);
     }
-    if (before + after > 0) {
-        detail << "wrote outside the output: " << before << " elements before its start, " << after
-               << " past its end (check the bounds of the last tile)";
-        return detail.str();
-    }
-    const float* output = buffer.data() + guard;
-    std::size_t wrong = 0;
-    std::size_t first = 0;
-    for (std::size_t x = 0; x < cols; ++x) {
-        for (std::size_t y = 0; y < rows; ++y) {
-            if (!same_bits(output[x * rows + y], input[y * cols + x]) && wrong++ == 0) {
-                first = x * rows + y;
-            }
+    const float* output = buffer + guard;
+    for (std::size_t i = first_thread; i < count; i += stride) {
+        const std::size_t x = i / rows, y = i % rows;
+        if (__float_as_uint(output[i]) != __float_as_uint(input[y * cols + x])) {
+            first_wrong = wrong++ == 0 ? i : first_wrong;
         }
     }
-    if (wrong == 0) {
+    if (before + after > 0) {
+        atomicAdd(&findings->written_before, before);
+        atomicAdd(&findings->written_after, after);
+    }
+    if (wrong > 0) {
+        atomicAdd(&findings->wrong, wrong);
+        atomicMin(&findings->first_wrong, first_wrong);
+    }
+}
+
+float element(const float* device_pointer) {
+    float value = 0.0f;
+    CUGRADE_CUDA_CHECK(cudaMemcpy(&value, device_pointer, sizeof value, cudaMemcpyDeviceToHost));
+    return value;
+}
+
+// Says what is wrong: writes outside the output first, then wrong elements.
+std::string check_transpose(const float* input, const DeviceBuffer<float>& buffer, std::size_t rows, std::size_t cols,
+                            std::size_t guard) {
+    DeviceBuffer<TransposeFindings> counted(1);
+    const TransposeFindings none;
+    CUGRADE_CUDA_CHECK(cudaMemcpy(counted.get(), &none, sizeof none, cudaMemcpyHostToDevice));
+    const unsigned blocks = static_cast<unsigned>(std::min<std::size_t>((rows * cols + guard + 255) / 256, 4096));
+    compare_transpose_kernel<<<blocks, 256>>>(input, buffer.get(), rows, cols, guard, counted.get());
+    CUGRADE_CUDA_CHECK(cudaGetLastError());
+    const TransposeFindings findings = counted.to_host()[0];
+
+    std::ostringstream detail;
+    detail << rows << "x" << cols << ": ";
+    if (findings.written_before + findings.written_after > 0) {
+        detail << "wrote outside the output: " << findings.written_before << " elements before its start, "
+               << findings.written_after << " past its end (check the bounds of the last tile)";
+        return detail.str();
+    }
+    if (findings.wrong == 0) {
         return "";
     }
+    const std::size_t first = findings.first_wrong;
     const std::size_t x = first / rows, y = first % rows;
-    detail << wrong << " of " << rows * cols << " elements wrong; the first is output[" << x << "][" << y
-           << "]: expected " << describe_number(input[y * cols + x]) << " (input[" << y << "][" << x << "]), got "
-           << describe_number(output[first]) << (is_poison(output[first]) ? " (never written)" : "");
+    const float expected = element(input + y * cols + x);
+    const float obtained = element(buffer.get() + guard + first);
+    detail << findings.wrong << " of " << rows * cols << " elements wrong; the first is output[" << x << "][" << y
+           << "]: expected " << describe_number(expected) << " (input[" << y << "][" << x << "]), got "
+           << describe_number(obtained) << (is_poison(obtained) ? " (never written)" : "");
     return detail.str();
 }
 
@@ -72,7 +110,6 @@ CaseOutcome run_case(const Case& c) {
     // Room for the largest overshoot of a last tile of 32 along either side.
     const std::size_t guard = 32 * (rows + cols) + 1024;
     const auto inputs = seeded_inputs(c);
-    const std::vector<float> first_input = inputs[0]->to_host();
     DeviceBuffer<float> buffer(guard + rows * cols + guard);
     float* output = buffer.get() + guard;
     DeviceBuffer<unsigned> mismatches(1);
@@ -84,8 +121,8 @@ CaseOutcome run_case(const Case& c) {
     calls.variants = static_cast<int>(inputs.size());
     calls.invoke = [&](auto entry, cudaStream_t stream, int v) { entry(inputs[v]->get(), rows, cols, output, stream); };
     calls.poison = [&] { poison(buffer.get(), buffer.size()); };
-    // Untimed calls use the first input and are checked in full, guards included; timed calls are spot-checked.
-    calls.check = [&](int) { return check_transpose(buffer.to_host(), first_input, rows, cols, guard); };
+    // Untimed calls are checked in full, guards included; timed calls are spot-checked.
+    calls.check = [&](int v) { return check_transpose(inputs[v]->get(), buffer, rows, cols, guard); };
     calls.timed_check = [&](int v) -> std::string {
         constexpr unsigned samples = 1 << 16;
         CUGRADE_CUDA_CHECK(cudaMemset(mismatches.get(), 0, sizeof(unsigned)));
