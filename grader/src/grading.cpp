@@ -223,11 +223,13 @@ ExerciseReport grade_exercise(const GradingContext& context, const Exercise& exe
         run_options.device_code = scratch.path() / "device-code.fatbin";
         fs::copy_file(build.device_code, run_options.device_code);
         report.protections = describe_protections(run_options.sandbox);
-        if (const auto unusable = gpu_unusable(program, run_options)) {
+        const auto unusable = context.gpu_proven ? std::nullopt : gpu_unusable(program, run_options);
+        if (unusable) {
             for (auto& r : results) {
                 r = {Status::harness_error, *unusable};
             }
         } else {
+            context.gpu_proven = true;
             RunResult run = run_cases(program, cases, rubric, run_options);
             results = std::move(run.cases);
             const double build_seconds = report.seconds.build;

@@ -157,18 +157,26 @@ public:
         std::string output;  // what it printed
     };
 
-    // Runs the given cases until each has a verdict; returns how the last process ended.
-    Ended run(const std::vector<std::size_t>& indices, const std::vector<std::string>& launcher) {
-        Ended last;
+    // Runs the given cases until each has a verdict; returns how each process ended, in order.
+    std::vector<Ended> run(const std::vector<std::size_t>& indices, const std::vector<std::string>& launcher) {
+        std::vector<Ended> processes;
         for (auto left = remaining(indices); !left.empty(); left = remaining(indices)) {
-            last = run_process_once(left, launcher);
+            processes.push_back(run_process_once(left, launcher));
         }
-        return last;
+        return processes;
     }
 
     void settle(std::size_t i, CaseResult result) {
         run_.cases[i] = std::move(result);
         done_[i] = true;
+    }
+
+    // Takes back the verdicts of these cases, so that they run again.
+    void reopen(const std::vector<std::size_t>& indices) {
+        for (const std::size_t i : indices) {
+            run_.cases[i] = {};
+            done_[i] = false;
+        }
     }
 
     RunResult& result() { return run_; }
@@ -354,7 +362,9 @@ private:
                 status = runner_status;
             }
         }
-        run_.seconds.startup += std::max(0.0, Seconds(Clock::now() - process_started).count() - in_cases - waited);
+        // compute-sanitizer's own start and end (it instruments every module CUDA loads) are the race check's cost.
+        const double outside_cases = std::max(0.0, Seconds(Clock::now() - process_started).count() - in_cases - waited);
+        (launcher.empty() ? run_.seconds.startup : run_.seconds.race_check) += outside_cases;
         const std::size_t room =
             options_.output_limit > stream.text.size() ? options_.output_limit - stream.text.size() : 0;
         stream.text += output.substr(0, room);
@@ -431,16 +441,54 @@ RunResult run_cases(const fs::path& program, const std::vector<CasePlan>& cases,
     }
     runner.run(visible, {});
     runner.run(hidden, {});
-
-    // Each race-check case runs alone under racecheck, so a hazard is pinned on the case that raised it.
-    for (const std::size_t i : race_checked) {
-        if (options.compute_sanitizer.empty()) {
+    if (race_checked.empty()) {
+        return std::move(runner.result());
+    }
+    if (options.compute_sanitizer.empty()) {
+        for (const std::size_t i : race_checked) {
             runner.settle(i, {Status::harness_error, "compute-sanitizer was not found, so the race check could not run"});
+        }
+        return std::move(runner.result());
+    }
+    const std::vector<std::string> racecheck = {options.compute_sanitizer,
+                                                "--tool",
+                                                "racecheck",
+                                                "--racecheck-report",
+                                                "hazard",
+                                                "--error-exitcode",
+                                                std::to_string(sanitizer_error_exit_code),
+                                                "--print-limit",
+                                                "10"};
+    const auto hazard_reported = [](const CaseRunner::Ended& ended) {
+        return (ended.status.exited() && ended.status.code == sanitizer_error_exit_code) ||
+               !first_race_report(ended.output).empty();
+    };
+
+    // The race-check cases of each visibility first run together under one compute-sanitizer, whose start costs
+    // seconds. Only when it reports a hazard do they run again one at a time, so the hazard is pinned on its case.
+    std::vector<std::size_t> visible_races, hidden_races;
+    for (const std::size_t i : race_checked) {
+        (cases[i].visibility == Visibility::hidden ? hidden_races : visible_races).push_back(i);
+    }
+    std::vector<std::size_t> one_at_a_time;
+    for (const auto* together : {&visible_races, &hidden_races}) {
+        if (together->size() < 2) {
+            one_at_a_time.insert(one_at_a_time.end(), together->begin(), together->end());
             continue;
         }
-        const auto [status, output] =
-            runner.run({i}, {options.compute_sanitizer, "--tool", "racecheck", "--racecheck-report", "hazard",
-                             "--error-exitcode", std::to_string(sanitizer_error_exit_code), "--print-limit", "10"});
+        const auto processes = runner.run(*together, racecheck);
+        if (std::any_of(processes.begin(), processes.end(), hazard_reported)) {
+            runner.reopen(*together);
+            one_at_a_time.insert(one_at_a_time.end(), together->begin(), together->end());
+        }
+    }
+    std::sort(one_at_a_time.begin(), one_at_a_time.end());
+    for (const std::size_t i : one_at_a_time) {
+        const auto processes = runner.run({i}, racecheck);
+        if (processes.empty()) {
+            continue;
+        }
+        const auto& [status, output] = processes.back();
         CaseResult& result = runner.result().cases[i];
         const std::string report = first_race_report(output);
         const bool checked = result.status == Status::passed || result.status == Status::wrong_answer;

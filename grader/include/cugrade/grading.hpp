@@ -38,6 +38,10 @@ struct GradingContext {
     // empty: the GPU is this grading's alone, as CUDA_VISIBLE_DEVICES presents it to cugrade.
     std::shared_ptr<GpuGate> gpu_gate;
     std::string gpu_device;
+    // Set once a checker started CUDA in its sandbox with this context: later gradings skip that probe, which costs
+    // a process and a CUDA context each time. A context is never shared between threads (a batch copies one per
+    // worker), so a plain flag will do.
+    mutable bool gpu_proven = false;
 };
 
 struct GradingSetup {

@@ -5,9 +5,9 @@ namespace cugrade {
 
 struct StageSeconds {
     double build = 0.0;        // building (or finding in the cache) and inspecting the submission
-    double startup = 0.0;      // harness processes starting and ending, outside any case
+    double startup = 0.0;      // harness processes starting and ending, outside any case (not under the sanitizer)
     double correctness = 0.0;  // cases without timing or race check
-    double race_check = 0.0;   // cases under compute-sanitizer racecheck
+    double race_check = 0.0;   // compute-sanitizer racecheck processes, their start and end included
     double speed = 0.0;        // speed tests, sampling included
     double gpu_wait = 0.0;     // waiting for a GPU shared with other gradings (counted in no stage above)
 
