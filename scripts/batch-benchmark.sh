@@ -62,7 +62,7 @@ run_measured "$out/grade.txt" "$out/grade.log" \
     --require-sandbox none ${GPU_JOBS:+--gpu-jobs "$GPU_JOBS"}
 end=$(date +%s.%N)
 [ -n "${sampler:-}" ] && kill "$sampler" 2>/dev/null
-grep -E "^cugrade: (graded|time in each stage|grading on)" "$out/grade.log" | tee -a "$figures"
+grep -E "^cugrade: (graded|time in each stage|grading on|built)" "$out/grade.log" | tee -a "$figures"
 awk -v start="$start" -v end="$end" 'BEGIN { printf "wall time: %.1f s\n", end - start }' | tee -a "$figures"
 if [ -s "$out/gpu-utilization.txt" ]; then
     awk '{ n++; sum += $1; busy += ($1 > 0) } END { if (n) printf "GPU busy: %.0f%% of samples, mean utilisation %.0f%%\n", 100 * busy / n, sum / n }' \

@@ -742,6 +742,7 @@ BatchSummary grade_class(const Course& course, const BatchOptions& options) {
         in_parallel(rest.size(), jobs, [&](std::size_t i) { prebuild(rest[i]); });
         progress.finish();
         context.concurrent_jobs = 1;
+        log(fmt::format("built {} submissions in {:.1f} s", builds.size(), seconds_since(builds_started)));
     }
 
     // Grading: on each GPU several students at once, their correctness cases side by side, each speed test with the
