@@ -43,6 +43,12 @@ case $status in
     *) exit "$status" ;;
 esac
 
+# A student kit (cugrade handout) stops here: it has neither the fixture corpus nor the references.
+if [ ! -d tests/fixtures ]; then
+    echo; echo "cugrade setup: done. Grade your work with: build/grader/cugrade check path/to/your/folder"
+    exit 0
+fi
+
 # A small class made from the fixture corpus, graded as an instructor grades one (docs/batch.md).
 sample=build/sample-class
 rm -rf "$sample" && mkdir -p "$sample"

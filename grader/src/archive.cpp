@@ -10,8 +10,10 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <vector>
 
 #include "cugrade/error.hpp"
+#include "file_io.hpp"
 
 #if CUGRADE_HAVE_LIBARCHIVE
 #include <archive.h>
@@ -158,7 +160,57 @@ UnpackResult unpack_archive(const fs::path& archive_path, const fs::path& target
     return result;
 }
 
+void pack_folder(const fs::path& folder, const fs::path& tarball) {
+    std::vector<fs::path> entries;
+    for (const auto& entry : fs::recursive_directory_iterator(folder)) {
+        entries.push_back(entry.path());
+    }
+    std::sort(entries.begin(), entries.end());
+    archive* writer = archive_write_new();
+    const auto fail = [&](const std::string& what) {
+        const std::string message = fmt::format("cannot write '{}': {}: {}", tarball.string(), what,
+                                                archive_error_string(writer) ? archive_error_string(writer) : "");
+        archive_write_free(writer);
+        throw std::runtime_error(message);
+    };
+    archive_write_add_filter_gzip(writer);
+    archive_write_set_options(writer, "gzip:!timestamp");  // no date in the gzip header either
+    archive_write_set_format_pax_restricted(writer);
+    if (archive_write_open_filename(writer, tarball.c_str()) != ARCHIVE_OK) {
+        fail("cannot create it");
+    }
+    const fs::path top = folder.filename();
+    for (const auto& path : entries) {
+        const bool directory = fs::is_directory(path);
+        const bool executable = !directory && (fs::status(path).permissions() & fs::perms::owner_exec) != fs::perms::none;
+        const std::string bytes = directory ? std::string() : read_file(path);
+        archive_entry* entry = archive_entry_new();
+        archive_entry_set_pathname(entry, (top / path.lexically_relative(folder)).c_str());
+        archive_entry_set_filetype(entry, directory ? AE_IFDIR : AE_IFREG);
+        archive_entry_set_perm(entry, directory || executable ? 0755 : 0644);
+        archive_entry_set_size(entry, static_cast<la_int64_t>(bytes.size()));
+        archive_entry_set_mtime(entry, 0, 0);
+        const bool written = archive_write_header(writer, entry) == ARCHIVE_OK &&
+                             (bytes.empty() || archive_write_data(writer, bytes.data(), bytes.size()) ==
+                                                   static_cast<la_ssize_t>(bytes.size()));
+        archive_entry_free(entry);
+        if (!written) {
+            fail(path.string());
+        }
+    }
+    if (archive_write_close(writer) != ARCHIVE_OK) {
+        fail("cannot finish it");
+    }
+    archive_write_free(writer);
+}
+
 #else
+
+void pack_folder(const fs::path&, const fs::path& tarball) {
+    throw UsageError(fmt::format("cannot write '{}': this cugrade was built without libarchive; install libarchive-dev "
+                                 "and build again",
+                                 tarball.string()));
+}
 
 UnpackResult unpack_archive(const fs::path& archive, const fs::path&, const UnpackLimits&) {
     throw UsageError(fmt::format("cannot read the archive '{}': this cugrade was built without libarchive; install "

@@ -30,4 +30,9 @@ bool is_archive(const std::filesystem::path& path);
 UnpackResult unpack_archive(const std::filesystem::path& archive, const std::filesystem::path& target,
                             const UnpackLimits& limits = {});
 
+// Writes `folder` as a .tar.gz whose entries all begin with the folder's name: in path order, with no dates, owners
+// or users, so that the same files always make the same archive. Throws UsageError when this cugrade was built
+// without libarchive, std::runtime_error when the archive cannot be written.
+void pack_folder(const std::filesystem::path& folder, const std::filesystem::path& tarball);
+
 }  // namespace cugrade

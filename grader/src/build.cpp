@@ -12,10 +12,12 @@
 
 #include "cache.hpp"
 #include "config.hpp"
+#include "course_tools.hpp"
 #include "cugrade/error.hpp"
 #include "cugrade/inspect.hpp"
 #include "cugrade/process.hpp"
 #include "diagnostics.hpp"
+#include "harness_object.hpp"
 #include "link_object.hpp"
 #include "object_file.hpp"
 
@@ -23,48 +25,10 @@ namespace cugrade {
 namespace fs = std::filesystem;
 namespace {
 
-constexpr const char* reference_prefix = "cugrade_reference_";
-constexpr double tool_seconds = 60.0;
-
 std::vector<std::string> nvcc_flags(const std::string& arch) {
-    return {"-std=c++20", "-O3", "-lineinfo", "-arch=" + arch};
-}
-
-ProcessResult run_tool(std::vector<std::string> argv, const fs::path& cwd, double seconds,
-                       const SandboxPolicy& sandbox = {}, std::vector<std::pair<std::string, std::string>> env = {}) {
-    ProcessOptions options;
-    options.argv = std::move(argv);
-    options.working_directory = cwd;
-    options.sandbox = sandbox;
-    options.environment = std::move(env);
-    options.output_limit = std::size_t{1} << 20;
-    if (options.sandbox.enabled) {
-        options.sandbox.work_dir = cwd;
-    }
-    return run_process(options, std::chrono::duration<double>(seconds));
-}
-
-std::string command_failure(const ProcessResult& result, const std::string& what) {
-    return fmt::format("{} {}:\n{}", what, result.status.describe(), result.output);
-}
-
-void run_course_tool(std::vector<std::string> argv, const fs::path& cwd, const std::string& what) {
-    const ProcessResult result = run_tool(argv, cwd, tool_seconds * 5);
-    if (!result.status.success()) {
-        throw UsageError(command_failure(result, what));
-    }
-}
-
-std::string tool_output(std::vector<std::string> argv, const fs::path& cwd, const std::string& what) {
-    ProcessOptions options;
-    options.argv = std::move(argv);
-    options.working_directory = cwd;
-    options.output_limit = std::size_t{256} << 20;
-    const ProcessResult result = run_process(options, std::chrono::duration<double>(tool_seconds));
-    if (!result.status.success()) {
-        throw UsageError(command_failure(result, what));
-    }
-    return result.output;
+    auto flags = nvcc_common_flags();
+    flags.push_back("-arch=" + arch);
+    return flags;
 }
 
 // The submission's process: its object after the runner's loop and the capture runtime, without libcudart.
@@ -142,9 +106,15 @@ HarnessBuild build_harness(const Exercise& exercise, const Toolchain& toolchain,
                            CacheKey& key) {
     key.add("cugrade", CUGRADE_VERSION).add("recipe", CUGRADE_BUILD_RECIPE);
     key.add("nvcc", toolchain.nvcc_version).add("arch", options.arch);
-    key.add_file_digest(exercise.harness_source)
-        .add_file_digest(exercise.reference_source)
-        .add_file_digest(exercise.contract_header);
+    std::vector<fs::path> course_files = {exercise.contract_header};
+    if (exercise.prebuilt_harness.empty()) {
+        course_files.insert(course_files.end(), {exercise.harness_source, exercise.reference_source});
+    } else {
+        course_files.push_back(exercise.prebuilt_harness);
+    }
+    for (const auto& file : course_files) {
+        key.add_file_digest(file);
+    }
     for (const auto& file : regular_files_under(exercise.directory.parent_path() / "common")) {
         key.add_file_digest(file);
     }
@@ -152,47 +122,33 @@ HarnessBuild build_harness(const Exercise& exercise, const Toolchain& toolchain,
     if (entry.hit()) {
         return {entry.path(), entry.scratch()};
     }
-    if (options.progress) {
-        options.progress(fmt::format("building the {} harness and reference for {} (once per course revision and "
-                                     "toolchain; this takes a minute)",
-                                     exercise.name, options.arch));
-    }
     const fs::path dir = entry.start();
+    if (exercise.prebuilt_harness.empty()) {
+        if (options.progress) {
+            options.progress(fmt::format("building the {} harness and reference for {} (once per course revision and "
+                                         "toolchain; this takes a minute)",
+                                         exercise.name, options.arch));
+        }
+        compile_harness_object(exercise, toolchain, {{"-arch=" + options.arch}, exercise.reference_source, true}, dir);
+    } else {
+        fs::copy_file(exercise.prebuilt_harness, dir / "harness.o");
+    }
     const fs::path common = exercise.directory.parent_path() / "common";
-    std::vector<std::string> compile = {toolchain.nvcc};
-    for (const auto& flag : nvcc_flags(options.arch)) {
-        compile.push_back(flag);
-    }
-    for (const auto& include : {exercise.directory, common}) {
-        compile.push_back("-I" + include.string());
-    }
-    for (const auto& include : toolchain.include_dirs) {
-        compile.push_back("-I" + include.string());
-    }
-
-    auto reference = compile;
-    reference.insert(reference.end(), {"-c", exercise.reference_source.string(), "-o", "reference.o"});
-    run_course_tool(reference, dir, fmt::format("the reference '{}' failed to compile:", exercise.reference_source.string()));
-    std::vector<std::string> rename = {toolchain.objcopy};
-    for (const auto& entry_point : exercise.entry_points) {
-        rename.push_back(fmt::format("--redefine-sym={}={}{}", entry_point, reference_prefix, entry_point));
-    }
-    rename.push_back("reference.o");
-    run_course_tool(rename, dir, "objcopy failed on the reference:");
-
-    auto harness = compile;
-    harness.insert(harness.end(), {"-c", exercise.harness_source.string(), "-o", "harness_main.o"});
-    run_course_tool(harness, dir, fmt::format("the harness '{}' failed to compile:", exercise.harness_source.string()));
-    auto replayer = compile;
-    replayer.insert(replayer.end(), {"-c", (common / "capture" / "replay.cpp").string(), "-o", "replay.o"});
-    run_course_tool(replayer, dir, "the replayer failed to compile:");
-    run_course_tool({toolchain.ld, "-r", "harness_main.o", "reference.o", "replay.o", "-o", "harness.o"}, dir,
-                    "combining the harness with the reference failed:");
+    const auto compile = course_compile_command(exercise, toolchain, {"-arch=" + options.arch});
 
     // The checker holds none of the submission's code: it loads the device code at run time (capture/replay.hpp,
     // through the driver API), so one program serves every submission.
-    run_course_tool({toolchain.nvcc, "-arch=" + options.arch, "harness.o", "-lcuda", "-o", "checker"}, dir,
-                    "linking the checker failed:");
+    const ProcessResult linked =
+        run_tool({toolchain.nvcc, "-arch=" + options.arch, "harness.o", "-lcuda", "-o", "checker"}, dir,
+                 course_tool_seconds * 5);
+    if (!linked.status.success()) {
+        throw UsageError(command_failure(
+            linked, exercise.prebuilt_harness.empty()
+                        ? std::string("linking the checker failed:")
+                        : fmt::format("linking the kit's prebuilt harness '{}' with {} ({}) failed; a kit links with "
+                                      "the CUDA release it was built with or a newer one (kit.json says which):",
+                                      exercise.prebuilt_harness.string(), toolchain.nvcc, toolchain.nvcc_version)));
+    }
 
     // The runner's half (exercises/common/capture/runner.hpp): its loop around the entry point, and the capture
     // runtime that stands in for libcudart. The submission's object completes it.
@@ -210,8 +166,7 @@ HarnessBuild build_harness(const Exercise& exercise, const Toolchain& toolchain,
     run_course_tool({toolchain.ld, "-r", "runner_main.o", "capture_runtime.o", "-o", "runner.o"}, dir,
                     "combining the runner's parts failed:");
     record_program_symbols(exercise, toolchain, options, dir);
-    for (const char* file : {"harness.o", "reference.o", "harness_main.o", "replay.o", "runner_main.cpp",
-                             "runner_main.o", "capture_runtime.o"}) {
+    for (const char* file : {"harness.o", "runner_main.cpp", "runner_main.o", "capture_runtime.o"}) {
         fs::remove(dir / file);
     }
     entry.commit({"checker", "program-symbols.txt", "runner.o"});

@@ -130,6 +130,7 @@ Report check(const Course& course, const CheckOptions& options) {
     Report report;
     report.cugrade_version = CUGRADE_VERSION;
     report.gpu = context.gpu;
+    report.visible_cases_only = course.kit.has_value();
     for (const auto& a : assignments) {
         try {
             if (a.problem) {

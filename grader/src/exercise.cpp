@@ -10,6 +10,14 @@
 
 namespace cugrade {
 
+Course open_course(const std::filesystem::path& root) {
+    Course course{root, read_kit(root)};
+    if (course.kit) {
+        verify_kit(root, *course.kit);
+    }
+    return course;
+}
+
 std::vector<std::string> Course::exercise_names() const {
     std::vector<std::string> names;
     std::error_code ec;
@@ -45,14 +53,21 @@ Exercise load_exercise(const Course& course, const std::string& name) {
         exercise.entry_points.push_back(fields.text(entry, "entry_points"));
     }
 
-    exercise.harness_source = exercise.directory / "harness.cu";
-    exercise.reference_source = course.root / "reference" / exercise.submission_file;
-    if (std::filesystem::is_regular_file(exercise.directory / "baseline.cu")) {
-        exercise.baseline_source = exercise.directory / "baseline.cu";
+    std::vector<std::filesystem::path> required = {exercise.contract_header};
+    if (course.kit) {
+        exercise.prebuilt_harness = exercise.directory / "harness.o";
+        required.push_back(exercise.prebuilt_harness);
+    } else {
+        exercise.harness_source = exercise.directory / "harness.cu";
+        exercise.reference_source = course.root / "reference" / exercise.submission_file;
+        if (std::filesystem::is_regular_file(exercise.directory / "baseline.cu")) {
+            exercise.baseline_source = exercise.directory / "baseline.cu";
+        }
+        required.insert(required.end(), {exercise.harness_source, exercise.reference_source});
     }
-    for (const auto& required : {exercise.contract_header, exercise.harness_source, exercise.reference_source}) {
-        if (!std::filesystem::is_regular_file(required)) {
-            throw UsageError(fmt::format("exercise '{}' is incomplete: '{}' is missing", name, required.string()));
+    for (const auto& file : required) {
+        if (!std::filesystem::is_regular_file(file)) {
+            throw UsageError(fmt::format("exercise '{}' is incomplete: '{}' is missing", name, file.string()));
         }
     }
     return exercise;

@@ -11,6 +11,7 @@
 
 #include "cugrade/build.hpp"
 #include "cugrade/inspect.hpp"
+#include "cugrade/kit.hpp"
 #include "cugrade/run.hpp"
 #include "cugrade/sandbox.hpp"
 #include "cugrade/score.hpp"
@@ -127,6 +128,9 @@ GradingContext make_grading_context(const Course& course, const GradingSetup& se
     GradingContext context;
     context.course = course;
     context.toolchain = find_toolchain(setup.nvcc);
+    if (course.kit) {
+        check_kit_toolkit(*course.kit, context.toolchain.release, context.toolchain.nvcc);
+    }
     context.gpu = probe_gpu();
     context.cache_dir = setup.cache_dir;
     context.cache_max_bytes = setup.cache_max_bytes;

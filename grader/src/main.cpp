@@ -14,6 +14,7 @@
 #include "cugrade/build.hpp"
 #include "cugrade/check.hpp"
 #include "cugrade/course_locator.hpp"
+#include "cugrade/handout.hpp"
 #include "cugrade/error.hpp"
 #include "cugrade/exit_codes.hpp"
 #include "cugrade/json_file.hpp"
@@ -33,6 +34,17 @@ CourseChoice choose_course(const std::string& option) {
 }
 
 fs::path course_root(const std::string& option) { return choose_course(option).root; }
+
+// The course for a command that needs the references and the hidden cases, which a student kit does not have.
+Course full_course(const std::string& option, const char* command) {
+    Course course = open_course(course_root(option));
+    if (course.kit) {
+        throw UsageError(fmt::format("'{}' is a student kit, which has no references or hidden cases: {} runs with "
+                                     "the full course",
+                                     course.root.string(), command));
+    }
+    return course;
+}
 
 // A whole number of elements from 1 to max_elements, written in digits alone ("-5", "1e6" and "0" are refused).
 std::optional<std::uint64_t> parse_extent(const std::string& text) {
@@ -169,6 +181,23 @@ int main(int argc, char** argv) {
     bench_command->add_option("--cache-dir", cache_dir, "where builds are cached (default: ~/.cache/cugrade)");
     bench_command->add_option("--nvcc", nvcc, "the nvcc to build with");
 
+    std::string handout_output;
+    HandoutOptions handout_options;
+    CLI::App* handout_command = app.add_subcommand(
+        "handout", "write the student kit: the course without its references or hidden cases (docs/handout.md)");
+    handout_command->add_option("output", handout_output, "the kit's folder, new or a kit made before; OUTPUT.tar.gz "
+                                                          "is written beside it")
+        ->required();
+    handout_command->add_option("--exercise,-e", handout_options.exercises,
+                                "only this exercise (repeatable; default: all)");
+    handout_command
+        ->add_option("--arch", handout_options.arches,
+                     "SASS for this architecture, e.g. sm_90 (repeatable; default: every one from sm_75 that nvcc "
+                     "builds)")
+        ->delimiter(',');
+    handout_command->add_option("--course", course, "the folder with exercises/, reference/ and rubrics/");
+    handout_command->add_option("--nvcc", nvcc, "the nvcc to build with");
+
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
@@ -225,7 +254,7 @@ int main(int argc, char** argv) {
             batch.log = &std::cerr;
             batch.live = ::isatty(STDERR_FILENO) != 0;
             if (use_slurm) {
-                const SlurmSubmission submitted = submit_to_slurm(Course{course_root(course)}, batch, slurm);
+                const SlurmSubmission submitted = submit_to_slurm(full_course(course, "grade"), batch, slurm);
                 if (slurm.dry_run) {
                     std::cout << fmt::format("# {}\n{}\n# {}\n{}", submitted.array_script.string(),
                                              read_file(submitted.array_script), submitted.merge_script.string(),
@@ -243,7 +272,7 @@ int main(int argc, char** argv) {
             }
             const CourseChoice chosen = choose_course(course);
             batch.course_origin = chosen.origin;
-            const BatchSummary summary = grade_class(Course{chosen.root}, batch);
+            const BatchSummary summary = grade_class(full_course(chosen.root.string(), "grade"), batch);
             for (const auto& warning : summary.warnings) {
                 std::cerr << "cugrade: warning: " << warning << "\n";
             }
@@ -259,6 +288,20 @@ int main(int argc, char** argv) {
                                      summary.gradebook.string());
             return to_int(summary.gpu.available ? ExitCode::passed : ExitCode::skipped);
         }
+        if (handout_command->parsed()) {
+            const Toolchain toolchain = find_toolchain(options.nvcc);
+            const CourseChoice chosen = choose_course(course);
+            std::cerr << fmt::format("cugrade: course: {} ({})\n", chosen.root.string(), chosen.origin);
+            handout_options.output = handout_output;
+            handout_options.progress = [](const std::string& line) { std::cerr << "cugrade: " << line << "\n"; };
+            const Handout handout = make_handout(open_course(chosen.root), toolchain, handout_options);
+            std::cout << fmt::format("kit: {}\n     {}\nexercises: {}\nbuilt with CUDA {} for {}, and PTX of {} for "
+                                     "newer GPUs\n",
+                                     handout.folder.string(), handout.tarball.string(),
+                                     fmt::join(handout.kit.exercises, ", "), handout.kit.release,
+                                     fmt::join(handout.kit.arches, " "), handout.kit.arches.back());
+            return to_int(ExitCode::passed);
+        }
         if (bench_command->parsed()) {
             for (const auto& text : bench_sizes) {
                 bench_options.sizes.push_back(parse_size(text));
@@ -270,7 +313,7 @@ int main(int argc, char** argv) {
             bench_options.cache_dir = options.cache_dir;
             bench_options.cache_max_bytes = options.cache_max_bytes;
             bench_options.progress = &std::cerr;
-            const BenchReport report = bench(Course{course_root(course)}, bench_options);
+            const BenchReport report = bench(full_course(course, "bench"), bench_options);
             if (!report.gpu.available) {
                 std::cerr << "cugrade: bench needs an NVIDIA GPU: " << report.gpu.unavailable_reason << "\n";
                 return to_int(ExitCode::skipped);
@@ -283,7 +326,7 @@ int main(int argc, char** argv) {
         }
         const CourseChoice chosen = choose_course(course);
         options.course_origin = chosen.origin;
-        const Report report = check(Course{chosen.root}, options);
+        const Report report = check(open_course(chosen.root), options);
         ReportOptions report_options;
         report_options.show_hidden = show_hidden;
         report_options.width = terminal_width();

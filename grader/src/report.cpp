@@ -271,6 +271,9 @@ void print_report(std::ostream& terminal, const Report& report, const ReportOpti
     }
     out << fmt::format("result: {}, {}/{} points\n", to_string(report.outcome()), format_points(report.points()),
                        format_points(report.max_points()));
+    if (report.visible_cases_only) {
+        out << "this kit checks the visible cases only: the final grade also has hidden cases\n";
+    }
     terminal << terminal_text(out.str());
 }
 
@@ -325,6 +328,7 @@ nlohmann::json report_to_json(const Report& report, const ReportOptions& options
             {"exit_code", to_int(report.exit_code())},
             {"points", report.points()},
             {"max_points", report.max_points()},
+            {"visible_cases_only", report.visible_cases_only},
             {"exercises", exercises}});
 }
 

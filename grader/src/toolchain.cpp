@@ -5,6 +5,8 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <cstdio>
+#include <regex>
 #include <sstream>
 
 #include "config.hpp"
@@ -66,9 +68,13 @@ Toolchain find_toolchain(const std::optional<std::string>& preferred) {
             toolchain.nvcc = fs::absolute(toolchain.nvcc, ec).string();
             toolchain.toolkit_root = fs::canonical(toolchain.nvcc, ec).parent_path().parent_path();
             std::istringstream lines(version.output);
+            static const std::regex release(R"(release (\d+\.\d+))");
             for (std::string line; std::getline(lines, line);) {
                 if (!line.empty()) {
                     toolchain.nvcc_version = line;
+                }
+                if (std::smatch m; std::regex_search(line, m, release)) {
+                    toolchain.release = m[1].str();
                 }
             }
             toolchain.compute_sanitizer = find_beside(nvcc, "compute-sanitizer");
@@ -86,6 +92,15 @@ Toolchain find_toolchain(const std::optional<std::string>& preferred) {
     }
     throw UsageError(fmt::format("cannot run nvcc (tried {}); install the CUDA toolkit or name it with --nvcc",
                                  fmt::join(candidates, ", ")));
+}
+
+bool release_older(const std::string& have, const std::string& need) {
+    const auto parts = [](const std::string& release) {
+        int major = 0, minor = 0;
+        std::sscanf(release.c_str(), "%d.%d", &major, &minor);
+        return std::pair{major, minor};
+    };
+    return parts(have) < parts(need);
 }
 
 }  // namespace cugrade

@@ -2,14 +2,19 @@
 #pragma once
 
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "cugrade/kit.hpp"
+
 namespace cugrade {
 
-// The folder that holds exercises/, reference/ and rubrics/.
+// The folder that holds exercises/, reference/ and rubrics/; or a student kit, which holds prebuilt harnesses
+// instead of reference/ (kit.hpp).
 struct Course {
     std::filesystem::path root;
+    std::optional<Kit> kit;
 
     std::filesystem::path exercises_dir() const { return root / "exercises"; }
     std::filesystem::path common_dir() const { return root / "exercises" / "common"; }
@@ -27,9 +32,15 @@ struct Exercise {
     std::filesystem::path contract_header;  // exercises/NAME/NAME.h
     std::filesystem::path harness_source;   // exercises/NAME/harness.cu
     std::filesystem::path reference_source; // reference/NAME.cu
+    // In a kit, the harness and the reference compiled into one object (exercises/NAME/harness.o) in place of both
+    // sources; empty in a course.
+    std::filesystem::path prebuilt_harness;
     std::filesystem::path baseline_source;  // exercises/NAME/baseline.cu, a library's solution; empty if none
     std::vector<std::string> entry_points;  // extern "C" functions both the submission and the reference define
 };
+
+// The course at `root`: a kit's manifest read and its files checked against it (throws UsageError when changed).
+Course open_course(const std::filesystem::path& root);
 
 // Reads exercises/NAME/exercise.yaml. Throws UsageError for an unknown exercise, FileError for a bad description.
 Exercise load_exercise(const Course& course, const std::string& name);

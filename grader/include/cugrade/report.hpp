@@ -60,6 +60,8 @@ struct Report {
     std::string cugrade_version;
     GpuInfo gpu;
     std::vector<ExerciseReport> exercises;
+    // Graded with a student kit's rubrics, which hold the visible cases only: the final grade has hidden cases too.
+    bool visible_cases_only = false;
 
     double points() const;
     double max_points() const;

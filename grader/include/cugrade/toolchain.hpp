@@ -11,6 +11,7 @@ namespace cugrade {
 struct Toolchain {
     std::string nvcc = "nvcc";  // an absolute path once found
     std::string nvcc_version;   // the last line of `nvcc --version`, part of every cache key
+    std::string release;        // "13.0", from "release 13.0, V13.0.88"; empty when nvcc did not say
     std::filesystem::path toolkit_root;  // the folder above nvcc's bin/: what a sandboxed build may read of it
     std::string ld = "ld";
     std::string nm = "nm";
@@ -24,5 +25,8 @@ struct Toolchain {
 // Finds nvcc: `preferred` when given, else $CUGRADE_NVCC, else the one cugrade was built with, else PATH.
 // Throws UsageError when none runs.
 Toolchain find_toolchain(const std::optional<std::string>& preferred);
+
+// Whether toolkit release `have` ("12.4") is older than `need` ("13.0"), comparing major, then minor.
+bool release_older(const std::string& have, const std::string& need);
 
 }  // namespace cugrade
