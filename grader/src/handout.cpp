@@ -206,6 +206,14 @@ Handout make_handout(const Course& course, const Toolchain& toolchain, const Han
         throw UsageError(fmt::format("'{}' is a student kit: a kit is made from the full course, with its references",
                                      course.root.string()));
     }
+    for (const char* needed : {"CMakeLists.txt", "grader", "scripts/setup.sh", "handout/README.md"}) {
+        std::error_code ec;
+        if (!fs::exists(course.root / needed, ec)) {
+            throw UsageError(fmt::format("the course '{}' has no '{}': a kit carries cugrade's sources, so make it "
+                                         "from a cugrade checkout that holds the course",
+                                         course.root.string(), needed));
+        }
+    }
     const fs::path output = fs::absolute(options.output).lexically_normal();
     check_output_folder(course, output);
     const auto names = options.exercises.empty() ? course.exercise_names() : options.exercises;
