@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "cugrade/error.hpp"
+#include "cugrade/process.hpp"
 #include "file_io.hpp"
 
 #if CUGRADE_HAVE_LIBARCHIVE
@@ -206,10 +207,18 @@ void pack_folder(const fs::path& folder, const fs::path& tarball) {
 
 #else
 
-void pack_folder(const fs::path&, const fs::path& tarball) {
-    throw UsageError(fmt::format("cannot write '{}': this cugrade was built without libarchive; install libarchive-dev "
-                                 "and build again",
-                                 tarball.string()));
+// Without libarchive, GNU tar and gzip do the same: names sorted, no dates, owners or users.
+void pack_folder(const fs::path& folder, const fs::path& tarball) {
+    ProcessOptions options;
+    options.argv = {"tar",          "--sort=name", "--mtime=@0",  "--owner=0", "--group=0", "--numeric-owner",
+                    "--mode=go-w",  "-I",          "gzip -n",     "-cf",       tarball.string(),
+                    "-C",           folder.parent_path().string(), folder.filename().string()};
+    const ProcessResult result = run_process(options, std::chrono::minutes(10));
+    if (!result.status.success()) {
+        throw UsageError(fmt::format("cannot write '{}': this cugrade was built without libarchive, and GNU tar {}:\n{}"
+                                     "install libarchive-dev and build again",
+                                     tarball.string(), result.status.describe(), result.output));
+    }
 }
 
 UnpackResult unpack_archive(const fs::path& archive, const fs::path&, const UnpackLimits&) {
