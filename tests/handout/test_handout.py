@@ -287,8 +287,10 @@ def same_verdicts(kit, cache):
     # HANDOUT_FIXTURES=sum/seed_tree,transpose/naive compares only these (a short GPU lease); default: all.
     only = set(filter(None, os.environ.get("HANDOUT_FIXTURES", "").split(",")))
     compared = 0
-    for exercise in sorted(os.listdir(os.path.join(SOURCE, "tests/fixtures"))):
-        for fixture in sorted(os.listdir(os.path.join(SOURCE, "tests/fixtures", exercise))):
+    fixtures = os.path.join(SOURCE, "tests/fixtures")
+    for exercise in sorted(e for e in os.listdir(fixtures) if os.path.isdir(os.path.join(fixtures, e))):
+        for fixture in sorted(f for f in os.listdir(os.path.join(fixtures, exercise))
+                              if os.path.isdir(os.path.join(fixtures, exercise, f))):
             if only and f"{exercise}/{fixture}" not in only:
                 continue
             folder = os.path.join(SOURCE, "tests/fixtures", exercise, fixture)
