@@ -6,6 +6,7 @@
 
 #include "archive.hpp"
 #include "catch.hpp"
+#include "fresh_folder.hpp"
 #include "cugrade/error.hpp"
 #include "file_io.hpp"
 
@@ -25,12 +26,7 @@ struct Entry {
     std::string link;  // symbolic link target, or hard link name when `type` is 0
 };
 
-fs::path fresh(const std::string& name) {
-    const fs::path dir = fs::temp_directory_path() / "cugrade-test-archive" / name;
-    fs::remove_all(dir);
-    fs::create_directories(dir);
-    return dir;
-}
+fs::path fresh(const std::string& name) { return fresh_folder("archive", name); }
 
 void make_archive(const fs::path& file, const std::vector<Entry>& entries, bool zip) {
     archive* out = archive_write_new();

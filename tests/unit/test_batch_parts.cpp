@@ -11,6 +11,7 @@
 #include <fstream>
 
 #include "catch.hpp"
+#include "fresh_folder.hpp"
 #include "class_layout.hpp"
 #include "csv.hpp"
 #include "cugrade/error.hpp"
@@ -29,12 +30,7 @@ namespace {
 using namespace cugrade;
 namespace fs = std::filesystem;
 
-fs::path fresh(const std::string& name) {
-    const fs::path dir = fs::temp_directory_path() / "cugrade-test-batch" / name;
-    fs::remove_all(dir);
-    fs::create_directories(dir);
-    return dir;
-}
+fs::path fresh(const std::string& name) { return fresh_folder("batch", name); }
 
 void touch(const fs::path& file, const std::string& text = "x\n") {
     fs::create_directories(file.parent_path());

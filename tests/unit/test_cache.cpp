@@ -8,18 +8,14 @@
 
 #include "cache.hpp"
 #include "catch.hpp"
+#include "fresh_folder.hpp"
 
 namespace {
 
 using namespace cugrade;
 namespace fs = std::filesystem;
 
-fs::path fresh(const std::string& name) {
-    const fs::path dir = fs::temp_directory_path() / "cugrade-test-cache" / name;
-    fs::remove_all(dir);
-    fs::create_directories(dir);
-    return dir;
-}
+fs::path fresh(const std::string& name) { return fresh_folder("cache", name); }
 
 fs::path commit_entry(const fs::path& cache, const std::string& key_text, std::size_t bytes) {
     CacheKey key;

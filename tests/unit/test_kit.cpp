@@ -5,6 +5,7 @@
 
 #include "archive.hpp"
 #include "catch.hpp"
+#include "fresh_folder.hpp"
 #include "cugrade/error.hpp"
 #include "cugrade/exercise.hpp"
 #include "cugrade/kit.hpp"
@@ -19,12 +20,7 @@ namespace {
 using namespace cugrade;
 namespace fs = std::filesystem;
 
-fs::path fresh(const std::string& name) {
-    const fs::path dir = fs::temp_directory_path() / "cugrade-test-kit" / name;
-    fs::remove_all(dir);
-    fs::create_directories(dir);
-    return dir;
-}
+fs::path fresh(const std::string& name) { return fresh_folder("kit", name); }
 
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 

@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "catch.hpp"
+#include "fresh_folder.hpp"
 #include "cugrade/submission.hpp"
 
 namespace {
@@ -14,12 +15,7 @@ namespace {
 using namespace cugrade;
 namespace fs = std::filesystem;
 
-fs::path fresh(const std::string& name) {
-    const fs::path dir = fs::temp_directory_path() / "cugrade-test-submission" / name;
-    fs::remove_all(dir);
-    fs::create_directories(dir);
-    return dir;
-}
+fs::path fresh(const std::string& name) { return fresh_folder("submission", name); }
 
 }  // namespace
 
