@@ -166,6 +166,8 @@ def kit_texts(kit, tarball):
                         elf = run(["cuobjdump", "-elf", "-ptx", path])
                         check(elf.returncode == 0, f"cuobjdump reads {path}")
                         dumps.append(elf.stdout)
+                    # The kit's device code is not compressed, so its PTX and cubins' tables are in the strings.
+                    check(".entry" in dumps[0] and ".nv.info" in dumps[0], f"{path}: the device code is readable")
                     text = "\n".join(dumps)
                     text += "\n" + subprocess.run(["c++filt"], input=text, capture_output=True, text=True).stdout
                     texts[path] = text
