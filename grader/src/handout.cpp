@@ -29,6 +29,12 @@ namespace {
 
 int arch_number(const std::string& arch) { return std::stoi(arch.substr(3)); }
 
+// sm_75 before sm_100: by number, not by text.
+void sort_by_number(std::vector<std::string>& arches) {
+    std::sort(arches.begin(), arches.end(),
+              [](const std::string& a, const std::string& b) { return arch_number(a) < arch_number(b); });
+}
+
 // Every name the reference may use without declaring it: what its #include lines bring in (declarations and
 // macros, as nvcc preprocesses them), the contract's, and the entry points.
 std::set<std::string> names_declared_elsewhere(const Exercise& exercise, const Toolchain& toolchain,
@@ -94,8 +100,7 @@ std::vector<std::string> chosen_arches(const Toolchain& toolchain, const std::ve
             arches.push_back(arch);
         }
     }
-    std::sort(arches.begin(), arches.end(),
-              [](const std::string& a, const std::string& b) { return arch_number(a) < arch_number(b); });
+    sort_by_number(arches);
     return arches;
 }
 
@@ -198,8 +203,7 @@ std::vector<std::string> kit_architectures(const Toolchain& toolchain) {
             arches.push_back(code);
         }
     }
-    std::sort(arches.begin(), arches.end(),
-              [](const std::string& a, const std::string& b) { return arch_number(a) < arch_number(b); });
+    sort_by_number(arches);
     return arches;
 }
 

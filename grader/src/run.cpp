@@ -459,9 +459,11 @@ RunResult run_cases(const fs::path& program, const std::vector<CasePlan>& cases,
                                                 std::to_string(sanitizer_error_exit_code),
                                                 "--print-limit",
                                                 "10"};
-    const auto hazard_reported = [](const CaseRunner::Ended& ended) {
-        return (ended.status.exited() && ended.status.code == sanitizer_error_exit_code) ||
-               !first_race_report(ended.output).empty();
+    const auto sanitizer_found_hazard = [](const ExitStatus& status) {
+        return status.exited() && status.code == sanitizer_error_exit_code;
+    };
+    const auto hazard_reported = [&](const CaseRunner::Ended& ended) {
+        return sanitizer_found_hazard(ended.status) || !first_race_report(ended.output).empty();
     };
 
     // The race-check cases of each visibility first run together under one compute-sanitizer, whose start costs
@@ -492,7 +494,7 @@ RunResult run_cases(const fs::path& program, const std::vector<CasePlan>& cases,
         CaseResult& result = runner.result().cases[i];
         const std::string report = first_race_report(output);
         const bool checked = result.status == Status::passed || result.status == Status::wrong_answer;
-        const bool hazard = status.exited() && status.code == sanitizer_error_exit_code;
+        const bool hazard = sanitizer_found_hazard(status);
         // A racy kernel can slow racecheck past the case's limit; a hazard it already reported still decides.
         if ((checked && hazard) || (result.status == Status::timed_out && !report.empty())) {
             // The race is the cause to report, whether or not it spoiled this run's result.
