@@ -17,6 +17,7 @@
 #include "capture/replay.hpp"
 #include "capture/runner.hpp"
 #include "capture/tables.hpp"
+#include "cuda_check.cuh"
 
 namespace cugrade::harness {
 

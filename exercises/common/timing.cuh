@@ -20,6 +20,9 @@
 #include <string>
 #include <vector>
 
+#include "case_plan.hpp"
+#include "cuda_check.cuh"
+#include "speed_metric.hpp"
 #include "statistics.hpp"
 
 namespace cugrade::harness {
@@ -229,12 +232,12 @@ struct SpeedResult {
 
 // `time_call(submission, variant)` times one call of the submission (or the reference) on input `variant`;
 // `check(variant)` says what is wrong with the submission's output for that input, right after its call.
-inline SpeedResult measure_speed(const SpeedPlan& plan, cudaStream_t stream, SampleTimer& timer, int variants,
+inline SpeedResult measure_speed(const plan::Timing& plan, cudaStream_t stream, SampleTimer& timer, int variants,
                                  double bytes, const std::function<double(bool submission, int variant)>& time_call,
                                  const std::function<std::string(int variant)>& check) {
     SpeedResult result;
     result.copy_gbps = copy_bandwidth_gbps(timer, stream, bytes);
-    for (int i = 0; i < plan.warmup; ++i) {
+    for (int i = 0; i < plan.sampling.warmup; ++i) {
         time_call(false, i % variants);
         time_call(true, i % variants);
     }
@@ -286,25 +289,22 @@ inline SpeedResult measure_speed(const SpeedPlan& plan, cudaStream_t stream, Sam
         const int kept = static_cast<int>(result.submission_ms.size());
         const double rse_submission = statistics::median_relative_error(result.submission_ms);
         const double rse_reference = statistics::median_relative_error(result.reference_ms);
-        const double submission_median = statistics::median(result.submission_ms);
-        const double value = plan.metric == "bandwidth"
-                                 ? bytes / (submission_median * 1e-3) / 1e9 / result.copy_gbps
-                                 : submission_median / statistics::median(result.reference_ms);
-        // About two standard errors either side.
-        const double uncertainty =
-            2.0 * value *
-            (plan.metric == "bandwidth" ? rse_submission : std::hypot(rse_submission, rse_reference));
+        const speed::Figures figures =
+            speed::figures(statistics::median(result.submission_ms), statistics::median(result.reference_ms), bytes,
+                           result.copy_gbps);
+        const double value = speed::metric_value(plan.metric, figures);
+        const double uncertainty = speed::metric_uncertainty(plan.metric, value, rse_submission, rse_reference);
         result.near_boundary = statistics::near_any(value, uncertainty, plan.boundaries);
-        const bool converged = kept >= plan.min_samples && rse_submission <= plan.target_rse &&
-                               rse_reference <= plan.target_rse;
+        const bool converged = kept >= plan.sampling.min_samples && rse_submission <= plan.sampling.target_rse &&
+                               rse_reference <= plan.sampling.target_rse;
         if (converged && !result.near_boundary) {
             break;
         }
         if (converged && result.near_boundary) {
             result.remeasured = true;  // the tier depends on it: sample on, up to the caps
         }
-        if (kept >= plan.max_samples * (result.remeasured ? 2 : 1) || seconds() > plan.max_seconds ||
-            static_cast<int>(clocks.size()) >= 4 * plan.max_samples) {
+        if (kept >= plan.sampling.max_samples * (result.remeasured ? 2 : 1) || seconds() > plan.sampling.max_seconds ||
+            static_cast<int>(clocks.size()) >= 4 * plan.sampling.max_samples) {
             break;
         }
     }

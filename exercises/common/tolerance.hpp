@@ -1,10 +1,15 @@
-// Tolerance models shared by the harnesses (which check results) and the grader's tests (which check the models).
-// Plain C++: no CUDA here.
+// Tolerance models shared by the harnesses (which check results, on the host and on the GPU) and the grader's tests
+// (which check the models). Plain C++ that nvcc can also compile for the device.
 #pragma once
 
-#include <algorithm>
 #include <cmath>
 #include <cstddef>
+
+#ifdef __CUDACC__
+#define CUGRADE_HOST_DEVICE __host__ __device__
+#else
+#define CUGRADE_HOST_DEVICE
+#endif
 
 namespace cugrade::tolerance {
 
@@ -46,7 +51,7 @@ SumReference reference_sum(Iterator first, Iterator last) {
 
 // When every input is an integer and sum |x| <= 2^24, every partial sum in every order is an integer no larger
 // than 2^24 in magnitude, hence exact in float32: any correct float32 summation returns the exact sum.
-inline bool exactly_summable_in_float32(const SumReference& ref) {
+CUGRADE_HOST_DEVICE inline bool exactly_summable_in_float32(const SumReference& ref) {
     return ref.all_integers && ref.abs_sum <= float32_exact_integer_limit;
 }
 
@@ -55,19 +60,31 @@ inline bool exactly_summable_in_float32(const SumReference& ref) {
 //   - Probabilistic bound (Higham & Mary, SIAM J. Sci. Comput. 41(5), 2019): lambda * sqrt(n-1) * u * sum|x|,
 //     exceeded with probability at most about 2 exp(-lambda^2 / 2) when rounding errors are independent.
 // The tolerance is the smaller of the two, and zero where the sum is exact in every order.
-inline double summation_tolerance(std::size_t n, const SumReference& ref, double lambda) {
+// A prefix sum (scan) is a sum of its first n values in an order of the scan's own: each element's tolerance is this
+// one, for its own n and prefix.
+CUGRADE_HOST_DEVICE inline double summation_tolerance(std::size_t n, const SumReference& ref, double lambda) {
     if (n <= 1 || exactly_summable_in_float32(ref)) {
         return 0.0;
     }
     const double k = static_cast<double>(n - 1);
     const double ku = k * float32_unit_roundoff;
-    const double deterministic = ku < 1.0 ? ku / (1.0 - ku) : INFINITY;
+    const double deterministic = ku < 1.0 ? ku / (1.0 - ku) : HUGE_VAL;
     const double probabilistic = lambda * std::sqrt(k) * float32_unit_roundoff;
-    return std::min(deterministic, probabilistic) * ref.abs_sum;
+    return std::fmin(deterministic, probabilistic) * ref.abs_sum;
 }
 
-inline bool within_tolerance(double obtained, double expected, double tolerance) {
-    return std::isfinite(obtained) && std::abs(obtained - expected) <= tolerance;
+// A dot product in float32: each product a_i b_i rounded once (by at most u |a_i b_i|; not at all in a fused
+// multiply-add), then the n products summed. `products` describes the exact products; integer products whose
+// absolute sum stays within 2^24 are exact in every order, as for a sum.
+CUGRADE_HOST_DEVICE inline double dot_tolerance(std::size_t n, const SumReference& products, double lambda) {
+    if (exactly_summable_in_float32(products)) {
+        return 0.0;
+    }
+    return summation_tolerance(n, products, lambda) + float32_unit_roundoff * products.abs_sum;
+}
+
+CUGRADE_HOST_DEVICE inline bool within_tolerance(double obtained, double expected, double tolerance) {
+    return std::isfinite(obtained) && std::fabs(obtained - expected) <= tolerance;
 }
 
 }  // namespace cugrade::tolerance

@@ -9,8 +9,7 @@
 #include "harness.cuh"
 #include "minmax.h"
 
-// The instructor's reference, linked into this program under its own name and made local by the grader.
-extern "C" decltype(minmax) cugrade_reference_minmax;
+CUGRADE_REFERENCE(minmax);
 
 namespace {
 
@@ -61,38 +60,28 @@ std::string check_minmax(const std::vector<float>& output, const Extremes& e, st
 }
 
 CaseOutcome run_case(const Case& c) {
-    const std::size_t n = c.size;
-    const auto inputs = seeded_inputs(c);
+    const std::size_t n = c.size();
+    const SeededInputs inputs(c, 1);
     std::vector<Extremes> expected;
     {
         SharedGpu gpu;
-        for (const auto& input : inputs) {
-            expected.push_back(reduce_on_device(input->get(), n, AsExtremes{}, CombineExtremes{}, Extremes{}));
+        for (int set = 0; set < inputs.sets(); ++set) {
+            expected.push_back(reduce_on_device(inputs(set), n, AsExtremes{}, CombineExtremes{}, Extremes{}));
         }
     }
     GuardedBuffer output("output", 2);
     GuardedBuffer scratch("scratch", MINMAX_SCRATCH_FLOATS);
 
-    CaseCalls<Entry<decltype(minmax)>> calls;
-    calls.submission = submission_entry<decltype(minmax)>();
-    calls.reference = &cugrade_reference_minmax;
-    calls.variants = static_cast<int>(inputs.size());
-    calls.invoke = [&](auto entry, cudaStream_t stream, int v) {
-        entry(inputs[v]->get(), n, output.get(), scratch.get(), stream);
+    CaseCalls<decltype(minmax)> calls(cugrade_reference_minmax, inputs, {"input"});
+    calls.invoke = [&](auto entry, cudaStream_t stream, int set) {
+        entry(inputs(set), n, output.get(), scratch.get(), stream);
     };
-    calls.poison = [&] {
-        output.poison_all();
-        scratch.poison_all();
-    };
-    calls.check = [&](int v) { return check_minmax(output.to_host(), expected[v], n); };
-    calls.bytes = static_cast<double>(n) * sizeof(float);
-    for (const auto& input : inputs) {
-        calls.inputs.push_back(input.get());
-    }
+    calls.check = [&](int set) { return check_minmax(output.to_host(), expected[set], n); };
     calls.outputs = {&output, &scratch};
+    calls.bytes = static_cast<double>(n) * sizeof(float);
     return run_calls(c, calls);
 }
 
 }  // namespace
 
-int main(int argc, char** argv) { return cugrade::harness::run_harness(argc, argv, run_case); }
+CUGRADE_HARNESS_MAIN(run_case)

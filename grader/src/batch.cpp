@@ -71,7 +71,7 @@ std::vector<ExercisePlan> load_plans(const Course& course, const std::vector<std
     for (const auto& name : names) {
         ExercisePlan plan;
         plan.exercise = load_exercise(course, name);
-        plan.rubric = load_rubric(course.rubric_for(name));
+        plan.rubric = load_exercise_rubric(plan.exercise, course.rubric_for(name));
         if (plan.rubric.exercise != name) {
             throw UsageError(fmt::format("rubric '{}' is for exercise '{}', not '{}'", plan.rubric.file.string(),
                                          plan.rubric.exercise, name));

@@ -8,6 +8,7 @@
 #include "cugrade/error.hpp"
 #include "cugrade/grading.hpp"
 #include "file_io.hpp"
+#include "speed_metric.hpp"
 #include "text_safety.hpp"
 
 namespace cugrade {
@@ -54,8 +55,10 @@ BenchRow row_from(const std::string& exercise, const Shape& shape, const std::st
                   const nlohmann::json& m) {
     BenchRow row = empty_row(exercise, shape, what);
     row.ms = m.value("submission_ms", 0.0);
-    row.gb_per_s = m.value("bytes", 0.0) / (row.ms * 1e-3) / 1e9;
-    row.copy_fraction = row.gb_per_s / m.value("copy_gbps", 1.0);
+    const speed::Figures figures =
+        speed::figures(row.ms, m.value("reference_ms", 0.0), m.value("bytes", 0.0), m.value("copy_gbps", 0.0));
+    row.gb_per_s = figures.gb_per_s;
+    row.copy_fraction = figures.copy_fraction;
     row.rse = m.value("submission_rse", 0.0);
     row.samples = m.value("samples", 0);
     return row;
@@ -79,7 +82,7 @@ BenchReport bench(const Course& course, const BenchOptions& options) {
     const std::vector<std::string> names = options.exercises.empty() ? course.exercise_names() : options.exercises;
     for (const auto& name : names) {
         const Exercise exercise = load_exercise(course, name);
-        Rubric rubric = load_rubric(course.rubric_for(name));
+        Rubric rubric = load_exercise_rubric(exercise, course.rubric_for(name));
         if (!rubric.speed) {
             continue;
         }
@@ -111,10 +114,28 @@ BenchReport bench(const Course& course, const BenchOptions& options) {
             copy.gb_per_s = reference.value("copy_gbps", 0.0);
             copy.copy_fraction = 1.0;
             report.rows.push_back(copy);
-            if (!exercise.baseline_source.empty()) {
-                const auto baseline = time_as_submission(context, exercise, exercise.baseline_source, rubric, error);
-                report.rows.push_back(error.empty() ? row_from(name, shape, "baseline", baseline)
-                                                    : empty_row(name, shape, "baseline", error));
+            // A baseline takes the reference's place in the checker, and the reference is timed against it as a
+            // submission: the run's reference time is the baseline's, and its ratio the reference's over it.
+            for (const Baseline& baseline : exercise.baselines) {
+                Exercise against = exercise;
+                against.reference_source = baseline.source;
+                against.checker_libraries = baseline.link;
+                const auto timed = time_as_submission(context, against, exercise.reference_source, rubric, error);
+                if (!error.empty()) {
+                    report.rows.push_back(empty_row(name, shape, baseline.name, error));
+                    continue;
+                }
+                BenchRow row = empty_row(name, shape, baseline.name);
+                const double ms = timed.value("reference_ms", 0.0);
+                const speed::Figures figures = speed::figures(ms, ms, timed.value("bytes", 0.0),
+                                                              timed.value("copy_gbps", 0.0));
+                row.ms = ms;
+                row.gb_per_s = figures.gb_per_s;
+                row.copy_fraction = figures.copy_fraction;
+                row.rse = timed.value("reference_rse", 0.0);
+                row.samples = timed.value("samples", 0);
+                row.reference_over_this = timed.value("submission_ms", 0.0) / ms;
+                report.rows.push_back(row);
             }
         }
     }
@@ -124,8 +145,8 @@ BenchReport bench(const Course& course, const BenchOptions& options) {
 void print_bench(std::ostream& terminal, const BenchReport& report) {
     std::ostringstream out;
     out << fmt::format("cugrade bench on {} ({})\n\n", report.gpu.name, report.gpu.arch());
-    out << fmt::format("{:<10} {:<14} {:<10} {:>10} {:>9} {:>8} {:>8} {:>8}\n", "exercise", "size", "what", "ms",
-                       "GB/s", "of copy", "spread", "samples");
+    out << fmt::format("{:<10} {:<14} {:<10} {:>10} {:>9} {:>8} {:>8} {:>8} {:>14}\n", "exercise", "size", "what",
+                       "ms", "GB/s", "of copy", "spread", "samples", "reference/this");
     for (const auto& row : report.rows) {
         if (!row.error.empty()) {
             out << fmt::format("{:<10} {:<14} {:<10} failed: {}\n", row.exercise, format_shape(row.shape), row.what,
@@ -135,12 +156,15 @@ void print_bench(std::ostream& terminal, const BenchReport& report) {
         const std::string ms = row.what == "copy" ? "" : fmt::format("{:.4f}", row.ms);
         const std::string spread = row.what == "copy" ? "" : fmt::format("{:.2f}%", 100 * row.rse);
         const std::string samples = row.what == "copy" ? "" : std::to_string(row.samples);
-        out << fmt::format("{:<10} {:<14} {:<10} {:>10} {:>9.0f} {:>7.1f}% {:>8} {:>8}\n", row.exercise,
+        const std::string versus = row.reference_over_this > 0 ? fmt::format("{:.3f}", row.reference_over_this) : "";
+        out << fmt::format("{:<10} {:<14} {:<10} {:>10} {:>9.0f} {:>7.1f}% {:>8} {:>8} {:>14}\n", row.exercise,
                            format_shape(row.shape), row.what, ms, row.gb_per_s, 100 * row.copy_fraction, spread,
-                           samples);
+                           samples, versus);
     }
     out << "\nGB/s counts the bytes each exercise must move; the copy counts bytes read and written. Spread: the relative\n"
-           "standard error of the median time. The baseline is a library's solution (CUB) where the exercise has one.\n";
+           "standard error of the median time. Below the reference, each library baseline (exercise.yaml's `baselines`) with\n"
+           "the reference's time over the baseline's, both measured alternately in one run: below 1, the reference is\n"
+           "faster.\n";
     terminal << terminal_text(out.str());
 }
 
@@ -156,6 +180,9 @@ nlohmann::json bench_to_json(const BenchReport& report) {
                       {"copy_fraction", row.copy_fraction},
                       {"median_rse", row.rse},
                       {"samples", row.samples}});
+            if (row.reference_over_this > 0) {
+                r["reference_over_this"] = row.reference_over_this;
+            }
         }
         rows.push_back(r);
     }

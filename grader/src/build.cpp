@@ -106,6 +106,9 @@ HarnessBuild build_harness(const Exercise& exercise, const Toolchain& toolchain,
                            CacheKey& key) {
     key.add("cugrade", CUGRADE_VERSION).add("recipe", CUGRADE_BUILD_RECIPE);
     key.add("nvcc", toolchain.nvcc_version).add("arch", options.arch);
+    for (const auto& library : exercise.checker_libraries) {
+        key.add("link", library);
+    }
     std::vector<fs::path> course_files = {exercise.contract_header};
     if (exercise.prebuilt_harness.empty()) {
         course_files.insert(course_files.end(), {exercise.harness_source, exercise.reference_source});
@@ -138,9 +141,11 @@ HarnessBuild build_harness(const Exercise& exercise, const Toolchain& toolchain,
 
     // The checker holds none of the submission's code: it loads the device code at run time (capture/replay.hpp,
     // through the driver API), so one program serves every submission.
-    const ProcessResult linked =
-        run_tool({toolchain.nvcc, "-arch=" + options.arch, "harness.o", "-lcuda", "-o", "checker"}, dir,
-                 course_tool_seconds * 5);
+    std::vector<std::string> link = {toolchain.nvcc, "-arch=" + options.arch, "harness.o", "-lcuda", "-o", "checker"};
+    for (const auto& library : exercise.checker_libraries) {
+        link.push_back("-l" + library);
+    }
+    const ProcessResult linked = run_tool(link, dir, course_tool_seconds * 5);
     if (!linked.status.success()) {
         throw UsageError(command_failure(
             linked, exercise.prebuilt_harness.empty()

@@ -94,7 +94,7 @@ std::vector<Assignment> plan_assignments(const Course& course, const CheckOption
         }
         a.submission = read_submission(options.submission_dir, a.exercise.submission_file);
         try {
-            a.rubric = load_rubric(options.rubric.value_or(course.rubric_for(name)));
+            a.rubric = load_exercise_rubric(a.exercise, options.rubric.value_or(course.rubric_for(name)));
             if (a.rubric.exercise != name) {
                 throw UsageError(fmt::format("rubric '{}' is for exercise '{}', not '{}'", a.rubric.file.string(),
                                              a.rubric.exercise, name));

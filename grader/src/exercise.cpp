@@ -44,13 +44,51 @@ Exercise load_exercise(const Course& course, const std::string& name) {
     exercise.directory = course.exercises_dir() / name;
     const auto file = exercise.directory / "exercise.yaml";
     yaml::Mapping fields(file, yaml::load_file(file), "the exercise description",
-                         {"title", "submission", "contract", "entry_points"});
+                         {"title", "submission", "contract", "entry_points", "operands", "parameters", "baselines"});
     exercise.title = fields.text(fields.required("title"), "title");
     exercise.submission_file = fields.text(fields.required("submission"), "submission");
     const auto contract = fields.required("contract");
     exercise.contract_header = exercise.directory / fields.text(contract, "contract");
     for (const auto& entry : fields.sequence(fields.required("entry_points"), "entry_points")) {
         exercise.entry_points.push_back(fields.text(entry, "entry_points"));
+    }
+    if (auto operands = fields.optional("operands")) {
+        exercise.choices.operands.clear();
+        for (const auto& operand : fields.sequence(*operands, "operands")) {
+            exercise.choices.operands.push_back(fields.text(operand, "operands"));
+        }
+        if (exercise.choices.operands.empty()) {
+            fields.fail(*operands, "'operands' names the inputs the harness draws for each case: at least one");
+        }
+    }
+    if (auto parameters = fields.optional("parameters")) {
+        if (!parameters->IsMap()) {
+            fields.fail(*parameters, "'parameters' maps each parameter a rubric may set to its default");
+        }
+        for (const auto& entry : *parameters) {
+            const std::string text = entry.second.IsScalar() ? entry.second.Scalar() : "";
+            exercise.choices.parameters[fields.text(entry.first, "parameters")] =
+                text == "true" ? 1.0 : text == "false" ? 0.0 : fields.number(entry.second, "parameters", -1e30, 1e30);
+        }
+    }
+    std::vector<std::filesystem::path> baseline_sources;
+    if (auto baselines = fields.optional("baselines"); baselines && !course.kit) {
+        if (!baselines->IsMap()) {
+            fields.fail(*baselines, "'baselines' maps a name to {source: FILE, link: [LIBRARY...]}");
+        }
+        for (const auto& entry : *baselines) {
+            yaml::Mapping baseline_fields(file, entry.second, "a baseline", {"source", "link"});
+            Baseline baseline;
+            baseline.name = fields.text(entry.first, "baselines");
+            baseline.source = exercise.directory / baseline_fields.text(baseline_fields.required("source"), "source");
+            if (auto link = baseline_fields.optional("link")) {
+                for (const auto& library : baseline_fields.sequence(*link, "link")) {
+                    baseline.link.push_back(baseline_fields.text(library, "link"));
+                }
+            }
+            baseline_sources.push_back(baseline.source);
+            exercise.baselines.push_back(std::move(baseline));
+        }
     }
 
     std::vector<std::filesystem::path> required = {exercise.contract_header};
@@ -60,10 +98,8 @@ Exercise load_exercise(const Course& course, const std::string& name) {
     } else {
         exercise.harness_source = exercise.directory / "harness.cu";
         exercise.reference_source = course.root / "reference" / exercise.submission_file;
-        if (std::filesystem::is_regular_file(exercise.directory / "baseline.cu")) {
-            exercise.baseline_source = exercise.directory / "baseline.cu";
-        }
         required.insert(required.end(), {exercise.harness_source, exercise.reference_source});
+        required.insert(required.end(), baseline_sources.begin(), baseline_sources.end());
     }
     for (const auto& file : required) {
         if (!std::filesystem::is_regular_file(file)) {
@@ -71,6 +107,12 @@ Exercise load_exercise(const Course& course, const std::string& name) {
         }
     }
     return exercise;
+}
+
+Rubric load_exercise_rubric(const Exercise& exercise, const std::filesystem::path& file) {
+    Rubric rubric = load_rubric(file);
+    fit_rubric(rubric, exercise.choices);
+    return rubric;
 }
 
 }  // namespace cugrade

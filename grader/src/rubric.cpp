@@ -35,8 +35,9 @@ std::string read_name(const yaml::Mapping& fields, const YAML::Node& node, const
     return name;
 }
 
-std::string read_input_reference(const yaml::Mapping& fields, const YAML::Node& node, const Rubric& rubric) {
-    const std::string name = fields.text(node, "inputs");
+std::string read_input_name(const yaml::Mapping& fields, const YAML::Node& node, const Rubric& rubric,
+                            const char* key) {
+    const std::string name = fields.text(node, key);
     if (rubric.inputs.count(name) == 0) {
         std::vector<std::string> known;
         for (const auto& [known_name, input] : rubric.inputs) {
@@ -46,6 +47,40 @@ std::string read_input_reference(const yaml::Mapping& fields, const YAML::Node& 
     }
     return name;
 }
+
+// `signed`, one distribution for every operand, or `[signed, positive]`, one per operand.
+std::vector<std::string> read_input_entry(const yaml::Mapping& fields, const YAML::Node& node, const Rubric& rubric,
+                                          const char* key) {
+    if (!node.IsSequence()) {
+        return {read_input_name(fields, node, rubric, key)};
+    }
+    std::vector<std::string> names;
+    for (const auto& item : fields.sequence(node, key)) {
+        names.push_back(read_input_name(fields, item, rubric, key));
+    }
+    if (names.empty()) {
+        fields.fail(node, fmt::format("'{}': an empty list names no input", key));
+    }
+    return names;
+}
+
+// `parameters: {exclusive: true, tile: 32}`: numbers, and true and false as 1 and 0.
+std::map<std::string, double> read_parameters(const yaml::Mapping& fields, const YAML::Node& node,
+                                              std::map<std::string, double> parameters) {
+    if (!node.IsMap()) {
+        fields.fail(node, "'parameters' must map the exercise's parameter names to numbers or true/false");
+    }
+    for (const auto& entry : node) {
+        const std::string name = read_name(fields, entry.first, "parameters");
+        const std::string text = entry.second.IsScalar() ? entry.second.Scalar() : "";
+        parameters[name] = text == "true"    ? 1.0
+                           : text == "false" ? 0.0
+                                             : fields.number(entry.second, name, -1e30, 1e30);
+    }
+    return parameters;
+}
+
+int line_of(const YAML::Node& node) { return node.Mark().line + 1; }
 
 InputDistribution read_input(const std::filesystem::path& file, const std::string& name, const YAML::Node& node) {
     yaml::Mapping fields(file, node, fmt::format("input '{}'", name),
@@ -122,14 +157,20 @@ std::vector<Shape> read_extents(const yaml::Mapping& fields, const YAML::Node& a
 
 CaseGroup read_group(const std::filesystem::path& file, const YAML::Node& node, const Rubric& rubric) {
     yaml::Mapping fields(file, node, "a group",
-                         {"name", "visibility", "points", "sizes", "shapes", "inputs", "seed", "case_seconds", "race_check"});
+                         {"name", "visibility", "points", "sizes", "shapes", "inputs", "parameters", "seed",
+                          "case_seconds", "race_check"});
     CaseGroup group;
+    group.line = line_of(node);
     group.name = read_name(fields, fields.required("name"), "name");
     group.visibility = read_visibility(fields, fields.optional("visibility"));
     group.points = fields.number(fields.required("points"), "points", 0.0, 1e6);
     group.shapes = read_extents(fields, node, "sizes", "shapes", true);
     for (const auto& input : fields.sequence(fields.required("inputs"), "inputs")) {
-        group.inputs.push_back(read_input_reference(fields, input, rubric));
+        group.inputs.push_back(read_input_entry(fields, input, rubric, "inputs"));
+    }
+    group.parameters = rubric.parameters;
+    if (auto parameters = fields.optional("parameters")) {
+        group.parameters = read_parameters(fields, *parameters, rubric.parameters);
     }
     group.seed = static_cast<std::uint64_t>(fields.integer(fields.required("seed"), "seed", 0, INT64_MAX));
     if (auto seconds = fields.optional("case_seconds")) {
@@ -143,11 +184,16 @@ CaseGroup read_group(const std::filesystem::path& file, const YAML::Node& node, 
 
 SpeedTest read_speed(const std::filesystem::path& file, const YAML::Node& node, const Rubric& rubric) {
     yaml::Mapping fields(file, node, "'speed'",
-                         {"size", "shape", "input", "seed", "visibility", "metric", "scale", "warmup", "min_samples",
-                          "max_samples", "target_rse", "max_seconds", "case_seconds", "tiers"});
+                         {"size", "shape", "input", "parameters", "seed", "visibility", "metric", "scale", "warmup",
+                          "min_samples", "max_samples", "target_rse", "max_seconds", "case_seconds", "tiers"});
     SpeedTest speed;
+    speed.line = line_of(node);
     speed.shape = read_extents(fields, node, "size", "shape", false).front();
-    speed.input = read_input_reference(fields, fields.required("input"), rubric);
+    speed.input = read_input_entry(fields, fields.required("input"), rubric, "input");
+    speed.parameters = rubric.parameters;
+    if (auto parameters = fields.optional("parameters")) {
+        speed.parameters = read_parameters(fields, *parameters, rubric.parameters);
+    }
     speed.seed = static_cast<std::uint64_t>(fields.integer(fields.required("seed"), "seed", 0, INT64_MAX));
     speed.visibility = read_visibility(fields, fields.optional("visibility"));
     if (auto metric = fields.optional("metric")) {
@@ -159,19 +205,19 @@ SpeedTest read_speed(const std::filesystem::path& file, const YAML::Node& node, 
                                                                                          : SpeedScale::stepped;
     }
     if (auto warmup = fields.optional("warmup")) {
-        speed.warmup = static_cast<int>(fields.integer(*warmup, "warmup", 0, 1000));
+        speed.sampling.warmup = static_cast<int>(fields.integer(*warmup, "warmup", 0, 1000));
     }
     if (auto samples = fields.optional("min_samples")) {
-        speed.min_samples = static_cast<int>(fields.integer(*samples, "min_samples", 3, 10000));
+        speed.sampling.min_samples = static_cast<int>(fields.integer(*samples, "min_samples", 3, 10000));
     }
     if (auto samples = fields.optional("max_samples")) {
-        speed.max_samples = static_cast<int>(fields.integer(*samples, "max_samples", speed.min_samples, 100000));
+        speed.sampling.max_samples = static_cast<int>(fields.integer(*samples, "max_samples", speed.sampling.min_samples, 100000));
     }
     if (auto rse = fields.optional("target_rse")) {
-        speed.target_rse = fields.number(*rse, "target_rse", 0.0001, 0.5);
+        speed.sampling.target_rse = fields.number(*rse, "target_rse", 0.0001, 0.5);
     }
     if (auto seconds = fields.optional("max_seconds")) {
-        speed.max_seconds = fields.number(*seconds, "max_seconds", 0.1, 3600.0);
+        speed.sampling.max_seconds = fields.number(*seconds, "max_seconds", 0.1, 3600.0);
     }
     if (auto seconds = fields.optional("case_seconds")) {
         speed.case_seconds = fields.number(*seconds, "case_seconds", 0.1, 3600.0);
@@ -249,8 +295,8 @@ std::string to_string(Visibility visibility) { return visibility == Visibility::
 Rubric load_rubric(const std::filesystem::path& file) {
     const YAML::Node document = yaml::load_file(file);
     yaml::Mapping fields(file, document, "the rubric",
-                         {"schema", "exercise", "limits", "calls_per_case", "tolerance", "inputs", "groups", "speed", "forbid",
-                          "allow"});
+                         {"schema", "exercise", "limits", "calls_per_case", "tolerance", "inputs", "parameters", "groups",
+                          "speed", "forbid", "allow"});
     Rubric rubric;
     rubric.file = file;
 
@@ -300,6 +346,10 @@ Rubric load_rubric(const std::filesystem::path& file) {
         rubric.inputs[name] = read_input(file, name, entry.second);
     }
 
+    if (auto parameters = fields.optional("parameters")) {
+        rubric.parameters = read_parameters(fields, *parameters, {});
+    }
+
     std::set<std::string> group_names;
     const auto group_nodes = fields.sequence(fields.required("groups"), "groups");
     for (const auto& group_node : group_nodes) {
@@ -325,6 +375,21 @@ Rubric load_rubric(const std::filesystem::path& file) {
     return rubric;
 }
 
+std::string input_label(const std::vector<std::string>& names) { return fmt::format("{}", fmt::join(names, "+")); }
+
+namespace {
+
+// The plan's inputs: one per name; the case's seed draws the first, and the others seeds of their own.
+std::vector<plan::Input> plan_inputs(const Rubric& rubric, const std::vector<std::string>& names, std::uint64_t seed) {
+    std::vector<plan::Input> inputs;
+    for (std::size_t k = 0; k < names.size(); ++k) {
+        inputs.push_back({rubric.inputs.at(names[k]), plan::operand_seed(seed, k)});
+    }
+    return inputs;
+}
+
+}  // namespace
+
 std::vector<CasePlan> plan_cases(const Rubric& rubric) {
     std::vector<CasePlan> cases;
     for (const auto& group : rubric.groups) {
@@ -332,13 +397,15 @@ std::vector<CasePlan> plan_cases(const Rubric& rubric) {
         for (const Shape& shape : group.shapes) {
             for (const auto& input : group.inputs) {
                 CasePlan plan;
-                plan.id = fmt::format("{}/{}/{}", group.name, format_shape(shape), input);
+                plan.id = fmt::format("{}/{}/{}", group.name, format_shape(shape), input_label(input));
                 plan.group = group.name;
                 plan.visibility = group.visibility;
                 plan.shape = shape;
-                plan.input = rubric.inputs.at(input);
                 // Each case draws its own data: the group's seed, the size and the input together pick it.
-                plan.seed = fnv1a64(plan.id, group.seed);
+                plan.inputs = plan_inputs(rubric, input, fnv1a64(plan.id, group.seed));
+                plan.parameters = group.parameters;
+                plan.calls = rubric.calls_per_case;
+                plan.lambda = rubric.tolerance_lambda;
                 plan.max_points = per_case;
                 plan.case_seconds = group.case_seconds > 0 ? group.case_seconds : rubric.limits.case_seconds;
                 plan.race_check = group.race_check;
@@ -349,18 +416,63 @@ std::vector<CasePlan> plan_cases(const Rubric& rubric) {
     if (rubric.speed) {
         const SpeedTest& speed = *rubric.speed;
         CasePlan plan;
-        plan.id = fmt::format("speed/{}/{}", format_shape(speed.shape), speed.input);
+        plan.id = fmt::format("speed/{}/{}", format_shape(speed.shape), input_label(speed.input));
         plan.group = "speed";
         plan.visibility = speed.visibility;
         plan.shape = speed.shape;
-        plan.input = rubric.inputs.at(speed.input);
-        plan.seed = speed.seed;
+        plan.inputs = plan_inputs(rubric, speed.input, speed.seed);
+        plan.parameters = speed.parameters;
+        plan.calls = rubric.calls_per_case;
+        plan.lambda = rubric.tolerance_lambda;
         plan.max_points = speed.max_points();
         plan.case_seconds = speed.case_seconds > 0 ? speed.case_seconds : rubric.limits.case_seconds;
         plan.timed = true;
+        plan.timing.sampling = speed.sampling;
+        plan.timing.metric = speed.metric;
+        for (const auto& tier : speed.tiers) {
+            plan.timing.boundaries.push_back(tier.bound);
+        }
         cases.push_back(std::move(plan));
     }
     return cases;
+}
+
+void fit_rubric(Rubric& rubric, const RubricChoices& choices) {
+    const auto fit = [&](const std::string& what, int line, const std::vector<std::vector<std::string>>& inputs,
+                         std::map<std::string, double>& parameters) {
+        const auto fail = [&](const std::string& message) {
+            throw FileError({rubric.file, line, 1}, fmt::format("{}: {}", what, message));
+        };
+        for (const auto& names : inputs) {
+            if (names.size() != 1 && names.size() != choices.operands.size()) {
+                fail(fmt::format("[{}] names {} inputs, but {} takes {} ({}): name one input for all, or one for "
+                                 "each",
+                                 fmt::join(names, ", "), names.size(), rubric.exercise, choices.operands.size(),
+                                 fmt::join(choices.operands, ", ")));
+            }
+        }
+        for (const auto& [name, value] : parameters) {
+            if (choices.parameters.count(name) == 0) {
+                std::vector<std::string> known;
+                for (const auto& [known_name, default_value] : choices.parameters) {
+                    known.push_back(known_name);
+                }
+                fail(known.empty() ? fmt::format("{} has no parameters, so 'parameters' cannot set '{}'",
+                                                 rubric.exercise, name)
+                                   : fmt::format("{} has no parameter '{}' (it has: {})", rubric.exercise, name,
+                                                 fmt::join(known, ", ")));
+            }
+        }
+        for (const auto& [name, default_value] : choices.parameters) {
+            parameters.emplace(name, default_value);
+        }
+    };
+    for (auto& group : rubric.groups) {
+        fit(fmt::format("group '{}'", group.name), group.line, group.inputs, group.parameters);
+    }
+    if (rubric.speed) {
+        fit("'speed'", rubric.speed->line, {rubric.speed->input}, rubric.speed->parameters);
+    }
 }
 
 }  // namespace cugrade

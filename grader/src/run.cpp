@@ -57,7 +57,7 @@ CaseResult interrupted(const ExitStatus& status, double case_seconds) {
 
 }  // namespace
 
-nlohmann::json make_plan(const std::vector<const CasePlan*>& cases, const Rubric& rubric, bool skip_exit_handlers,
+nlohmann::json make_plan(const std::vector<const CasePlan*>& cases, bool skip_exit_handlers,
                          const fs::path& device_code) {
     nlohmann::json plan = {{"cases", nlohmann::json::array()},
                            {"deny_processes", true},
@@ -66,36 +66,7 @@ nlohmann::json make_plan(const std::vector<const CasePlan*>& cases, const Rubric
         plan["device_code"] = device_code.string();
     }
     for (const CasePlan* c : cases) {
-        nlohmann::json timing = nullptr;
-        if (c->timed && rubric.speed) {
-            const SpeedTest& speed = *rubric.speed;
-            std::vector<double> boundaries;
-            for (const auto& tier : speed.tiers) {
-                boundaries.push_back(tier.bound);
-            }
-            timing = {{"warmup", speed.warmup},
-                      {"min_samples", speed.min_samples},
-                      {"max_samples", speed.max_samples},
-                      {"target_rse", speed.target_rse},
-                      {"max_seconds", speed.max_seconds},
-                      {"metric", speed.metric == SpeedMetric::bandwidth ? "bandwidth" : "ratio"},
-                      {"boundaries", boundaries}};
-        }
-        plan["cases"].push_back({{"id", c->id},
-                                 {"shape", c->shape},
-                                 {"input",
-                                  {{"name", c->input.name},
-                                   {"kind", c->input.kind},
-                                   {"low", c->input.low},
-                                   {"high", c->input.high},
-                                   {"value", c->input.value},
-                                   {"min_at", c->input.min_at},
-                                   {"max_at", c->input.max_at},
-                                   {"infinities", c->input.infinities}}},
-                                 {"seed", c->seed},
-                                 {"calls", rubric.calls_per_case},
-                                 {"lambda", rubric.tolerance_lambda},
-                                 {"timing", timing}});
+        plan["cases"].push_back(static_cast<const plan::Case&>(*c));
     }
     return plan;
 }
@@ -201,7 +172,7 @@ private:
             plan_cases.push_back(&cases_[i]);
         }
         const fs::path plan_file = options_.work_dir / fmt::format("plan-{}.json", run_.processes + 1);
-        nlohmann::json plan = make_plan(plan_cases, rubric_, /*skip_exit_handlers=*/launcher.empty(), options_.device_code);
+        nlohmann::json plan = make_plan(plan_cases, /*skip_exit_handlers=*/launcher.empty(), options_.device_code);
         plan["gpu_gate"] = options_.gpu_gate != nullptr;
         std::ofstream(plan_file) << plan.dump(2);
 

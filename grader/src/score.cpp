@@ -4,17 +4,17 @@
 
 #include <cmath>
 
+#include "speed_metric.hpp"
+
 namespace cugrade {
 namespace {
 
 // Points for a metric value: the first tier it reaches (stepped), or the straight line between the two tiers it lies
 // between (linear). Past the last tier: nothing.
 double points_for(const SpeedTest& speed, double value) {
-    const bool ratio = speed.metric == SpeedMetric::ratio;
-    const auto reaches = [&](const SpeedTier& tier) { return ratio ? value <= tier.bound : value >= tier.bound; };
     for (std::size_t i = 0; i < speed.tiers.size(); ++i) {
         const SpeedTier& tier = speed.tiers[i];
-        if (!reaches(tier)) {
+        if (!speed::reaches(speed.metric, value, tier.bound)) {
             continue;
         }
         if (speed.scale == SpeedScale::stepped || i == 0) {
@@ -43,9 +43,8 @@ void score_speed(ScoredCase& scored, const SpeedTest& speed) {
         scored.detail = "the harness reported no timing for the speed test";
         return;
     }
-    const double ratio = submission_ms / reference_ms;
-    const double gb_per_s = bytes / (submission_ms * 1e-3) / 1e9;
-    const double fraction = gb_per_s / copy_gbps;
+    const speed::Figures figures = speed::figures(submission_ms, reference_ms, bytes, copy_gbps);
+    const double ratio = figures.ratio, gb_per_s = figures.gb_per_s, fraction = figures.copy_fraction;
     m["ratio"] = ratio;
     m["gb_per_s"] = gb_per_s;
     m["copy_fraction"] = fraction;
@@ -63,7 +62,7 @@ void score_speed(ScoredCase& scored, const SpeedTest& speed) {
                                     submission_ms, bytes / 1e6, copy_gbps);
         return;
     }
-    const double value = speed.metric == SpeedMetric::ratio ? ratio : fraction;
+    const double value = speed::metric_value(speed.metric, figures);
     scored.points = points_for(speed, value);
     scored.status = scored.points >= speed.max_points() ? Status::passed : Status::slow;
     std::string detail = measured;

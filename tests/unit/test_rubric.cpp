@@ -58,7 +58,7 @@ TEST_CASE("the shipped sum rubric loads and plans its cases") {
     for (const auto& c : cases) {
         points += c.max_points;
         ids.insert(c.id);
-        seeds.insert(c.seed);
+        seeds.insert(c.inputs.front().seed);
     }
     CHECK(points == Approx(100.0));
     CHECK(ids.size() == cases.size());

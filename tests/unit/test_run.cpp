@@ -17,7 +17,7 @@ std::vector<CasePlan> plans(const std::vector<std::string>& ids) {
         CasePlan plan;
         plan.id = id;
         plan.group = "g";
-        plan.input = {"positive", "uniform", 0.0, 1.0};
+        plan.inputs = {{{"positive", "uniform", 0.0, 1.0}, 0}};
         plan.case_seconds = 1.0;
         cases.push_back(plan);
     }

@@ -1,5 +1,5 @@
-// `cugrade bench`: for each exercise, the reference, the library baseline where one exists (exercises/NAME/
-// baseline.cu), and the device-to-device copy, timed by the same machinery as a grading's speed test.
+// `cugrade bench`: for each exercise, the reference, the device-to-device copy, and the library baselines its
+// exercise.yaml names, timed by the same machinery as a grading's speed test.
 #include <cstdint>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -31,12 +31,13 @@ struct BenchOptions {
 struct BenchRow {
     std::string exercise;
     Shape shape;
-    std::string what;  // "reference", "baseline", "copy"
+    std::string what;  // "reference", "copy", or a baseline's name ("cub", "cublas")
     double ms = 0.0;
     double gb_per_s = 0.0;
     double copy_fraction = 0.0;
     double rse = 0.0;  // relative standard error of the median time
     int samples = 0;
+    double reference_over_this = 0.0;  // a baseline's row: the reference's median time over the baseline's
     std::string error;  // why this row has no figures
 };
 

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "cugrade/kit.hpp"
+#include "cugrade/rubric.hpp"
 
 namespace cugrade {
 
@@ -24,6 +25,14 @@ struct Course {
     std::vector<std::string> exercise_names() const;  // sorted; every folder of exercises/ with an exercise.yaml
 };
 
+// A library's solution that `cugrade bench` times the reference against: built into the checker in the
+// reference's place, so it runs with the harness's rights (a library such as cuBLAS needs the GPU in its own process).
+struct Baseline {
+    std::string name;                 // "cub", "cublas": the bench row's name
+    std::filesystem::path source;     // exercises/NAME/baselines/NAME.cu, defining the exercise's entry points
+    std::vector<std::string> link;    // libraries the checker links for it ("cublas" links -lcublas)
+};
+
 struct Exercise {
     std::string name;
     std::string title;
@@ -35,8 +44,10 @@ struct Exercise {
     // In a kit, the harness and the reference compiled into one object (exercises/NAME/harness.o) in place of both
     // sources; empty in a course.
     std::filesystem::path prebuilt_harness;
-    std::filesystem::path baseline_source;  // exercises/NAME/baseline.cu, a library's solution; empty if none
+    std::vector<Baseline> baselines;         // exercise.yaml's `baselines`, for `cugrade bench`
     std::vector<std::string> entry_points;  // extern "C" functions both the submission and the reference define
+    RubricChoices choices;                  // exercise.yaml's `operands` and `parameters`
+    std::vector<std::string> checker_libraries;  // linked into the checker: a baseline's, in `cugrade bench` only
 };
 
 // The course at `root`: a kit's manifest read and its files checked against it (throws UsageError when changed).
@@ -44,5 +55,8 @@ Course open_course(const std::filesystem::path& root);
 
 // Reads exercises/NAME/exercise.yaml. Throws UsageError for an unknown exercise, FileError for a bad description.
 Exercise load_exercise(const Course& course, const std::string& name);
+
+// The rubric at `file`, fitted to the exercise (fit_rubric): its operands and parameters checked, defaults filled.
+Rubric load_exercise_rubric(const Exercise& exercise, const std::filesystem::path& file);
 
 }  // namespace cugrade

@@ -8,22 +8,16 @@
 #include <string>
 #include <vector>
 
+#include "case_plan.hpp"
 #include "cugrade/error.hpp"
 
 namespace cugrade {
 
 enum class Visibility { visible, hidden };
 
-struct InputDistribution {
-    std::string name;
-    std::string kind;  // "uniform", "integers", "constant", "ascending" or "descending"
-    double low = 0.0;
-    double high = 1.0;
-    double value = 0.0;       // constant's value
-    std::string min_at;       // "", "first" or "last": one value below all others placed there
-    std::string max_at;       // "", "first" or "last": one value above all others placed there
-    bool infinities = false;  // one -inf and one +inf at seeded places
-};
+// The rubric's input distributions and a case's plan are the harness's own types (exercises/common/case_plan.hpp).
+using InputDistribution = plan::Distribution;
+using SpeedMetric = plan::SpeedMetric;
 
 // A case's extent: {n} for vectors, {rows, cols} for matrices.
 using Shape = std::vector<std::uint64_t>;
@@ -45,7 +39,10 @@ struct CaseGroup {
     Visibility visibility = Visibility::visible;
     double points = 0.0;
     std::vector<Shape> shapes;  // from `sizes` or `shapes`
-    std::vector<std::string> inputs;
+    // One case per entry and shape. An entry names one distribution for every operand, or one per operand.
+    std::vector<std::vector<std::string>> inputs;
+    std::map<std::string, double> parameters;  // the rubric's own, overridden by the group's
+    int line = 0;                              // where the group starts in the rubric, for messages
     std::uint64_t seed = 0;
     double case_seconds = 0.0;
     bool race_check = false;  // run each case under compute-sanitizer racecheck
@@ -58,22 +55,19 @@ struct SpeedTier {
     double points = 0.0;
 };
 
-enum class SpeedMetric { ratio, bandwidth };
 enum class SpeedScale { stepped, linear };
 
 struct SpeedTest {
     Shape shape;
-    std::string input;
+    std::vector<std::string> input;  // one distribution for every operand, or one per operand
+    std::map<std::string, double> parameters;
     std::uint64_t seed = 0;
     Visibility visibility = Visibility::visible;
     SpeedMetric metric = SpeedMetric::ratio;
     SpeedScale scale = SpeedScale::stepped;
-    int warmup = 3;
-    int min_samples = 10;
-    int max_samples = 200;
-    double target_rse = 0.005;  // sampling stops once both medians are known to this relative standard error
-    double max_seconds = 20.0;
+    plan::Sampling sampling;
     double case_seconds = 0.0;
+    int line = 0;
     std::vector<SpeedTier> tiers;  // best first: points falling
 
     double max_points() const { return tiers.empty() ? 0.0 : tiers.front().points; }
@@ -99,6 +93,7 @@ struct Rubric {
     int calls_per_case = 3;
     double tolerance_lambda = 8.0;
     std::map<std::string, InputDistribution> inputs;
+    std::map<std::string, double> parameters;  // `parameters:` at the top, the default of every group
     std::vector<CaseGroup> groups;
     std::optional<SpeedTest> speed;
     ApiRules apis;
@@ -107,22 +102,31 @@ struct Rubric {
 // Reads and validates a rubric. Every mistake is a FileError at its place.
 Rubric load_rubric(const std::filesystem::path& file);
 
-// One case as the grader runs it: a group's size and input, or the speed test.
-struct CasePlan {
-    std::string id;      // "edges/n=31/integers" or "tiles/33x31/uniform", unique within the rubric
+// One case as the grader runs it: what the harness needs (plan::Case, sent to it as the plan) and what the grader
+// keeps to itself.
+struct CasePlan : plan::Case {
     std::string group;   // the group's name, or "speed"
     Visibility visibility = Visibility::visible;
-    Shape shape;
-    InputDistribution input;
-    std::uint64_t seed = 0;
     double max_points = 0.0;
     double case_seconds = 0.0;
-    bool timed = false;       // the speed test: correctness first, then timing against the reference
     bool race_check = false;  // run alone under compute-sanitizer racecheck: a shared-memory race fails the case
 };
 
 // The rubric's cases in the order they run: groups as written, sizes then inputs, the speed test last.
 std::vector<CasePlan> plan_cases(const Rubric& rubric);
+
+// What an exercise lets its rubric choose (exercise.yaml): its operands and its parameters with their defaults.
+struct RubricChoices {
+    std::vector<std::string> operands = {"input"};
+    std::map<std::string, double> parameters;
+};
+
+// Checks that the rubric's inputs fit the exercise's operands and that it sets only the exercise's parameters, and
+// fills in the parameters' defaults. Throws FileError at the group (or the speed test) that does not fit.
+void fit_rubric(Rubric& rubric, const RubricChoices& choices);
+
+// "integers" or "signed+positive": how a case's id names its inputs.
+std::string input_label(const std::vector<std::string>& names);
 
 std::string to_string(Visibility visibility);
 

@@ -71,7 +71,7 @@ RunResult run_cases(const std::filesystem::path& program, const std::vector<Case
 
 // The plan the harness reads (exercises/common/protocol.hpp), for the given cases. `skip_exit_handlers`: end the
 // harness with _exit after its last case (not under compute-sanitizer, which reports at a normal exit).
-nlohmann::json make_plan(const std::vector<const CasePlan*>& cases, const Rubric& rubric, bool skip_exit_handlers = true,
+nlohmann::json make_plan(const std::vector<const CasePlan*>& cases, bool skip_exit_handlers = true,
                          const std::filesystem::path& device_code = {});
 
 // Why the GPU cannot run `program` now (it starts the harness with no cases), or nothing when it can.

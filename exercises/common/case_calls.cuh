@@ -1,0 +1,205 @@
+// The shape of every case: the submission's calls, each on freshly poisoned outputs and checked; then, for the speed
+// test, the reference checked once, and both timed alternately (timing.cuh), every timed output of the submission
+// checked. An exercise's harness says what a call is and how to check it (CaseCalls); run_calls does the rest.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "case_plan.hpp"
+#include "channel.cuh"
+#include "cuda_check.cuh"
+#include "guarded_buffer.cuh"
+#include "protocol.hpp"
+#include "remote_submission.cuh"
+#include "seeded_input.cuh"
+#include "statistics.hpp"
+#include "timing.cuh"
+
+namespace cugrade::harness {
+
+struct CaseOutcome {
+    std::string status;
+    std::string detail;
+    nlohmann::json measurements = nlohmann::json::object();
+
+    static CaseOutcome passed(nlohmann::json measurements = nlohmann::json::object()) {
+        return {protocol::status_passed, "", std::move(measurements)};
+    }
+    static CaseOutcome wrong_answer(std::string detail) {
+        return {protocol::status_wrong_answer, std::move(detail), nlohmann::json::object()};
+    }
+};
+
+class Stream {
+public:
+    Stream() { CUGRADE_CUDA_CHECK(cudaStreamCreate(&stream_)); }
+    ~Stream() { cudaStreamDestroy(stream_); }
+    Stream(const Stream&) = delete;
+    Stream& operator=(const Stream&) = delete;
+    operator cudaStream_t() const { return stream_; }
+
+private:
+    cudaStream_t stream_{};
+};
+
+// What an exercise's harness hands run_calls for one case. `Signature` is the entry point's type (decltype(sum));
+// the submission's side is wired here, the reference is the one CUGRADE_REFERENCE declared.
+template <class Signature>
+struct CaseCalls {
+    using EntryPoint = Entry<Signature>;
+
+    CaseCalls(Signature* reference_entry, const SeededInputs& seeded, std::vector<std::string> names)
+        : submission(submission_entry<Signature>()), reference(reference_entry), inputs(&seeded),
+          input_names(std::move(names)) {}
+
+    EntryPoint submission;
+    EntryPoint reference;
+    const SeededInputs* inputs;             // read-only: must be unchanged after every call; a set per variant
+    std::vector<std::string> input_names;   // one per operand, as messages name them: "input", "matrix b"
+    std::function<void(EntryPoint, cudaStream_t, int set)> invoke;  // calls an entry point on input set `set`
+    std::function<std::string(int set)> check;                      // what is wrong with the outputs, or ""
+    std::function<std::string(int set)> timed_check;                // after each timed call; empty: `check`
+    std::vector<GuardedBuffer*> outputs;    // outputs and scratch: poisoned before every call, nothing past their ends
+    double bytes = 0.0;                     // what the exercise must move at least
+    nlohmann::json measurements = nlohmann::json::object();
+};
+
+template <class Call>
+void call_submission(Call&& call, const std::string& which_call) {
+    try {
+        call();
+        CUGRADE_CUDA_CHECK(cudaGetLastError());
+        CUGRADE_CUDA_CHECK(cudaDeviceSynchronize());
+    } catch (const CudaFailure& e) {
+        throw CudaFailure(e.code, e.what(), which_call);
+    }
+}
+
+// What is wrong with the state a call left behind, before its results are even read: writes outside the outputs,
+// then changes to the inputs of its set.
+template <class Signature>
+std::string broken_contract(const CaseCalls<Signature>& calls, const InputSnapshot& inputs, int set) {
+    for (const GuardedBuffer* output : calls.outputs) {
+        if (std::string overrun = output->overrun(); !overrun.empty()) {
+            return overrun;
+        }
+    }
+    const std::size_t operands = calls.inputs->operands();
+    for (std::size_t k = 0; k < operands; ++k) {
+        if (std::string changed = inputs.changed(static_cast<std::size_t>(set) * operands + k); !changed.empty()) {
+            return changed;
+        }
+    }
+    return "";
+}
+
+template <class Signature>
+CaseOutcome run_calls(const plan::Case& c, const CaseCalls<Signature>& calls) {
+    Stream stream;
+    InputSnapshot inputs;
+    const SeededInputs& seeded = *calls.inputs;
+    const int sets = seeded.sets();
+    {
+        SharedGpu gpu;
+        for (int set = 0; set < sets; ++set) {
+            for (std::size_t k = 0; k < seeded.operands(); ++k) {
+                inputs.add(seeded.buffer(set, k), k < calls.input_names.size() ? calls.input_names[k] : "input");
+            }
+        }
+    }
+    if (remote_submission()) {
+        std::vector<replay::DeviceRange> ranges;
+        for (int set = 0; set < sets; ++set) {
+            for (std::size_t k = 0; k < seeded.operands(); ++k) {
+                const DeviceBuffer<float>& input = seeded.buffer(set, k);
+                ranges.push_back({reinterpret_cast<std::uintptr_t>(input.get()), input.size() * sizeof(float), false});
+            }
+        }
+        for (const auto* output : calls.outputs) {
+            ranges.push_back({reinterpret_cast<std::uintptr_t>(output->get()), output->size() * sizeof(float), true});
+        }
+        remote_submission()->set_ranges(std::move(ranges));
+    }
+    const auto poison_outputs = [&] {
+        for (GuardedBuffer* output : calls.outputs) {
+            output->poison_all();
+        }
+    };
+    const auto checked_call = [&](const typename CaseCalls<Signature>::EntryPoint& entry, int set,
+                                  const std::string& which) -> std::string {
+        SharedGpu gpu;
+        poison_outputs();
+        call_submission([&] { calls.invoke(entry, stream, set); }, which);
+        std::string problem = broken_contract(calls, inputs, set);
+        if (problem.empty()) {
+            problem = calls.check(set);
+        }
+        return problem.empty() ? "" : which + ": " + problem;
+    };
+    for (int call = 1; call <= c.calls; ++call) {
+        const std::string which = "call " + std::to_string(call) + " of " + std::to_string(c.calls);
+        if (std::string problem = checked_call(calls.submission, 0, which); !problem.empty()) {
+            return CaseOutcome::wrong_answer(problem);
+        }
+    }
+    nlohmann::json measurements = calls.measurements;
+    if (c.timed) {
+        if (std::string problem = checked_call(calls.reference, 0, "the reference's call"); !problem.empty()) {
+            return {protocol::status_harness_error, problem, {}};
+        }
+        GpuAlone alone;  // nobody else's cases on the GPU while the clocks run
+        SampleTimer timer;
+        SpeedResult speed;
+        try {
+            speed = measure_speed(
+                c.timing, stream, timer, sets, calls.bytes,
+                [&](bool submission, int set) {
+                    poison_outputs();
+                    if (submission) {
+                        if (remote_submission()) {
+                            // Captured before the clock starts; the timed call replays it.
+                            remote_submission()->set_capture_only(true);
+                            calls.invoke(calls.submission, stream, set);
+                            remote_submission()->set_capture_only(false);
+                        }
+                    }
+                    return timer.time_ms(stream, [&] {
+                        calls.invoke(submission ? calls.submission : calls.reference, stream, set);
+                    });
+                },
+                [&](int set) {
+                    if (std::string problem = broken_contract(calls, inputs, set); !problem.empty()) {
+                        return problem;
+                    }
+                    return (calls.timed_check ? calls.timed_check : calls.check)(set);
+                });
+        } catch (const CudaFailure& e) {
+            // The reference passed its own check before timing, so the submission's calls are the ones to blame.
+            throw CudaFailure(e.code, e.what(), "while timing");
+        }
+        // A submission that is fast because it is wrong earns nothing.
+        if (!speed.problem.empty()) {
+            return CaseOutcome::wrong_answer(speed.problem);
+        }
+        measurements["submission_ms"] = statistics::median(speed.submission_ms);
+        measurements["reference_ms"] = statistics::median(speed.reference_ms);
+        measurements["submission_rse"] = statistics::median_relative_error(speed.submission_ms);
+        measurements["reference_rse"] = statistics::median_relative_error(speed.reference_ms);
+        measurements["samples"] = speed.submission_ms.size();
+        measurements["dropped_throttled"] = speed.dropped_throttled;
+        measurements["sm_clock_mhz"] = statistics::median(speed.clock_mhz);
+        measurements["copy_gbps"] = speed.copy_gbps;
+        measurements["remeasured"] = speed.remeasured;
+        measurements["near_boundary"] = speed.near_boundary;
+        measurements["bytes"] = calls.bytes;
+        measurements["inputs"] = sets;
+    }
+    return CaseOutcome::passed(std::move(measurements));
+}
+
+}  // namespace cugrade::harness

@@ -1,0 +1,130 @@
+// The harness's result channel to the grader (protocol.hpp): result records, and in a batch the requests for the
+// shared GPU. Work on the GPU runs in a SharedGpu span, held only while the GPU works so that a speed test waiting
+// for the GPU never waits on host work; a speed test samples in a GpuAlone span. Without a grader (a harness run by
+// hand) records go to stderr and the spans do nothing.
+#pragma once
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "protocol.hpp"
+
+namespace cugrade::harness {
+
+class Channel {
+public:
+    Channel() {
+        const char* fd_text = std::getenv(protocol::result_fd_env);
+        fd_ = fd_text != nullptr ? std::atoi(fd_text) : -1;
+        // Without the grader (a person running the harness by hand) results go to stderr.
+        out_ = fd_ > 2 ? fdopen(fd_, "w") : stderr;
+        if (out_ == nullptr) {
+            out_ = stderr;
+        }
+        unsetenv(protocol::result_fd_env);
+        // The run's token marks records as the harness's. Wiped from the environment block itself, which
+        // /proc/self/environ would still show after unsetenv.
+        if (char* token = std::getenv(protocol::token_env); token != nullptr) {
+            token_ = token;
+            std::memset(token, 0, std::strlen(token));
+        }
+        unsetenv(protocol::token_env);
+    }
+
+    void send(nlohmann::json record) {
+        record["token"] = token_;
+        const std::string line = record.dump(-1, ' ', true, nlohmann::json::error_handler_t::replace) + "\n";
+        std::fwrite(line.data(), 1, line.size(), out_);
+        std::fflush(out_);
+    }
+
+    // A batch's GPU sharing (protocol.hpp). Shared spans nest; the GPU alone covers any shared span inside it.
+    void share_gpu() {
+        if (shared_depth_++ == 0 && held_ == Held::none) {
+            ask_for_gpu("shared", Held::shared);
+        }
+    }
+    void unshare_gpu() {
+        if (--shared_depth_ == 0 && held_ == Held::shared) {
+            ask_for_gpu("none", Held::none);
+        }
+    }
+    void gpu_alone() { ask_for_gpu("exclusive", Held::exclusive); }
+    void gpu_done() {
+        if (shared_depth_ > 0) {
+            ask_for_gpu("shared", Held::shared);
+        } else {
+            ask_for_gpu("none", Held::none);
+        }
+    }
+
+    void set_gpu_gate(bool on) { gpu_gate_ = on && fd_ > 2; }
+
+private:
+    enum class Held { none, shared, exclusive };
+
+    // Asks, and for anything but "none" waits for the grant. With the grader gone there is nothing left to report
+    // to, so the harness ends.
+    void ask_for_gpu(const char* use, Held held) {
+        if (!gpu_gate_ || held == held_) {
+            return;
+        }
+        send({{"event", "gpu"}, {"use", use}});
+        held_ = held;
+        if (held == Held::none) {
+            return;
+        }
+        char granted = 0;
+        ssize_t got = 0;
+        do {
+            got = ::read(fd_, &granted, 1);
+        } while (got < 0 && errno == EINTR);
+        if (got != 1 || granted != protocol::gpu_granted) {
+            std::_Exit(protocol::exit_fatal);
+        }
+    }
+
+    int fd_ = -1;
+    std::FILE* out_;
+    std::string token_;
+    bool gpu_gate_ = false;
+    Held held_ = Held::none;
+    int shared_depth_ = 0;
+};
+
+inline Channel*& active_channel() {
+    static Channel* channel = nullptr;
+    return channel;
+}
+
+// The channel's GPU requests, when there is a channel (a harness run by hand has none).
+template <class Request>
+void ask_channel(Request request) {
+    if (Channel* channel = active_channel(); channel != nullptr) {
+        request(*channel);
+    }
+}
+
+inline void share_gpu() { ask_channel([](Channel& channel) { channel.share_gpu(); }); }
+inline void unshare_gpu() { ask_channel([](Channel& channel) { channel.unshare_gpu(); }); }
+inline void gpu_alone() { ask_channel([](Channel& channel) { channel.gpu_alone(); }); }
+inline void gpu_done() { ask_channel([](Channel& channel) { channel.gpu_done(); }); }
+
+template <void (*Begin)(), void (*End)()>
+class GpuSpan {
+public:
+    GpuSpan() { Begin(); }
+    ~GpuSpan() { End(); }
+    GpuSpan(const GpuSpan&) = delete;
+    GpuSpan& operator=(const GpuSpan&) = delete;
+};
+using SharedGpu = GpuSpan<share_gpu, unshare_gpu>;
+using GpuAlone = GpuSpan<gpu_alone, gpu_done>;
+
+}  // namespace cugrade::harness

@@ -1,0 +1,94 @@
+// CUDA calls checked in one place (file:line, the error's name and the call's text), and the device memory a harness
+// owns. Every other harness file builds on these.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace cugrade::harness {
+
+// A CUDA call failed. `submission_call` says whether the submission's own work failed (its launches surface at the
+// synchronisation after its call) or the harness's.
+struct CudaFailure : std::runtime_error {
+    CudaFailure(cudaError_t code, const std::string& what, std::string submission_call = "", std::string note = "")
+        : std::runtime_error(what), code(code), submission_call(std::move(submission_call)), note(std::move(note)) {}
+    cudaError_t code;
+    std::string submission_call;  // "call 2 of 3" when a call of the entry point failed; empty for the harness's own
+    std::string note;             // what the submission did to cause it, when the harness knows
+
+    // What the report says: the submission's call and the error, or where in the harness it failed.
+    std::string detail() const {
+        const std::string error = std::string(cudaGetErrorName(code)) + " (" + cudaGetErrorString(code) + ")";
+        return submission_call.empty() ? std::string(what())
+                                       : submission_call + ": " + error + (note.empty() ? "" : ": " + note);
+    }
+};
+
+// The submission broke a rule of the exercise while it ran (the report's "rejected").
+struct RuleBroken : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+inline void check_cuda(cudaError_t code, const char* call, const char* file, int line) {
+    if (code != cudaSuccess) {
+        std::ostringstream message;
+        message << file << ":" << line << ": " << call << " failed: " << cudaGetErrorName(code) << " ("
+                << cudaGetErrorString(code) << ")";
+        throw CudaFailure(code, message.str());
+    }
+}
+
+#define CUGRADE_CUDA_CHECK(call) ::cugrade::harness::check_cuda((call), #call, __FILE__, __LINE__)
+
+template <class T>
+class DeviceBuffer {
+public:
+    explicit DeviceBuffer(std::size_t count) : count_(count) {
+        // cudaMalloc(0) may return null; one element keeps every buffer a real address.
+        CUGRADE_CUDA_CHECK(cudaMalloc(&data_, std::max<std::size_t>(count, 1) * sizeof(T)));
+    }
+    ~DeviceBuffer() { cudaFree(data_); }
+    DeviceBuffer(const DeviceBuffer&) = delete;
+    DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+
+    T* get() const { return data_; }
+    std::size_t size() const { return count_; }
+
+    std::vector<T> to_host() const {
+        std::vector<T> host(count_);
+        if (count_ > 0) {
+            CUGRADE_CUDA_CHECK(cudaMemcpy(host.data(), data_, count_ * sizeof(T), cudaMemcpyDeviceToHost));
+        }
+        return host;
+    }
+
+private:
+    T* data_ = nullptr;
+    std::size_t count_;
+};
+
+// One element of device memory, read or written from the host: a check's first wrong element, a planted extreme.
+template <class T>
+T read_element(const T* device_pointer) {
+    T value{};
+    CUGRADE_CUDA_CHECK(cudaMemcpy(&value, device_pointer, sizeof value, cudaMemcpyDeviceToHost));
+    return value;
+}
+
+template <class T>
+void set_element(T* device_pointer, T value) {
+    CUGRADE_CUDA_CHECK(cudaMemcpy(device_pointer, &value, sizeof value, cudaMemcpyHostToDevice));
+}
+
+// A grid for a grid-stride loop over n elements: enough blocks of 256 to cover them, at most `most`.
+inline unsigned grid_for(std::size_t n, unsigned most = 4096) {
+    return static_cast<unsigned>(std::clamp<std::size_t>((n + 255) / 256, 1, most));
+}
+
+}  // namespace cugrade::harness

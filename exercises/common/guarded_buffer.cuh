@@ -1,0 +1,161 @@
+// What keeps a submission honest about memory: outputs and scratch filled with a recognisable NaN (poison) before
+// every call, so that an unwritten result never passes and a report can say "never written" rather than "wrong";
+// poisoned guard regions on both sides of each, so that a write past either end shows; and untouched copies of the
+// inputs, so that a call that changes its input shows. Every comparison runs on the GPU.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cuda_check.cuh"
+
+namespace cugrade::harness {
+
+inline constexpr std::uint32_t poison_bits = 0x7fbadbadu;
+
+__host__ __device__ inline bool is_poison(float value) {
+#ifdef __CUDA_ARCH__
+    return __float_as_uint(value) == poison_bits;
+#else
+    std::uint32_t bits;
+    std::memcpy(&bits, &value, sizeof bits);
+    return bits == poison_bits;
+#endif
+}
+
+__global__ void poison_kernel(std::uint32_t* out, std::size_t n) {
+    const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+    for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
+        out[i] = poison_bits;
+    }
+}
+
+inline void poison(float* out, std::size_t n) {
+    poison_kernel<<<grid_for(n, 1024), 256>>>(reinterpret_cast<std::uint32_t*>(out), n);
+    CUGRADE_CUDA_CHECK(cudaGetLastError());
+    CUGRADE_CUDA_CHECK(cudaDeviceSynchronize());
+}
+
+// Counts the elements of [begin, begin + n) that are no longer poison.
+__global__ void count_written_kernel(const float* begin, std::size_t n, unsigned long long* written) {
+    const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+    unsigned long long count = 0;
+    for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
+        count += !is_poison(begin[i]);
+    }
+    if (count > 0) {
+        atomicAdd(written, count);
+    }
+}
+
+// A device buffer of `count` floats with poisoned guard regions of `guard` floats on both sides. `hint` ends the
+// message about a write outside it: what usually causes one in this exercise.
+class GuardedBuffer {
+public:
+    GuardedBuffer(std::string name, std::size_t count, std::size_t guard = 4096, std::string hint = "")
+        : name_(std::move(name)), hint_(std::move(hint)), count_(count), guard_(guard), buffer_(guard + count + guard),
+          written_(2) {}
+
+    float* get() const { return buffer_.get() + guard_; }
+    std::size_t size() const { return count_; }
+    void poison_all() { poison(buffer_.get(), buffer_.size()); }
+    std::vector<float> to_host() const {
+        std::vector<float> host(count_);
+        if (count_ > 0) {
+            CUGRADE_CUDA_CHECK(cudaMemcpy(host.data(), get(), count_ * sizeof(float), cudaMemcpyDeviceToHost));
+        }
+        return host;
+    }
+
+    // "wrote past the end of result (1 of the 4096 floats after it)", or "".
+    std::string overrun() const {
+        CUGRADE_CUDA_CHECK(cudaMemset(written_.get(), 0, 2 * sizeof(unsigned long long)));
+        count_written_kernel<<<grid_for(guard_, 256), 256>>>(buffer_.get(), guard_, written_.get());
+        count_written_kernel<<<grid_for(guard_, 256), 256>>>(get() + count_, guard_, written_.get() + 1);
+        CUGRADE_CUDA_CHECK(cudaGetLastError());
+        const std::vector<unsigned long long> written = written_.to_host();
+        const auto message = [&](unsigned long long n, const char* where, const char* side) {
+            return "wrote " + std::string(where) + " " + name_ + " (" + std::to_string(n) + " of the " +
+                   std::to_string(guard_) + " floats " + side + " it)" + (hint_.empty() ? "" : ": " + hint_);
+        };
+        if (written[1] > 0) {
+            return message(written[1], "past the end of", "after");
+        }
+        if (written[0] > 0) {
+            return message(written[0], "before the start of", "before");
+        }
+        return "";
+    }
+
+private:
+    std::string name_;
+    std::string hint_;
+    std::size_t count_;
+    std::size_t guard_;
+    DeviceBuffer<float> buffer_;
+    DeviceBuffer<unsigned long long> written_;
+};
+
+__global__ void first_difference_kernel(const std::uint32_t* a, const std::uint32_t* b, std::size_t n,
+                                        unsigned long long* first) {
+    const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+    for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
+        if (a[i] != b[i]) {
+            atomicMin(first, static_cast<unsigned long long>(i));
+        }
+    }
+}
+
+// Untouched copies of the inputs, to show that a call left its input as it was.
+class InputSnapshot {
+public:
+    void add(const DeviceBuffer<float>& input, std::string name) {
+        auto copy = std::make_unique<DeviceBuffer<float>>(input.size());
+        CUGRADE_CUDA_CHECK(cudaMemcpy(copy->get(), input.get(), input.size() * sizeof(float), cudaMemcpyDeviceToDevice));
+        inputs_.push_back({&input, std::move(copy), std::move(name)});
+    }
+
+    // "changed its input b (element 17 was 0.25, now 0)", or "".
+    std::string changed(std::size_t which) const {
+        const Snapshot& snapshot = inputs_.at(which);
+        const DeviceBuffer<float>& input = *snapshot.input;
+        if (input.size() == 0) {
+            return "";
+        }
+        DeviceBuffer<unsigned long long> first(1);
+        const unsigned long long none = ~0ull;
+        set_element(first.get(), none);
+        first_difference_kernel<<<grid_for(input.size()), 256>>>(
+            reinterpret_cast<const std::uint32_t*>(input.get()),
+            reinterpret_cast<const std::uint32_t*>(snapshot.copy->get()), input.size(), first.get());
+        CUGRADE_CUDA_CHECK(cudaGetLastError());
+        const unsigned long long index = read_element(first.get());
+        if (index == none) {
+            return "";
+        }
+        std::ostringstream detail;
+        detail.precision(9);
+        detail << "changed its " << snapshot.name << " (element " << index << " was "
+               << read_element(snapshot.copy->get() + index) << ", now " << read_element(input.get() + index)
+               << "): the " << snapshot.name << " is read-only";
+        return detail.str();
+    }
+
+    std::size_t size() const { return inputs_.size(); }
+
+private:
+    struct Snapshot {
+        const DeviceBuffer<float>* input;
+        std::unique_ptr<DeviceBuffer<float>> copy;
+        std::string name;
+    };
+    std::vector<Snapshot> inputs_;
+};
+
+}  // namespace cugrade::harness

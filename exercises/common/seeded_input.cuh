@@ -1,0 +1,123 @@
+// A case's inputs, drawn on the GPU from a counter-based hash, so that any element can be recomputed from its seed
+// and index: one buffer per operand, and for the speed test three sets of different contents, which the timed calls
+// rotate through so that a replayed answer shows.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cmath>
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "case_plan.hpp"
+#include "channel.cuh"
+#include "cuda_check.cuh"
+
+namespace cugrade::harness {
+
+__host__ __device__ inline std::uint64_t mix64(std::uint64_t x) {
+    x += 0x9e3779b97f4a7c15ull;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+
+// A uniform number in [0, 1) with 24 random bits.
+__host__ __device__ inline float unit_float(std::uint64_t seed, std::uint64_t index) {
+    return static_cast<float>(mix64(seed ^ mix64(index)) >> 40) * 0x1p-24f;
+}
+
+enum class Kind : int { uniform, integers, constant, ascending, descending };
+
+inline Kind kind_of(const std::string& name) {
+    if (name == "integers") return Kind::integers;
+    if (name == "constant") return Kind::constant;
+    if (name == "ascending") return Kind::ascending;
+    if (name == "descending") return Kind::descending;
+    if (name == "uniform") return Kind::uniform;
+    throw std::runtime_error("unknown input kind '" + name + "'");
+}
+
+__global__ void generate_kernel(float* out, std::size_t n, std::uint64_t seed, Kind kind, float low, float high,
+                                float value) {
+    const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+    const double step = n > 1 ? (static_cast<double>(high) - low) / static_cast<double>(n - 1) : 0.0;
+    for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
+        const float u = unit_float(seed, i);
+        switch (kind) {
+            case Kind::uniform: out[i] = low + u * (high - low); break;
+            case Kind::integers: out[i] = fminf(high, floorf(low + u * (high - low + 1.0f))); break;
+            case Kind::constant: out[i] = value; break;
+            case Kind::ascending: out[i] = static_cast<float>(low + step * static_cast<double>(i)); break;
+            case Kind::descending: out[i] = static_cast<float>(high - step * static_cast<double>(i)); break;
+        }
+    }
+}
+
+inline std::size_t place_index(const std::string& at, std::size_t n) { return at == "first" ? 0 : n - 1; }
+
+// Fills out[0, n) from the distribution, then places its planted extremes: min_at and max_at put one value below
+// (above) every other, infinities put -inf and +inf at seeded places.
+inline void generate(float* out, std::size_t n, const plan::Distribution& input, std::uint64_t seed) {
+    if (n == 0) {
+        return;
+    }
+    generate_kernel<<<grid_for(n), 256>>>(out, n, seed, kind_of(input.kind), static_cast<float>(input.low),
+                                          static_cast<float>(input.high), static_cast<float>(input.value));
+    CUGRADE_CUDA_CHECK(cudaGetLastError());
+    CUGRADE_CUDA_CHECK(cudaDeviceSynchronize());
+    const float span = static_cast<float>(std::max(1.0, input.high - input.low));
+    if (!input.min_at.empty()) {
+        set_element(out + place_index(input.min_at, n), static_cast<float>(input.low) - span);
+    }
+    if (!input.max_at.empty()) {
+        set_element(out + place_index(input.max_at, n), static_cast<float>(input.high) + span);
+    }
+    if (input.infinities) {
+        set_element(out + mix64(seed + 1) % n, -INFINITY);
+        if (n > 1) {
+            const std::size_t minus = mix64(seed + 1) % n;
+            set_element(out + (minus + 1 + mix64(seed + 2) % (n - 1)) % n, INFINITY);
+        }
+    }
+}
+
+// The inputs of one case: `operands` buffers of c.size() elements per set, one set, or three for the speed test
+// (set v draws each operand with its seed + v). One distribution in the plan serves every operand, each with a seed
+// of its own (plan::operand_seed).
+class SeededInputs {
+public:
+    SeededInputs(const plan::Case& c, std::size_t operands) : operands_(operands) {
+        if (c.inputs.size() != 1 && c.inputs.size() != operands) {
+            throw std::runtime_error("case " + c.id + " gives " + std::to_string(c.inputs.size()) +
+                                     " inputs; this exercise takes " + std::to_string(operands));
+        }
+        SharedGpu gpu;
+        const int sets = c.timed ? 3 : 1;
+        for (int set = 0; set < sets; ++set) {
+            for (std::size_t k = 0; k < operands; ++k) {
+                const plan::Input& input = c.inputs.size() == 1 ? c.inputs[0] : c.inputs[k];
+                const std::uint64_t seed =
+                    (c.inputs.size() == 1 ? plan::operand_seed(input.seed, k) : input.seed) + static_cast<std::uint64_t>(set);
+                buffers_.push_back(std::make_unique<DeviceBuffer<float>>(c.size()));
+                generate(buffers_.back()->get(), c.size(), input.distribution, seed);
+            }
+        }
+    }
+
+    int sets() const { return static_cast<int>(buffers_.size() / operands_); }
+    std::size_t operands() const { return operands_; }
+    const DeviceBuffer<float>& buffer(int set, std::size_t operand = 0) const {
+        return *buffers_.at(static_cast<std::size_t>(set) * operands_ + operand);
+    }
+    const float* operator()(int set, std::size_t operand = 0) const { return buffer(set, operand).get(); }
+
+private:
+    std::size_t operands_;
+    std::vector<std::unique_ptr<DeviceBuffer<float>>> buffers_;
+};
+
+}  // namespace cugrade::harness
