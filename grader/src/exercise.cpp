@@ -66,9 +66,8 @@ Exercise load_exercise(const Course& course, const std::string& name) {
             fields.fail(*parameters, "'parameters' maps each parameter a rubric may set to its default");
         }
         for (const auto& entry : *parameters) {
-            const std::string text = entry.second.IsScalar() ? entry.second.Scalar() : "";
-            exercise.choices.parameters[fields.text(entry.first, "parameters")] =
-                text == "true" ? 1.0 : text == "false" ? 0.0 : fields.number(entry.second, "parameters", -1e30, 1e30);
+            const std::string name = fields.text(entry.first, "parameters");
+            exercise.choices.parameters[name] = fields.parameter(entry.second, name);
         }
     }
     std::vector<std::filesystem::path> baseline_sources;

@@ -58,9 +58,6 @@ std::vector<std::string> read_input_entry(const yaml::Mapping& fields, const YAM
     for (const auto& item : fields.sequence(node, key)) {
         names.push_back(read_input_name(fields, item, rubric, key));
     }
-    if (names.empty()) {
-        fields.fail(node, fmt::format("'{}': an empty list names no input", key));
-    }
     return names;
 }
 
@@ -72,15 +69,14 @@ std::map<std::string, double> read_parameters(const yaml::Mapping& fields, const
     }
     for (const auto& entry : node) {
         const std::string name = read_name(fields, entry.first, "parameters");
-        const std::string text = entry.second.IsScalar() ? entry.second.Scalar() : "";
-        parameters[name] = text == "true"    ? 1.0
-                           : text == "false" ? 0.0
-                                             : fields.number(entry.second, name, -1e30, 1e30);
+        parameters[name] = fields.parameter(entry.second, name);
     }
     return parameters;
 }
 
-int line_of(const YAML::Node& node) { return node.Mark().line + 1; }
+SourceLocation place_of(const std::filesystem::path& file, const YAML::Node& node) {
+    return {file, node.Mark().line + 1, node.Mark().column + 1};
+}
 
 InputDistribution read_input(const std::filesystem::path& file, const std::string& name, const YAML::Node& node) {
     yaml::Mapping fields(file, node, fmt::format("input '{}'", name),
@@ -160,7 +156,7 @@ CaseGroup read_group(const std::filesystem::path& file, const YAML::Node& node, 
                          {"name", "visibility", "points", "sizes", "shapes", "inputs", "parameters", "seed",
                           "case_seconds", "race_check"});
     CaseGroup group;
-    group.line = line_of(node);
+    group.where = place_of(file, node);
     group.name = read_name(fields, fields.required("name"), "name");
     group.visibility = read_visibility(fields, fields.optional("visibility"));
     group.points = fields.number(fields.required("points"), "points", 0.0, 1e6);
@@ -187,7 +183,7 @@ SpeedTest read_speed(const std::filesystem::path& file, const YAML::Node& node, 
                          {"size", "shape", "input", "parameters", "seed", "visibility", "metric", "scale", "warmup",
                           "min_samples", "max_samples", "target_rse", "max_seconds", "case_seconds", "tiers"});
     SpeedTest speed;
-    speed.line = line_of(node);
+    speed.where = place_of(file, node);
     speed.shape = read_extents(fields, node, "size", "shape", false).front();
     speed.input = read_input_entry(fields, fields.required("input"), rubric, "input");
     speed.parameters = rubric.parameters;
@@ -438,10 +434,10 @@ std::vector<CasePlan> plan_cases(const Rubric& rubric) {
 }
 
 void fit_rubric(Rubric& rubric, const RubricChoices& choices) {
-    const auto fit = [&](const std::string& what, int line, const std::vector<std::vector<std::string>>& inputs,
-                         std::map<std::string, double>& parameters) {
+    const auto fit = [&](const std::string& what, const SourceLocation& where,
+                         const std::vector<std::vector<std::string>>& inputs, std::map<std::string, double>& parameters) {
         const auto fail = [&](const std::string& message) {
-            throw FileError({rubric.file, line, 1}, fmt::format("{}: {}", what, message));
+            throw FileError(where, fmt::format("{}: {}", what, message));
         };
         for (const auto& names : inputs) {
             if (names.size() != 1 && names.size() != choices.operands.size()) {
@@ -468,10 +464,10 @@ void fit_rubric(Rubric& rubric, const RubricChoices& choices) {
         }
     };
     for (auto& group : rubric.groups) {
-        fit(fmt::format("group '{}'", group.name), group.line, group.inputs, group.parameters);
+        fit(fmt::format("group '{}'", group.name), group.where, group.inputs, group.parameters);
     }
     if (rubric.speed) {
-        fit("'speed'", rubric.speed->line, {rubric.speed->input}, rubric.speed->parameters);
+        fit("'speed'", rubric.speed->where, {rubric.speed->input}, rubric.speed->parameters);
     }
 }
 

@@ -196,4 +196,16 @@ std::vector<YAML::Node> Mapping::sequence(const YAML::Node& node, const std::str
     return {node.begin(), node.end()};
 }
 
+double Mapping::parameter(const YAML::Node& node, const std::string& name) const {
+    const std::string text = node.IsScalar() ? node.Scalar() : "";
+    double value = 0.0;
+    if (text == "true" || text == "false") {
+        return text == "true" ? 1.0 : 0.0;
+    }
+    if (!node.IsScalar() || !YAML::convert<double>::decode(node, value) || !std::isfinite(value)) {
+        fail(node, fmt::format("parameter '{}' must be a number, true or false, got {}", name, describe(node)));
+    }
+    return value;
+}
+
 }  // namespace cugrade::yaml

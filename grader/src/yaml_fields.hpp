@@ -40,6 +40,8 @@ public:
     std::int64_t integer(const YAML::Node& node, const std::string& key, std::int64_t min, std::int64_t max) const;
     double number(const YAML::Node& node, const std::string& key, double min, double max) const;
     std::vector<YAML::Node> sequence(const YAML::Node& node, const std::string& key) const;
+    // An exercise parameter's value: a number, or true and false as 1 and 0.
+    double parameter(const YAML::Node& node, const std::string& name) const;
 
 private:
     std::filesystem::path file_;

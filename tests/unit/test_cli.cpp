@@ -46,7 +46,7 @@ TEST_CASE("bad usage exits with code 2 and says what to do") {
     const fs::path empty = scratch("empty");
     result = cugrade_cli({"check", empty.string()});
     CHECK(result.status.code == 2);
-    CHECK(result.output == "cugrade: error: no submission found in '" + empty.string() + "': expected one of minmax.cu, sum.cu, transpose.cu\n");
+    CHECK(result.output == "cugrade: error: no submission found in '" + empty.string() + "': expected one of dot.cu, matadd.cu, minmax.cu, scan.cu, sum.cu, transpose.cu\n");
 
     result = cugrade_cli({"check", "--exercise", "summ", CUGRADE_SOURCE_DIR "/student_template"});
     CHECK(result.status.code == 2);
@@ -94,7 +94,7 @@ TEST_CASE("the template builds; without a GPU the verdict is 'skipped', with one
     }
 }
 
-TEST_CASE("bench times the reference, the baseline and the copy; without a GPU it reports skipped") {
+TEST_CASE("bench times the reference, the copy and the baselines; without a GPU it reports skipped") {
     const fs::path dir = scratch("bench");
     const ProcessResult result =
         cugrade_cli({"bench", "--exercise", "sum", "--size", "65536", "--json", (dir / "bench.json").string()});
@@ -111,8 +111,9 @@ TEST_CASE("bench times the reference, the baseline and the copy; without a GPU i
         CHECK(row.value("error", std::string()) == "");
     }
     CHECK(bench["rows"][0]["what"] == "reference");
-    CHECK(bench["rows"][2]["what"] == "baseline");
+    CHECK(bench["rows"][2]["what"] == "cub");
     CHECK(bench["rows"][0]["gb_per_s"].get<double>() > 0.0);
+    CHECK(bench["rows"][2]["reference_over_this"].get<double>() > 0.0);
 }
 
 TEST_CASE("--json writes a regular file through a rename, and refuses links, pipes and devices") {

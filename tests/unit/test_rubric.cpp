@@ -195,3 +195,99 @@ TEST_CASE("a group's points total exactly what the rubric says") {
     CHECK(naive != 100.0);  // what a plain sum gives
     CHECK(round_points(naive) == 100.0);
 }
+
+namespace {
+
+// Loads `text` as rubric.yaml, fits it to `choices`, and returns the error message without the temporary folder.
+std::string fit_error_of(const std::string& text, const RubricChoices& choices) {
+    const fs::path dir = fs::temp_directory_path() / "cugrade-test-rubric";
+    fs::create_directories(dir);
+    std::ofstream(dir / "fit.yaml") << text;
+    try {
+        Rubric rubric = load_rubric(dir / "fit.yaml");
+        fit_rubric(rubric, choices);
+    } catch (const UsageError& e) {
+        const std::string message = e.what();
+        return message.rfind(dir.string() + "/", 0) == 0 ? message.substr(dir.string().size() + 1) : message;
+    }
+    return "no error";
+}
+
+const RubricChoices two_operands{{"a", "b"}, {}};
+const RubricChoices scan_like{{"input"}, {{"exclusive", 0.0}}};
+
+}  // namespace
+
+TEST_CASE("a case of several operands names one input for all or one for each, and its id says which") {
+    const std::string rubric = valid_start + "  signed: {kind: uniform, low: -1, high: 1}\n" +
+                               "groups:\n  - {name: g, points: 2, sizes: [5], inputs: [positive, [positive, signed]], "
+                               "seed: 1}\n";
+    CHECK(fit_error_of(rubric, two_operands) == "no error");
+    const fs::path dir = fs::temp_directory_path() / "cugrade-test-rubric";
+    Rubric loaded = load_rubric(dir / "fit.yaml");
+    fit_rubric(loaded, two_operands);
+    const auto cases = plan_cases(loaded);
+    REQUIRE(cases.size() == 2);
+    CHECK(cases[0].id == "g/n=5/positive");
+    REQUIRE(cases[0].inputs.size() == 1);
+    CHECK(cases[1].id == "g/n=5/positive+signed");
+    REQUIRE(cases[1].inputs.size() == 2);
+    CHECK(cases[1].inputs[0].distribution.name == "positive");
+    CHECK(cases[1].inputs[1].distribution.name == "signed");
+    CHECK(cases[1].inputs[0].seed != cases[1].inputs[1].seed);
+
+    CHECK(fit_error_of(valid_start + "  signed: {kind: uniform, low: -1, high: 1}\n" +
+                           "groups:\n  - {name: g, points: 2, sizes: [5], inputs: [[positive, signed, positive]], "
+                           "seed: 1}\n",
+                       two_operands) ==
+          "fit.yaml:7:5: group 'g': [positive, signed, positive] names 3 inputs, but sum takes 2 (a, b): name one "
+          "input for all, or one for each");
+    CHECK(error_of(valid_start + "groups:\n  - {name: g, points: 2, sizes: [5], inputs: [[]], seed: 1}\n") ==
+          "rubric.yaml:6:47: 'inputs' must be a non-empty list, got a list");
+}
+
+TEST_CASE("parameters: the rubric's, a group's own, the exercise's defaults, and names the exercise lacks") {
+    const std::string rubric = valid_start + "parameters: {exclusive: false}\n" +
+                               "groups:\n  - {name: a, points: 1, sizes: [5], inputs: [positive], seed: 1}\n"
+                               "  - {name: b, points: 1, sizes: [5], inputs: [positive], seed: 1, "
+                               "parameters: {exclusive: true}}\n";
+    CHECK(fit_error_of(rubric, scan_like) == "no error");
+    const fs::path dir = fs::temp_directory_path() / "cugrade-test-rubric";
+    Rubric loaded = load_rubric(dir / "fit.yaml");
+    fit_rubric(loaded, scan_like);
+    const auto cases = plan_cases(loaded);
+    REQUIRE(cases.size() == 2);
+    CHECK(cases[0].parameter("exclusive") == 0.0);
+    CHECK(cases[1].parameter("exclusive") == 1.0);
+
+    Rubric defaults = load_rubric(dir / "fit.yaml");
+    defaults.parameters.clear();
+    defaults.groups[0].parameters.clear();
+    fit_rubric(defaults, {{"input"}, {{"exclusive", 1.0}}});
+    CHECK(plan_cases(defaults)[0].parameter("exclusive") == 1.0);
+
+    CHECK(fit_error_of(rubric, {{"input"}, {{"tile", 32.0}}}) ==
+          "fit.yaml:7:5: group 'a': sum has no parameter 'exclusive' (it has: tile)");
+    CHECK(fit_error_of(rubric, {}) ==
+          "fit.yaml:7:5: group 'a': sum has no parameters, so 'parameters' cannot set 'exclusive'");
+    CHECK(error_of(valid_start + "parameters: {exclusive: maybe}\n" + valid_group) ==
+          "rubric.yaml:5:25: parameter 'exclusive' must be a number, true or false, got 'maybe'");
+}
+
+TEST_CASE("a case plan reaches the harness as it left the grader") {
+    const std::string rubric = valid_start + valid_group +
+                               "speed: {size: 64, input: positive, seed: 9, tiers: [{max_ratio: 1.5, points: 3}]}\n";
+    const fs::path dir = fs::temp_directory_path() / "cugrade-test-rubric";
+    fs::create_directories(dir);
+    std::ofstream(dir / "plan.yaml") << rubric;
+    const auto cases = plan_cases(load_rubric(dir / "plan.yaml"));
+    const CasePlan& speed = cases.back();
+    REQUIRE(speed.timed);
+    const plan::Case sent = speed;
+    const auto received = nlohmann::json(sent).get<plan::Case>();
+    CHECK(nlohmann::json(received) == nlohmann::json(sent));
+    CHECK(received.size() == 64);
+    CHECK(received.timing.boundaries == std::vector<double>{1.5});
+    CHECK(received.timing.metric == plan::SpeedMetric::ratio);
+    CHECK(received.inputs.at(0).seed == 9);
+}

@@ -42,7 +42,7 @@ struct CaseGroup {
     // One case per entry and shape. An entry names one distribution for every operand, or one per operand.
     std::vector<std::vector<std::string>> inputs;
     std::map<std::string, double> parameters;  // the rubric's own, overridden by the group's
-    int line = 0;                              // where the group starts in the rubric, for messages
+    SourceLocation where;                      // where the group starts in the rubric, for messages
     std::uint64_t seed = 0;
     double case_seconds = 0.0;
     bool race_check = false;  // run each case under compute-sanitizer racecheck
@@ -67,7 +67,7 @@ struct SpeedTest {
     SpeedScale scale = SpeedScale::stepped;
     plan::Sampling sampling;
     double case_seconds = 0.0;
-    int line = 0;
+    SourceLocation where;
     std::vector<SpeedTier> tiers;  // best first: points falling
 
     double max_points() const { return tiers.empty() ? 0.0 : tiers.front().points; }

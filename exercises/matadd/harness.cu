@@ -1,0 +1,79 @@
+// The matrix-addition harness: two seeded rows x cols matrices, poisoned guard regions on both sides of C, and an
+// exact check of every element, on the GPU. a + b in float32 is one correctly rounded addition, so every correct
+// kernel gives the same bits.
+#include <sstream>
+#include <string>
+
+#include "harness.cuh"
+#include "matadd.h"
+
+CUGRADE_REFERENCE(matadd);
+
+namespace {
+
+using namespace cugrade::harness;
+
+struct Mismatches {
+    unsigned long long wrong = 0;
+    unsigned long long first_wrong = ~0ull;  // the lowest index of C that is wrong
+};
+
+// Each thread counts on its own and adds its count once, so that a C wrong everywhere costs no more than one right
+// everywhere.
+__global__ void compare_sum_kernel(const float* a, const float* b, const float* c, std::size_t count,
+                                   Mismatches* found) {
+    const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+    unsigned long long wrong = 0, first_wrong = ~0ull;
+    for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += stride) {
+        if (__float_as_uint(c[i]) != __float_as_uint(__fadd_rn(a[i], b[i]))) {
+            first_wrong = wrong++ == 0 ? i : first_wrong;
+        }
+    }
+    if (wrong > 0) {
+        atomicAdd(&found->wrong, wrong);
+        atomicMin(&found->first_wrong, first_wrong);
+    }
+}
+
+std::string check_matadd(const float* a, const float* b, const float* c, std::size_t rows, std::size_t cols) {
+    DeviceBuffer<Mismatches> counted(1);
+    set_element(counted.get(), Mismatches{});
+    compare_sum_kernel<<<grid_for(rows * cols), 256>>>(a, b, c, rows * cols, counted.get());
+    CUGRADE_CUDA_CHECK(cudaGetLastError());
+    const Mismatches found = read_element(counted.get());
+    if (found.wrong == 0) {
+        return "";
+    }
+    const std::size_t first = found.first_wrong;
+    const float x = read_element(a + first), y = read_element(b + first), obtained = read_element(c + first);
+    std::ostringstream detail;
+    detail << rows << "x" << cols << ": " << found.wrong << " of " << rows * cols
+           << " elements wrong; the first is c[" << first / cols << "][" << first % cols << "]: expected "
+           << describe_number(x + y) << " (" << describe_number(x) << " + " << describe_number(y) << "), got "
+           << describe_number(obtained) << (is_poison(obtained) ? " (never written)" : "");
+    return detail.str();
+}
+
+CaseOutcome run_case(const Case& c) {
+    if (c.shape.size() != 2) {
+        throw std::runtime_error("the matadd harness needs shapes [rows, cols]");
+    }
+    const std::size_t rows = c.shape[0], cols = c.shape[1];
+    const SeededInputs inputs(c, 2);
+    // Room for the overshoot of a last block of up to 32 rows or columns past either side.
+    GuardedBuffer sum("c", rows * cols, 32 * (rows + cols) + 1024,
+                      "check both bounds, row < rows and col < cols, before the write");
+
+    CaseCalls<decltype(matadd)> calls(cugrade_reference_matadd, inputs, {"matrix a", "matrix b"});
+    calls.invoke = [&](auto entry, cudaStream_t stream, int set) {
+        entry(inputs(set, 0), inputs(set, 1), rows, cols, sum.get(), stream);
+    };
+    calls.check = [&](int set) { return check_matadd(inputs(set, 0), inputs(set, 1), sum.get(), rows, cols); };
+    calls.outputs = {&sum};
+    calls.bytes = 3.0 * static_cast<double>(rows * cols) * sizeof(float);
+    return run_calls(c, calls);
+}
+
+}  // namespace
+
+CUGRADE_HARNESS_MAIN(run_case)
