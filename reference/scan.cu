@@ -1,7 +1,7 @@
 // Reference prefix sums: a single pass with decoupled look-back (Merrill & Garland, "Single-pass Parallel Prefix
 // Scan with Decoupled Look-back", 2016), the method of CUB's DeviceScan.
 //
-// Each block scans a tile of 4096 elements: coalesced loads into shared memory, 16 consecutive elements per thread
+// Each block scans a tile of 8192 elements: coalesced loads into shared memory, 16 consecutive elements per thread
 // scanned in registers, the threads' totals scanned with warp shuffles. The tile then learns the sum of all tiles
 // before it without waiting for a second pass: it publishes its own total at once, and looks back over its
 // predecessors, a warp reading 32 of them at a time, adding totals until it meets one that has published its full
@@ -17,8 +17,10 @@
 
 namespace {
 
-constexpr unsigned kThreads = 256;
+constexpr unsigned kThreads = 512;
 constexpr unsigned kItems = 16;  // per thread
+constexpr unsigned kBlocksPerSm = 2;
+constexpr unsigned kMaxBackoffNs = 100;
 constexpr unsigned kTile = kThreads * kItems;
 constexpr unsigned kWarps = kThreads / 32;
 
@@ -88,7 +90,12 @@ __device__ float look_back(const tile_state& state, std::size_t tile, unsigned l
         const long long index = nearest - lane;
         // Before tile 0 there is nothing: a full prefix of 0.
         unsigned long long word = index >= 0 ? words[index] : pack(kPrefix, 0.0f);
+        // A predecessor that has published nothing yet is still loading: wait with a growing pause rather than
+        // spin, so that the waiting warps leave L2 to the loads they wait for.
+        unsigned pause = 8;
         while (__any_sync(0xffffffffu, status_of(word) == kInvalid)) {
+            __nanosleep(pause);
+            pause = pause * 2 < kMaxBackoffNs ? pause * 2 : kMaxBackoffNs;
             if (status_of(word) == kInvalid) {
                 word = words[index];
             }
@@ -108,7 +115,7 @@ __device__ float look_back(const tile_state& state, std::size_t tile, unsigned l
     }
 }
 
-__global__ void __launch_bounds__(kThreads) scan_kernel(const float* __restrict__ input, std::size_t n,
+__global__ void __launch_bounds__(kThreads, kBlocksPerSm) scan_kernel(const float* __restrict__ input, std::size_t n,
                                                         float* __restrict__ output, int exclusive_scan,
                                                         tile_state state) {
     __shared__ float tile_data[padded(kTile)];

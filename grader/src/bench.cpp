@@ -117,6 +117,11 @@ BenchReport bench(const Course& course, const BenchOptions& options) {
             // A baseline takes the reference's place in the checker, and the reference is timed against it as a
             // submission: the run's reference time is the baseline's, and its ratio the reference's over it.
             for (const Baseline& baseline : exercise.baselines) {
+                if (!fs::is_regular_file(baseline.source)) {
+                    report.rows.push_back(empty_row(name, shape, baseline.name,
+                                                    fmt::format("'{}' is missing", baseline.source.string())));
+                    continue;
+                }
                 Exercise against = exercise;
                 against.reference_source = baseline.source;
                 against.checker_libraries = baseline.link;

@@ -70,7 +70,6 @@ Exercise load_exercise(const Course& course, const std::string& name) {
             exercise.choices.parameters[name] = fields.parameter(entry.second, name);
         }
     }
-    std::vector<std::filesystem::path> baseline_sources;
     if (auto baselines = fields.optional("baselines"); baselines && !course.kit) {
         if (!baselines->IsMap()) {
             fields.fail(*baselines, "'baselines' maps a name to {source: FILE, link: [LIBRARY...]}");
@@ -85,7 +84,6 @@ Exercise load_exercise(const Course& course, const std::string& name) {
                     baseline.link.push_back(baseline_fields.text(library, "link"));
                 }
             }
-            baseline_sources.push_back(baseline.source);
             exercise.baselines.push_back(std::move(baseline));
         }
     }
@@ -98,7 +96,6 @@ Exercise load_exercise(const Course& course, const std::string& name) {
         exercise.harness_source = exercise.directory / "harness.cu";
         exercise.reference_source = course.root / "reference" / exercise.submission_file;
         required.insert(required.end(), {exercise.harness_source, exercise.reference_source});
-        required.insert(required.end(), baseline_sources.begin(), baseline_sources.end());
     }
     for (const auto& file : required) {
         if (!std::filesystem::is_regular_file(file)) {

@@ -122,11 +122,11 @@ def secrets_of_references():
 
 def hidden_values():
     """Per rubric file, its hidden groups' names; the names no rubric uses for a visible group (as case ids begin
-    with them); and the hidden groups' sizes found in no visible group or speed test."""
-    hidden_groups, visible_names, sizes = {}, set(), set()
+    with them); and the hidden groups' sizes found in no visible group or speed test of any rubric (a size one
+    exercise shows is no secret of another's)."""
+    hidden_groups, visible_names, hidden_numbers, visible_numbers = {}, set(), set(), set()
     for file in os.listdir(os.path.join(SOURCE, "rubrics")):
         text = open(os.path.join(SOURCE, "rubrics", file)).read()
-        visible_numbers, hidden_numbers = set(), set()
         hidden_groups[file] = set()
         # Groups are written one key per line: split the groups list at each "- name:".
         for block in re.split(r"\n  - name: ", text)[1:]:
@@ -140,7 +140,7 @@ def hidden_values():
                 visible_numbers |= set(re.findall(r"\b\d{4,}\b", group))
         speed = text.split("\nspeed:")[1] if "\nspeed:" in text else ""
         visible_numbers |= set(re.findall(r"\b\d{4,}\b", speed))
-        sizes |= hidden_numbers - visible_numbers
+    sizes = hidden_numbers - visible_numbers
     ids = {name + "/" for names in hidden_groups.values() for name in names} - {n + "/" for n in visible_names}
     return hidden_groups, ids, sizes
 
