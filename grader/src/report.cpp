@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <sstream>
 
+#include "cugrade/diagnosis.hpp"
 #include "text_safety.hpp"
 
 namespace cugrade {
@@ -137,6 +138,19 @@ void print_exercise(std::ostream& out, const ExerciseReport& exercise, const Rep
                        fmt::format("{}/{}", format_points(exercise.points()), format_points(exercise.max_points())),
                        points_width);
 
+    if (const auto patterns = failure_patterns(exercise.cases); !patterns.empty()) {
+        out << "  what the failing cases share:\n";
+        for (const auto& pattern : patterns) {
+            for (const auto& line : wrap(pattern.summary, options.width > 30 ? options.width - 6 : 24)) {
+                out << "    " << line << "\n";
+            }
+            for (const auto& line : wrap("likely: " + pattern.hint, options.width > 30 ? options.width - 8 : 22)) {
+                out << "      " << line << "\n";
+            }
+        }
+        out << "\n";
+    }
+
     if (!exercise.build.diagnostics.empty()) {
         bool cut = false;
         out << (exercise.build.ok ? "  compiler warnings:\n" : "  compiler messages:\n");
@@ -171,6 +185,18 @@ nlohmann::json gpu_to_json(const GpuInfo& gpu) {
         return {{"available", false}, {"reason", gpu.unavailable_reason}};
     }
     return {{"available", true}, {"name", gpu.name}, {"compute_capability", fmt::format("{}.{}", gpu.major, gpu.minor)}};
+}
+
+// Patterns are found among visible cases only, so that none of them speaks of a hidden case.
+nlohmann::json patterns_json(const ExerciseReport& exercise) {
+    nlohmann::json patterns = nlohmann::json::array();
+    for (const auto& pattern : failure_patterns(exercise.cases)) {
+        patterns.push_back({{"kind", pattern.kind},
+                            {"summary", pattern.summary},
+                            {"evidence", pattern.evidence},
+                            {"hint", pattern.hint}});
+    }
+    return patterns;
 }
 
 nlohmann::json optional_text(const std::optional<std::string>& text) {
@@ -313,6 +339,7 @@ nlohmann::json report_to_json(const Report& report, const ReportOptions& options
                              {"skipped_reason", optional_text(exercise.skipped_reason)},
                              {"error", optional_text(exercise.error)},
                              {"cases", cases},
+                             {"patterns", patterns_json(exercise)},
                              {"program_output", exercise.program_output},
                              {"program_output_truncated", exercise.program_output_truncated},
                              {"hidden_program_output",

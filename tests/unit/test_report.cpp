@@ -17,6 +17,9 @@ ScoredCase scored(const std::string& id, Visibility visibility, Status status, d
     c.plan.group = id.substr(0, id.find('/'));
     c.plan.visibility = visibility;
     c.plan.max_points = max_points;
+    if (const auto n = id.find("/n="); n != std::string::npos) {
+        c.plan.shape = {std::stoull(id.substr(n + 3))};
+    }
     c.status = status;
     c.points = points;
     c.detail = detail;
@@ -36,8 +39,11 @@ Report sample_report() {
     exercise.build.cached = true;
     exercise.build.diagnostics = "student/sum.cu:12: warning #177-D: variable \"unused\" was declared but never referenced\n";
     exercise.cases.push_back(scored("edges/n=1/integers", Visibility::visible, Status::passed, 1.25, 1.25, ""));
+    exercise.cases.push_back(scored("edges/n=256/integers", Visibility::visible, Status::passed, 1.25, 1.25, ""));
     exercise.cases.push_back(scored("edges/n=257/integers", Visibility::visible, Status::wrong_answer, 0, 1.25,
                                     "call 1 of 3: n=257: expected 514, got 512 (off by 2, tolerance 0)"));
+    exercise.cases.push_back(scored("edges/n=1025/integers", Visibility::visible, Status::wrong_answer, 0, 1.25,
+                                    "call 1 of 3: n=1025: expected 2050, got 2048 (off by 2, tolerance 0)"));
     exercise.cases.push_back(scored("large/n=4194301/integers", Visibility::hidden, Status::wrong_answer, 0, 5,
                                     "call 1 of 3: n=4194301: expected 8388045, got 8387790 (off by 255, tolerance 0)"));
     ScoredCase speed = scored("speed/n=268435456/positive", Visibility::visible, Status::slow, 20, 30,
@@ -74,8 +80,10 @@ TEST_CASE("the text report matches its golden file") {
 TEST_CASE("the JSON report matches its golden file and keeps hidden cases hidden") {
     const auto json = report_to_json(sample_report(), ReportOptions{false, 110});
     check_golden("report.json", json.dump(2) + "\n");
-    CHECK(json["exercises"][0]["cases"][2]["id"] == "hidden-1");
+    CHECK(json["exercises"][0]["cases"][4]["id"] == "hidden-1");
     CHECK(json["exit_code"] == 1);
+    // The hidden case failed too, and no pattern speaks of it.
+    CHECK(json["exercises"][0]["patterns"].dump().find("4194301") == std::string::npos);
 }
 
 TEST_CASE("a report where nothing ran says so in one row") {

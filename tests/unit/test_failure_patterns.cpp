@@ -1,0 +1,105 @@
+// What the failing cases share: each pattern on the verdicts the fixture corpus gives, and no pattern where the
+// verdicts show none or where only a hidden case would show it.
+#include <string>
+#include <vector>
+
+#include "catch.hpp"
+#include "cugrade/diagnosis.hpp"
+
+namespace {
+
+using namespace cugrade;
+
+ScoredCase verdict(const std::string& group, std::vector<std::uint64_t> shape, const std::string& input, Status status,
+                   const std::string& detail = "", Visibility visibility = Visibility::visible) {
+    ScoredCase c;
+    c.plan.shape = std::move(shape);
+    c.plan.group = group;
+    c.plan.id = group + "/" +
+                (c.plan.shape.size() == 1 ? "n=" + std::to_string(c.plan.shape[0])
+                                          : std::to_string(c.plan.shape[0]) + "x" + std::to_string(c.plan.shape[1])) +
+                "/" + input;
+    c.plan.visibility = visibility;
+    c.status = status;
+    c.detail = detail.empty() && status != Status::passed ? "call 1 of 3: wrong" : detail;
+    return c;
+}
+
+std::vector<std::string> summaries(const std::vector<ScoredCase>& cases) {
+    std::vector<std::string> found;
+    for (const auto& d : failure_patterns(cases)) {
+        found.push_back(d.summary);
+    }
+    return found;
+}
+
+}  // namespace
+
+TEST_CASE("sizes that are not a multiple of the block fail: the largest such block is named") {
+    std::vector<ScoredCase> cases;
+    for (const std::uint64_t n : {0, 1, 2, 31, 32, 33, 255, 256, 257, 1023, 1024, 1025}) {
+        cases.push_back(verdict("edges", {n}, "integers", n % 256 == 0 ? Status::passed : Status::wrong_answer));
+    }
+    cases.push_back(verdict("large", {4194301}, "integers", Status::wrong_answer, "", Visibility::hidden));
+    const auto found = failure_patterns(cases);
+    REQUIRE(found.size() == 1);
+    CHECK(found[0].summary == "fails every n that is not a multiple of 256 (9 of 12 visible cases)");
+    CHECK(found[0].evidence.size() == 9);
+    CHECK(std::find(found[0].evidence.begin(), found[0].evidence.end(), "large/n=4194301/integers") ==
+          found[0].evidence.end());
+}
+
+TEST_CASE("right on the first call, wrong on a later one: state outlived the call") {
+    std::vector<ScoredCase> cases = {
+        verdict("edges", {1}, "integers", Status::wrong_answer, "call 2 of 3: n=1: expected 2, got nan"),
+        verdict("edges", {32}, "integers", Status::wrong_answer, "call 2 of 3: n=32: expected 64, got nan"),
+        verdict("edges", {0}, "integers", Status::passed),
+    };
+    CHECK(summaries(cases) == std::vector<std::string>{
+                                  "fails only after the first call: 2 of 3 visible cases are right on call 1 and "
+                                  "wrong on a later one"});
+    // The same sizes wrong from the first call: only the empty input passes.
+    cases[0].detail = "call 1 of 3: n=1: expected 2, got nan";
+    CHECK(summaries(cases) == std::vector<std::string>{
+                                  "right only where there is nothing to compute, n = 0 (2 of 3 visible cases fail)"});
+}
+
+TEST_CASE("matrices: non-square shapes, and sides that are not a multiple of the tile") {
+    std::vector<ScoredCase> square = {
+        verdict("shapes", {1, 4097}, "uniform", Status::wrong_answer), verdict("shapes", {31, 33}, "uniform", Status::wrong_answer),
+        verdict("shapes", {32, 32}, "uniform", Status::passed),        verdict("shapes", {33, 33}, "uniform", Status::passed),
+        verdict("shapes", {8191, 8193}, "uniform", Status::cuda_error),
+    };
+    CHECK(summaries(square) == std::vector<std::string>{"fails only non-square shapes (3 of 5 visible cases)"});
+
+    std::vector<ScoredCase> tiles = {
+        verdict("shapes", {32, 32}, "uniform", Status::passed), verdict("shapes", {64, 96}, "uniform", Status::passed),
+        verdict("shapes", {33, 31}, "uniform", Status::wrong_answer), verdict("shapes", {32, 33}, "uniform", Status::wrong_answer),
+    };
+    CHECK(summaries(tiles) == std::vector<std::string>{
+                                  "fails every shape whose rows or columns are not a multiple of 32 (2 of 4 visible "
+                                  "cases)"});
+}
+
+TEST_CASE("one kind of input fails, the others pass") {
+    std::vector<ScoredCase> cases = {
+        verdict("edges", {31}, "positive", Status::wrong_answer), verdict("edges", {32}, "positive", Status::wrong_answer),
+        verdict("edges", {31}, "signed", Status::passed),         verdict("edges", {32}, "signed", Status::passed),
+    };
+    CHECK(summaries(cases) == std::vector<std::string>{"fails only with the 'positive' inputs (2 of 4 visible cases)"});
+}
+
+TEST_CASE("no pattern from one failure, from failures everywhere, or from what only hidden cases show") {
+    CHECK(failure_patterns({verdict("edges", {1}, "i", Status::wrong_answer), verdict("edges", {2}, "i", Status::passed)})
+              .empty());
+    CHECK(failure_patterns({verdict("edges", {1}, "i", Status::wrong_answer), verdict("edges", {2}, "i", Status::wrong_answer)})
+              .empty());
+    CHECK(failure_patterns({verdict("edges", {1}, "i", Status::passed),
+                            verdict("large", {3}, "i", Status::wrong_answer, "", Visibility::hidden),
+                            verdict("large", {5}, "i", Status::wrong_answer, "", Visibility::hidden)})
+              .empty());
+    // A race and a slow speed test are explained elsewhere; neither counts.
+    ScoredCase race = verdict("races", {1025}, "i", Status::race);
+    race.plan.race_check = true;
+    CHECK(failure_patterns({race, verdict("edges", {1}, "i", Status::passed)}).empty());
+}
