@@ -136,6 +136,7 @@ std::string class_report_html(const std::string& title, const std::vector<ClassR
         std::vector<std::pair<std::string, double>> speeds;
         std::vector<std::string> build_failures;
         std::map<std::string, std::vector<std::string>> identical;
+        std::map<std::string, std::size_t> patterns;  // summary -> students it fits
         for (const auto& s : students) {
             const nlohmann::json* graded = nullptr;
             if (s.results.is_object() && s.results.contains("exercises") && s.results["exercises"].is_array()) {
@@ -173,6 +174,11 @@ std::string class_report_html(const std::string& title, const std::vector<ClassR
                     speeds.emplace_back(s.id, m[key].get<double>());
                 }
             }
+            for (const auto& pattern : graded->value("patterns", nlohmann::json::array())) {
+                if (pattern.is_object() && pattern.contains("summary") && pattern["summary"].is_string()) {
+                    ++patterns[pattern["summary"].get<std::string>()];
+                }
+            }
             if (const auto source = s.normalised_sources.find(exercise.name); source != s.normalised_sources.end()) {
                 identical[source->second].push_back(s.id);
             }
@@ -192,6 +198,19 @@ std::string class_report_html(const std::string& title, const std::vector<ClassR
                             exercise.speed_metric == "bandwidth" ? "fraction of the copy bandwidth"
                                                                  : "time as a multiple of the reference's",
                             speed_plot(speeds, exercise.tier_bounds, exercise.speed_metric));
+        page += "<h3>What failing submissions share</h3>\n";
+        if (patterns.empty()) {
+            page += "<p>None.</p>\n";
+        } else {
+            std::vector<std::pair<std::string, std::size_t>> common(patterns.begin(), patterns.end());
+            std::stable_sort(common.begin(), common.end(),
+                             [](const auto& a, const auto& b) { return a.second > b.second; });
+            page += "<table class=\"patterns\"><tr><th>pattern</th><th>students</th></tr>\n";
+            for (const auto& [summary, count] : common) {
+                page += fmt::format("<tr><td>{}</td><td>{}</td></tr>\n", markup_text(summary), count);
+            }
+            page += "</table>\n";
+        }
         page += "<h3>Build failures</h3>\n";
         page += build_failures.empty() ? std::string("<p>None.</p>\n")
                                        : fmt::format("<p class=\"build-failures\">{}</p>\n",

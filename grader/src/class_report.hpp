@@ -1,6 +1,7 @@
 // RESULTS/report.html: the class at a glance, one self-contained file (inline SVG and CSS, no script, nothing from
 // the network): the score distribution, every student's total, statuses by exercise, each case's pass rate, the
-// speed metric of every submission against the tier boundaries, build failures, and groups of byte-identical
+// speed metric of every submission against the tier boundaries, the failure patterns most students share (their
+// results' `patterns`), build failures, and groups of byte-identical
 // submissions once comments and whitespace are stripped. Every figure comes from the students' results.
 #pragma once
 

@@ -79,15 +79,15 @@ std::vector<Diagnosis> failure_patterns(const std::vector<ScoredCase>& cases) {
     }
     const bool matrices = std::all_of(verdicts.cases.begin(), verdicts.cases.end(),
                                       [](const ScoredCase* c) { return is_matrix(*c); });
-    const std::string count = fmt::format("{} of {} visible cases", verdicts.failures, verdicts.cases.size());
+    const std::string count = fmt::format("{} of {} visible cases fail", verdicts.failures, verdicts.cases.size());
     std::vector<Diagnosis> found;
     const auto add = [&](std::string summary, std::string hint) {
-        found.push_back({"pattern", std::move(summary), failing_ids(verdicts), std::move(hint)});
+        found.push_back({"pattern", std::move(summary), count, failing_ids(verdicts), std::move(hint)});
     };
 
     // A later call wrong where the first was right: something outlived the call.
     if (separates(verdicts, [](const ScoredCase& c) { return failed(c.status) && failing_call(c.detail) > 1; })) {
-        add(fmt::format("fails only after the first call: {} are right on call 1 and wrong on a later one", count),
+        add("fails only after the first call: right on call 1, wrong on a later one",
             "state left on the device by one call changes the next: a __device__ counter or flag that is not reset, "
             "or scratch read before it is written");
         return found;  // what sizes the failures have follows from this
@@ -103,8 +103,8 @@ std::vector<Diagnosis> failure_patterns(const std::vector<ScoredCase>& cases) {
             return c->status == Status::passed && c->plan.size() > 0 && !not_multiple(*c);
         });
         if (shown && separates(verdicts, not_multiple)) {
-            add(matrices ? fmt::format("fails every shape whose rows or columns are not a multiple of {} ({})", k, count)
-                         : fmt::format("fails every n that is not a multiple of {} ({})", k, count),
+            add(matrices ? fmt::format("fails every shape whose rows or columns are not a multiple of {}", k)
+                         : fmt::format("fails every n that is not a multiple of {}", k),
                 matrices ? "the last, partial block or tile along a side: check its bounds, and round the grid up"
                          : "the last, partial block: round the number of blocks up, and let every thread check its "
                            "index against n");
@@ -120,18 +120,18 @@ std::vector<Diagnosis> failure_patterns(const std::vector<ScoredCase>& cases) {
         bound = verdicts.failing[i] ? std::min(bound.value_or(size), size) : std::max(bound.value_or(size), size);
     }
     if (largest_pass && *largest_pass == 0 && smallest_failure) {
-        add(fmt::format("right only where there is nothing to compute, n = 0 ({} fail)", count),
+        add("right only where there is nothing to compute, n = 0",
             "no result is written, or none that is right: start with the smallest sizes and compare with a sum by "
             "hand");
     } else if (largest_pass && smallest_failure && *largest_pass < *smallest_failure) {
-        add(fmt::format("fails only above {} elements: right up to {}, wrong from {} on ({})", *largest_pass,
-                        *largest_pass, *smallest_failure, count),
+        add(fmt::format("fails only above {} elements: right up to {}, wrong from {} on", *largest_pass,
+                        *largest_pass, *smallest_failure),
             "what grows with the size: the number of blocks (a grid limit, scratch for one partial per block), a "
             "32-bit index, or a single block left to do all the work");
     }
 
     if (matrices && separates(verdicts, [](const ScoredCase& c) { return c.plan.shape[0] != c.plan.shape[1]; })) {
-        add(fmt::format("fails only non-square shapes ({})", count),
+        add("fails only non-square shapes",
             "rows and columns swapped somewhere: in an index (row * cols + col), a bound, or the grid's dimensions");
     }
 
@@ -143,7 +143,7 @@ std::vector<Diagnosis> failure_patterns(const std::vector<ScoredCase>& cases) {
     }
     for (const auto& input : inputs) {
         if (inputs.size() > 1 && separates(verdicts, [&](const ScoredCase& c) { return input_name(c) == input; })) {
-            add(fmt::format("fails only with the '{}' inputs ({})", input, count),
+            add(fmt::format("fails only with the '{}' inputs", input),
                 "what only those values bring out: signs, zeros, infinities, or a starting value that is not the "
                 "operation's identity");
         }

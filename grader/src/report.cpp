@@ -141,7 +141,8 @@ void print_exercise(std::ostream& out, const ExerciseReport& exercise, const Rep
     if (const auto patterns = failure_patterns(exercise.cases); !patterns.empty()) {
         out << "  what the failing cases share:\n";
         for (const auto& pattern : patterns) {
-            for (const auto& line : wrap(pattern.summary, options.width > 30 ? options.width - 6 : 24)) {
+            for (const auto& line :
+                 wrap(pattern.summary + " (" + pattern.scope + ")", options.width > 30 ? options.width - 6 : 24)) {
                 out << "    " << line << "\n";
             }
             for (const auto& line : wrap("likely: " + pattern.hint, options.width > 30 ? options.width - 8 : 22)) {
@@ -193,6 +194,7 @@ nlohmann::json patterns_json(const ExerciseReport& exercise) {
     for (const auto& pattern : failure_patterns(exercise.cases)) {
         patterns.push_back({{"kind", pattern.kind},
                             {"summary", pattern.summary},
+                            {"scope", pattern.scope},
                             {"evidence", pattern.evidence},
                             {"hint", pattern.hint}});
     }

@@ -11,7 +11,8 @@ namespace cugrade {
 
 struct Diagnosis {
     std::string kind;                   // "pattern": what the failing cases share
-    std::string summary;                // one line: the cause, with the figure that shows it
+    std::string summary;                // one line: the cause, the same words for every student it fits
+    std::string scope;                  // how many cases show it: "9 of 12 visible cases"
     std::vector<std::string> evidence;  // the visible cases that show it
     std::string hint;                   // what usually causes it and where the student README teaches the fix
 };
