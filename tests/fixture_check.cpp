@@ -19,6 +19,8 @@
 //                                 proof that the grader and the GPU are healthy after the submission
 //   protections_contain: TEXT     optional: one of the report's protections (the sandbox protections that applied to
 //                                 the run) contains TEXT (ignoring case); checked only when a GPU ran the cases
+//   patterns: [TEXT]              optional: the diagnosis the bug must get: for each TEXT, one of the patterns the
+//                                 failing cases share (diagnosis.hpp) contains it; checked when a GPU ran the cases
 //
 // Without a GPU, the cases that were graded anyway (a build failure, a submission rejected before it ran) are
 // checked; if any case was skipped the result is 77, unless something mismatched.
@@ -38,6 +40,7 @@
 #include <vector>
 
 #include "cugrade/check.hpp"
+#include "cugrade/diagnosis.hpp"
 
 namespace {
 
@@ -185,6 +188,22 @@ int main(int argc, char** argv) {
                                     [&](const std::string& p) { return contains_ignoring_case(p, text); })) {
                 const std::string had = protections->empty() ? "none" : fmt::format("{}", fmt::join(*protections, "; "));
                 mismatch(fmt::format("no protection contains '{}' (the run had: {})", text, had));
+            }
+        }
+
+        if (expected["patterns"] && report.gpu.available) {
+            const auto patterns = failure_patterns(exercise.cases);
+            for (const auto& item : expected["patterns"]) {
+                const auto text = item.as<std::string>();
+                if (std::none_of(patterns.begin(), patterns.end(),
+                                 [&](const Diagnosis& d) { return contains_ignoring_case(d.summary, text); })) {
+                    std::vector<std::string> had;
+                    for (const auto& d : patterns) {
+                        had.push_back(d.summary);
+                    }
+                    mismatch(fmt::format("no pattern contains '{}' (found: {})", text,
+                                         had.empty() ? "none" : fmt::format("{}", fmt::join(had, "; "))));
+                }
             }
         }
 

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <functional>
+#include <map>
+#include <set>
 #include <optional>
 
 namespace cugrade {
@@ -37,10 +39,10 @@ Verdicts correctness_verdicts(const std::vector<ScoredCase>& cases) {
     return verdicts;
 }
 
-// Whether `predicts` holds exactly for the failing cases.
+// Whether `predicts` holds exactly for the failing cases. An empty case, with nothing to compute, shows nothing.
 bool separates(const Verdicts& verdicts, const std::function<bool(const ScoredCase&)>& predicts) {
     for (std::size_t i = 0; i < verdicts.cases.size(); ++i) {
-        if (predicts(*verdicts.cases[i]) != verdicts.failing[i]) {
+        if (verdicts.cases[i]->plan.size() > 0 && predicts(*verdicts.cases[i]) != verdicts.failing[i]) {
             return false;
         }
     }
@@ -74,42 +76,74 @@ std::string input_name(const ScoredCase& c) {
 
 std::vector<Diagnosis> failure_patterns(const std::vector<ScoredCase>& cases) {
     const Verdicts verdicts = correctness_verdicts(cases);
-    if (verdicts.failures < 2 || verdicts.failures == verdicts.cases.size()) {
-        return {};
+    std::vector<Diagnosis> found;
+
+    // Right on call 1 and wrong on a later call of the same input: the result depends on what an earlier call left
+    // behind. One such case proves it; the cases after it may fail from their first call on.
+    std::vector<std::string> later_calls;
+    for (std::size_t i = 0; i < verdicts.cases.size(); ++i) {
+        if (verdicts.failing[i] && failing_call(verdicts.cases[i]->detail) > 1) {
+            later_calls.push_back(verdicts.cases[i]->plan.id);
+        }
+    }
+    if (!later_calls.empty()) {
+        found.push_back({"pattern", "right on the first call, wrong on a later call of the same input",
+                         fmt::format("{} of {} visible cases", later_calls.size(), verdicts.cases.size()),
+                         later_calls,
+                         "state left on the device by one call changes the next: a __device__ counter or flag that "
+                         "is not reset, or scratch read before it is written"});
+        return found;  // the other failures may follow from the same state
+    }
+    if (verdicts.failures < 2) {
+        return found;
     }
     const bool matrices = std::all_of(verdicts.cases.begin(), verdicts.cases.end(),
                                       [](const ScoredCase* c) { return is_matrix(*c); });
     const std::string count = fmt::format("{} of {} visible cases fail", verdicts.failures, verdicts.cases.size());
-    std::vector<Diagnosis> found;
     const auto add = [&](std::string summary, std::string hint) {
         found.push_back({"pattern", std::move(summary), count, failing_ids(verdicts), std::move(hint)});
     };
 
-    // A later call wrong where the first was right: something outlived the call.
-    if (separates(verdicts, [](const ScoredCase& c) { return failed(c.status) && failing_call(c.detail) > 1; })) {
-        add("fails only after the first call: right on call 1, wrong on a later one",
-            "state left on the device by one call changes the next: a __device__ counter or flag that is not reset, "
-            "or scratch read before it is written");
-        return found;  // what sizes the failures have follows from this
+    if (verdicts.failures == verdicts.cases.size()) {
+        return found;  // nothing passes: nothing to tell the failures from
     }
 
-    // Sizes: the largest power of two whose multiples pass and all others fail, shown by a pass of a size that is
-    // not empty.
-    for (std::uint64_t k = 4096; k >= 2; k /= 2) {
+    // Sizes: a power of two (a block's size) whose multiples all pass, seen in two non-empty sizes at least, where
+    // nearly every other size fails (a tolerance can hide a small error among real-valued inputs). The one that
+    // explains most failures, the largest among equals.
+    std::optional<std::uint64_t> block;
+    double best_share = 0.0;
+    for (std::uint64_t k = 2; k <= 4096; k *= 2) {
         const auto not_multiple = [&](const ScoredCase& c) {
             return std::any_of(c.plan.shape.begin(), c.plan.shape.end(), [&](std::uint64_t e) { return e % k != 0; });
         };
-        const bool shown = std::any_of(verdicts.cases.begin(), verdicts.cases.end(), [&](const ScoredCase* c) {
-            return c->status == Status::passed && c->plan.size() > 0 && !not_multiple(*c);
-        });
-        if (shown && separates(verdicts, not_multiple)) {
-            add(matrices ? fmt::format("fails every shape whose rows or columns are not a multiple of {}", k)
-                         : fmt::format("fails every n that is not a multiple of {}", k),
-                matrices ? "the last, partial block or tile along a side: check its bounds, and round the grid up"
-                         : "the last, partial block: round the number of blocks up, and let every thread check its "
-                           "index against n");
-            break;
+        std::size_t predicted = 0, failing_predicted = 0;
+        bool failure_outside = false;
+        std::vector<std::vector<std::uint64_t>> passing_multiples;
+        for (std::size_t i = 0; i < verdicts.cases.size(); ++i) {
+            const ScoredCase& c = *verdicts.cases[i];
+            if (not_multiple(c)) {
+                ++predicted;
+                failing_predicted += verdicts.failing[i];
+            } else if (verdicts.failing[i]) {
+                failure_outside = true;
+            } else if (c.plan.size() > 0 && std::find(passing_multiples.begin(), passing_multiples.end(),
+                                                      c.plan.shape) == passing_multiples.end()) {
+                passing_multiples.push_back(c.plan.shape);
+            }
         }
+        const double share = predicted > 0 ? static_cast<double>(failing_predicted) / predicted : 0.0;
+        if (!failure_outside && passing_multiples.size() >= 2 && share >= 0.85 && share >= best_share) {
+            block = k;
+            best_share = share;
+        }
+    }
+    if (block) {
+        add(matrices ? fmt::format("fails every shape whose rows or columns are not a multiple of {}", *block)
+                     : fmt::format("fails every n that is not a multiple of {}", *block),
+            matrices ? "the last, partial block or tile along a side: check its bounds, and round the grid up"
+                     : "the last, partial block: round the number of blocks up, and let every thread check its index "
+                       "against n");
     }
 
     // A size above which everything fails.
@@ -146,6 +180,25 @@ std::vector<Diagnosis> failure_patterns(const std::vector<ScoredCase>& cases) {
             add(fmt::format("fails only with the '{}' inputs", input),
                 "what only those values bring out: signs, zeros, infinities, or a starting value that is not the "
                 "operation's identity");
+        }
+    }
+
+    // An exercise parameter that the rubric sets per group: scan's exclusive.
+    std::map<std::string, std::set<double>> parameters;
+    for (const ScoredCase* c : verdicts.cases) {
+        for (const auto& [name, value] : c->plan.parameters) {
+            parameters[name].insert(value);
+        }
+    }
+    for (const auto& [name, values] : parameters) {
+        for (const double value : values) {
+            if (values.size() > 1 && separates(verdicts, [&](const ScoredCase& c) {
+                    const auto found_value = c.plan.parameters.find(name);
+                    return found_value != c.plan.parameters.end() && found_value->second == value;
+                })) {
+                add(fmt::format("fails only when {} is {}", name, value),
+                    "the code path for that setting: compare it with the one that passes, element by element");
+            }
         }
     }
     return found;

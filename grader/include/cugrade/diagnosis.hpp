@@ -19,8 +19,8 @@ struct Diagnosis {
 
 // What the visible correctness cases that failed (wrong answer, CUDA error, time limit) have in common that the
 // visible cases that passed do not, from the rubric's own sizes and inputs and from which call failed: every pattern
-// that separates the two exactly. Needs at least two failures and one pass; races and the speed test have their own
-// explanations and are left out.
+// that separates the two. Needs at least two failures, and but for a failure on a later call, one pass; races and the
+// speed test have their own explanations and are left out.
 std::vector<Diagnosis> failure_patterns(const std::vector<ScoredCase>& cases);
 
 }  // namespace cugrade
