@@ -234,7 +234,7 @@ ExerciseReport grade_exercise(const GradingContext& context, const Exercise& exe
             }
         } else {
             context.gpu_proven = true;
-            RunResult run = run_cases(program, cases, rubric, run_options);
+            RunResult run = run_cases(program, cases, run_options);
             results = std::move(run.cases);
             const double build_seconds = report.seconds.build;
             report.seconds = run.seconds;

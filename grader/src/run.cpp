@@ -114,9 +114,8 @@ namespace {
 // Runs cases in harness processes, restarting after each failure, and records what became of every case.
 class CaseRunner {
 public:
-    CaseRunner(const fs::path& program, const std::vector<CasePlan>& cases, const Rubric& rubric,
-               const RunOptions& options)
-        : program_(fs::absolute(program)), cases_(cases), rubric_(rubric), options_(options), done_(cases.size()) {
+    CaseRunner(const fs::path& program, const std::vector<CasePlan>& cases, const RunOptions& options)
+        : program_(fs::absolute(program)), cases_(cases), options_(options), done_(cases.size()) {
         run_.cases.resize(cases.size());
         for (std::size_t i = 0; i < cases.size(); ++i) {
             index_of_[cases[i].id] = i;
@@ -373,7 +372,6 @@ private:
 
     fs::path program_;
     const std::vector<CasePlan>& cases_;
-    const Rubric& rubric_;
     const RunOptions& options_;
     std::vector<bool> done_;
     std::map<std::string, std::size_t> index_of_;
@@ -401,9 +399,8 @@ std::optional<std::string> gpu_unusable(const fs::path& program, const RunOption
                        output.empty() ? "" : ": ", output);
 }
 
-RunResult run_cases(const fs::path& program, const std::vector<CasePlan>& cases, const Rubric& rubric,
-                    const RunOptions& options) {
-    CaseRunner runner(program, cases, rubric, options);
+RunResult run_cases(const fs::path& program, const std::vector<CasePlan>& cases, const RunOptions& options) {
+    CaseRunner runner(program, cases, options);
     std::vector<std::size_t> visible;
     std::vector<std::size_t> hidden;
     std::vector<std::size_t> race_checked;

@@ -31,7 +31,7 @@ RunResult run_plans(const std::vector<CasePlan>& cases, GpuGate* gate = nullptr,
     options.work_dir = dir;
     options.startup_seconds = 5.0;
     options.gpu_gate = gate;
-    return run_cases(CUGRADE_SCRIPTED_HARNESS, cases, Rubric{}, options);
+    return run_cases(CUGRADE_SCRIPTED_HARNESS, cases, options);
 }
 
 // A run of the scripted harness on a shared GPU, in a thread of its own (each in a folder of its own).

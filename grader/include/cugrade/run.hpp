@@ -66,7 +66,7 @@ inline constexpr int sanitizer_error_exit_code = 86;
 // What compute-sanitizer's racecheck reported, as one line: the first hazard, or empty when none.
 std::string first_race_report(const std::string& output);
 
-RunResult run_cases(const std::filesystem::path& program, const std::vector<CasePlan>& cases, const Rubric& rubric,
+RunResult run_cases(const std::filesystem::path& program, const std::vector<CasePlan>& cases,
                     const RunOptions& options);
 
 // The plan the harness reads (exercises/common/protocol.hpp), for the given cases. `skip_exit_handlers`: end the
