@@ -7,6 +7,7 @@
 //   guarded_buffer.cuh  poison, guard regions and input snapshots
 //   case_calls.cuh      the calls of one case, their checks and the speed test
 //   channel.cuh         the result channel and the batch's shared GPU
+//   describe.hpp        numbers as reports show them
 #pragma once
 
 #include <cuda_runtime.h>
