@@ -17,12 +17,18 @@
 
 namespace {
 
-constexpr unsigned kThreads = 512;
-constexpr unsigned kItems = 16;  // per thread
-constexpr unsigned kBlocksPerSm = 2;
-constexpr unsigned kMaxBackoffNs = 100;
-constexpr unsigned kTile = kThreads * kItems;
-constexpr unsigned kWarps = kThreads / 32;
+// A tile's shape, the blocks each SM must hold at least, and the longest pause of a warp waiting for a predecessor.
+// scan() uses Chosen; scripts/scan-designs.cu times the others against CUB.
+template <unsigned Threads, unsigned Items, unsigned BlocksPerSm, unsigned MaxPauseNs>
+struct Design {
+    static constexpr unsigned threads = Threads;
+    static constexpr unsigned items = Items;  // per thread
+    static constexpr unsigned blocks_per_sm = BlocksPerSm;
+    static constexpr unsigned max_pause_ns = MaxPauseNs;
+    static constexpr unsigned tile = Threads * Items;
+    static constexpr unsigned warps = Threads / 32;
+};
+using Chosen = Design<512, 16, 2, 100>;
 
 // One float of padding per 32, so that a thread reading its 16 consecutive elements and a warp reading 32
 // consecutive ones both hit 32 different banks.
@@ -60,7 +66,9 @@ __device__ float warp_scan(float value, unsigned lane) {  // inclusive
 }
 
 // The exclusive prefix of each thread's value within the block.
+template <class D>
 __device__ float block_scan(float value) {
+    constexpr unsigned kWarps = D::warps;
     __shared__ float warp_prefixes[kWarps];
     const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32;
     const float inclusive = warp_scan(value, lane);
@@ -82,6 +90,7 @@ __device__ float block_scan(float value) {
 __device__ unsigned status_of(unsigned long long word) { return static_cast<unsigned>(word >> 32); }
 
 // The sum of every tile before `tile`, found by warp 0; the same in every lane.
+template <class D>
 __device__ float look_back(const tile_state& state, std::size_t tile, unsigned lane) {
     volatile unsigned long long* words = state.words;
     float exclusive = 0.0f;
@@ -94,8 +103,10 @@ __device__ float look_back(const tile_state& state, std::size_t tile, unsigned l
         // spin, so that the waiting warps leave L2 to the loads they wait for.
         unsigned pause = 8;
         while (__any_sync(0xffffffffu, status_of(word) == kInvalid)) {
-            __nanosleep(pause);
-            pause = pause * 2 < kMaxBackoffNs ? pause * 2 : kMaxBackoffNs;
+            if constexpr (D::max_pause_ns > 0) {
+                __nanosleep(pause);
+                pause = pause * 2 < D::max_pause_ns ? pause * 2 : D::max_pause_ns;
+            }
             if (status_of(word) == kInvalid) {
                 word = words[index];
             }
@@ -115,9 +126,11 @@ __device__ float look_back(const tile_state& state, std::size_t tile, unsigned l
     }
 }
 
-__global__ void __launch_bounds__(kThreads, kBlocksPerSm) scan_kernel(const float* __restrict__ input, std::size_t n,
+template <class D>
+__global__ void __launch_bounds__(D::threads, D::blocks_per_sm) scan_kernel(const float* __restrict__ input, std::size_t n,
                                                         float* __restrict__ output, int exclusive_scan,
                                                         tile_state state) {
+    constexpr unsigned kThreads = D::threads, kItems = D::items, kTile = D::tile;
     __shared__ float tile_data[padded(kTile)];
     __shared__ std::size_t tile_number;
     __shared__ float tile_prefix;
@@ -143,7 +156,7 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm) scan_kernel(const floa
         items[k] = tile_data[padded(threadIdx.x * kItems + k)];
         running += items[k];
     }
-    const float thread_prefix = block_scan(running);  // the sum of the tile's elements before this thread's
+    const float thread_prefix = block_scan<D>(running);  // the sum of the tile's elements before this thread's
 
     // The tile's total is the last thread's prefix plus its own sum.
     __shared__ float tile_total;
@@ -163,7 +176,7 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm) scan_kernel(const floa
             if (lane == 0) {
                 words[tile] = pack(kAggregate, tile_total);
             }
-            const float before = look_back(state, tile, lane);
+            const float before = look_back<D>(state, tile, lane);
             if (lane == 0) {
                 words[tile] = pack(kPrefix, before + tile_total);
                 tile_prefix = before;
@@ -200,16 +213,22 @@ __global__ void __launch_bounds__(kThreads, kBlocksPerSm) scan_kernel(const floa
     }
 }
 
-}  // namespace
-
-void scan(const float* input, std::size_t n, float* output, int exclusive, float* scratch, cudaStream_t stream) {
+// The whole scan with design D: the tile states cleared, then one launch.
+template <class D>
+void scan_with(const float* input, std::size_t n, float* output, int exclusive, float* scratch, cudaStream_t stream) {
     if (n == 0) {
         return;
     }
-    const std::size_t tiles = (n + kTile - 1) / kTile;
+    const std::size_t tiles = (n + D::tile - 1) / D::tile;
     auto* words = reinterpret_cast<unsigned long long*>(scratch);
     const tile_state state{words, words + 2};
     const unsigned init_blocks = static_cast<unsigned>(std::min<std::size_t>((tiles + 255) / 256, 1024));
     init_tile_states<<<init_blocks, 256, 0, stream>>>(state, tiles);
-    scan_kernel<<<static_cast<unsigned>(tiles), kThreads, 0, stream>>>(input, n, output, exclusive, state);
+    scan_kernel<D><<<static_cast<unsigned>(tiles), D::threads, 0, stream>>>(input, n, output, exclusive, state);
+}
+
+}  // namespace
+
+void scan(const float* input, std::size_t n, float* output, int exclusive, float* scratch, cudaStream_t stream) {
+    scan_with<Chosen>(input, n, output, exclusive, scratch, stream);
 }
