@@ -51,15 +51,15 @@ BenchRow empty_row(const std::string& exercise, const Shape& shape, const std::s
     return row;
 }
 
-BenchRow row_from(const std::string& exercise, const Shape& shape, const std::string& what,
-                  const nlohmann::json& m) {
+// A row from a speed test's measurements, of its submission's side or of its reference's.
+BenchRow row_from(const std::string& exercise, const Shape& shape, const std::string& what, const nlohmann::json& m,
+                  const std::string& side = "submission") {
     BenchRow row = empty_row(exercise, shape, what);
-    row.ms = m.value("submission_ms", 0.0);
-    const speed::Figures figures =
-        speed::figures(row.ms, m.value("reference_ms", 0.0), m.value("bytes", 0.0), m.value("copy_gbps", 0.0));
+    row.ms = m.value(side + "_ms", 0.0);
+    const speed::Figures figures = speed::figures(row.ms, row.ms, m.value("bytes", 0.0), m.value("copy_gbps", 0.0));
     row.gb_per_s = figures.gb_per_s;
     row.copy_fraction = figures.copy_fraction;
-    row.rse = m.value("submission_rse", 0.0);
+    row.rse = m.value(side + "_rse", 0.0);
     row.samples = m.value("samples", 0);
     return row;
 }
@@ -130,16 +130,8 @@ BenchReport bench(const Course& course, const BenchOptions& options) {
                     report.rows.push_back(empty_row(name, shape, baseline.name, error));
                     continue;
                 }
-                BenchRow row = empty_row(name, shape, baseline.name);
-                const double ms = timed.value("reference_ms", 0.0);
-                const speed::Figures figures = speed::figures(ms, ms, timed.value("bytes", 0.0),
-                                                              timed.value("copy_gbps", 0.0));
-                row.ms = ms;
-                row.gb_per_s = figures.gb_per_s;
-                row.copy_fraction = figures.copy_fraction;
-                row.rse = timed.value("reference_rse", 0.0);
-                row.samples = timed.value("samples", 0);
-                row.reference_over_this = timed.value("submission_ms", 0.0) / ms;
+                BenchRow row = row_from(name, shape, baseline.name, timed, "reference");
+                row.reference_over_this = timed.value("submission_ms", 0.0) / row.ms;
                 report.rows.push_back(row);
             }
         }
