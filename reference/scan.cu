@@ -213,7 +213,7 @@ __global__ void __launch_bounds__(D::threads, D::blocks_per_sm) scan_kernel(cons
     }
 }
 
-// The whole scan with design D: the tile states cleared, then one launch.
+// The whole scan with design D: every tile's word cleared, then one launch.
 template <class D>
 void scan_with(const float* input, std::size_t n, float* output, int exclusive, float* scratch, cudaStream_t stream) {
     if (n == 0) {
