@@ -67,9 +67,13 @@ int failing_call(const std::string& detail) {
 
 bool is_matrix(const ScoredCase& c) { return c.plan.shape.size() == 2; }
 
+// As the case's id names its inputs.
 std::string input_name(const ScoredCase& c) {
-    const auto slash = c.plan.id.rfind('/');
-    return slash == std::string::npos ? "" : c.plan.id.substr(slash + 1);
+    std::vector<std::string> names;
+    for (const auto& input : c.plan.inputs) {
+        names.push_back(input.distribution.name);
+    }
+    return input_label(names);
 }
 
 }  // namespace

@@ -20,6 +20,7 @@ ScoredCase verdict(const std::string& group, std::vector<std::uint64_t> shape, c
                 (c.plan.shape.size() == 1 ? "n=" + std::to_string(c.plan.shape[0])
                                           : std::to_string(c.plan.shape[0]) + "x" + std::to_string(c.plan.shape[1])) +
                 "/" + input;
+    c.plan.inputs = {{{input}, 0}};
     c.plan.visibility = visibility;
     c.status = status;
     c.detail = detail.empty() && status != Status::passed ? "call 1 of 3: wrong" : detail;
