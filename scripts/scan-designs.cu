@@ -61,15 +61,17 @@ double largest_difference(const Buffers& b) {
     return worst;
 }
 
-template <unsigned Threads, unsigned Items, unsigned BlocksPerSm, unsigned MaxPauseNs>
-void time_design(const Buffers& b, float cub_ms) {
-    using D = Design<Threads, Items, BlocksPerSm, MaxPauseNs>;
-    scan_with<D>(b.input, b.n, b.output, 0, b.scratch, nullptr);
+template <unsigned Threads, unsigned Items, unsigned BlocksPerSm, unsigned FirstPauseNs, unsigned PollPauseNs>
+void time_design(const Buffers& b, float cub_ms, bool vectors = true) {
+    using D = Design<Threads, Items, BlocksPerSm, FirstPauseNs, PollPauseNs>;
+    const auto call = [&] { scan_with<D>(b.input, b.n, b.output, 0, b.scratch, nullptr, vectors); };
+    call();
     cudaDeviceSynchronize();
     const double difference = largest_difference(b);
-    const float ms = median_ms([&] { scan_with<D>(b.input, b.n, b.output, 0, b.scratch, nullptr); });
-    std::printf("  %4u threads x %2u, >= %u blocks/SM, pause <= %3u ns: %.4f ms, %.3f x CUB (difference %.1e)\n",
-                Threads, Items, BlocksPerSm, MaxPauseNs, ms, ms / cub_ms, difference);
+    const float ms = median_ms(call);
+    std::printf("  %4u threads x %2u, >= %2u blocks/SM, pauses %4u/%4u ns, %s: %.4f ms, %.3f x CUB (difference %.1e)\n",
+                Threads, Items, BlocksPerSm, FirstPauseNs, PollPauseNs, vectors ? "16-byte" : " 4-byte", ms,
+                ms / cub_ms, difference);
 }
 
 }  // namespace
@@ -90,13 +92,22 @@ int main() {
         const float copy_ms =
             median_ms([&] { cudaMemcpyAsync(b.output, b.input, n * sizeof(float), cudaMemcpyDeviceToDevice); });
         std::printf("n = %zu: CUB %.4f ms, copy %.4f ms\n", n, cub_ms, copy_ms);
-        time_design<512, 16, 2, 100>(b, cub_ms);  // Chosen
-        time_design<512, 16, 1, 0>(b, cub_ms);
-        time_design<256, 16, 4, 0>(b, cub_ms);
-        time_design<256, 16, 1, 0>(b, cub_ms);
-        time_design<512, 8, 2, 100>(b, cub_ms);
-        time_design<1024, 8, 1, 100>(b, cub_ms);
-        time_design<128, 16, 8, 100>(b, cub_ms);
+        time_design<128, 24, 8, 0, 0>(b, cub_ms);
+        time_design<128, 24, 8, 0, 0>(b, cub_ms, false);
+        time_design<128, 24, 8, 1000, 0>(b, cub_ms);
+        time_design<128, 24, 8, 700, 700>(b, cub_ms);
+        time_design<128, 24, 8, 1000, 700>(b, cub_ms);
+        time_design<128, 28, 7, 700, 700>(b, cub_ms);
+        time_design<128, 32, 6, 0, 0>(b, cub_ms);
+        time_design<128, 32, 6, 700, 700>(b, cub_ms);
+        time_design<128, 32, 6, 1000, 0>(b, cub_ms);
+        time_design<128, 32, 6, 1000, 700>(b, cub_ms);
+        time_design<128, 32, 6, 1500, 700>(b, cub_ms);
+        time_design<128, 40, 5, 700, 700>(b, cub_ms);
+        time_design<192, 24, 5, 700, 700>(b, cub_ms);
+        time_design<256, 24, 4, 700, 700>(b, cub_ms);
+        time_design<256, 16, 4, 0, 0>(b, cub_ms);
+        time_design<512, 16, 2, 0, 0>(b, cub_ms);
         cudaFree(temp);
         cudaFree(b.input);
         cudaFree(b.output);
