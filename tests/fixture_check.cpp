@@ -20,7 +20,10 @@
 //   protections_contain: TEXT     optional: one of the report's protections (the sandbox protections that applied to
 //                                 the run) contains TEXT (ignoring case); checked only when a GPU ran the cases
 //   patterns: [TEXT]              optional: the diagnosis the bug must get: for each TEXT, one of the patterns the
-//                                 failing cases share (diagnosis.hpp) contains it; checked when a GPU ran the cases
+//                                 failing cases share (failure_patterns.hpp) contains it; checked when a GPU ran
+//                                 the cases
+//   diagnosis: [TEXT]             optional: the compute-sanitizer rerun's diagnosis of a failing case (sanitizer_report.hpp)
+//                                 contains each TEXT in its summary or evidence; checked when a GPU ran the cases
 //
 // Without a GPU, the cases that were graded anyway (a build failure, a submission rejected before it ran) are
 // checked; if any case was skipped the result is 77, unless something mismatched.
@@ -40,7 +43,7 @@
 #include <vector>
 
 #include "cugrade/check.hpp"
-#include "cugrade/diagnosis.hpp"
+#include "cugrade/failure_patterns.hpp"
 
 namespace {
 
@@ -192,7 +195,7 @@ int main(int argc, char** argv) {
         }
 
         if (expected["patterns"] && report.gpu.available) {
-            const auto patterns = failure_patterns(exercise.cases);
+            const auto& patterns = exercise.patterns;
             for (const auto& item : expected["patterns"]) {
                 const auto text = item.as<std::string>();
                 if (std::none_of(patterns.begin(), patterns.end(),
@@ -203,6 +206,21 @@ int main(int argc, char** argv) {
                     }
                     mismatch(fmt::format("no pattern contains '{}' (found: {})", text,
                                          had.empty() ? "none" : fmt::format("{}", fmt::join(had, "; "))));
+                }
+            }
+        }
+
+        if (expected["diagnosis"] && report.gpu.available) {
+            std::string found;  // every case's diagnosis, summary and evidence
+            for (const auto& c : exercise.cases) {
+                if (c.diagnosis) {
+                    found += c.diagnosis->summary + " (" + fmt::format("{}", fmt::join(c.diagnosis->evidence, "; ")) + ") ";
+                }
+            }
+            for (const auto& item : expected["diagnosis"]) {
+                if (!contains_ignoring_case(found, item.as<std::string>())) {
+                    mismatch(fmt::format("no case's diagnosis contains '{}' (found: {})", item.as<std::string>(),
+                                         found.empty() ? "none" : found));
                 }
             }
         }

@@ -75,6 +75,8 @@ inline int run_plan(int argc, char** argv, const std::function<CaseOutcome(const
         skip_exit_handlers = plan.value("skip_exit_handlers", true);
         device_code = plan.value("device_code", std::string());
         gpu_shared = plan.value("gpu_gate", false);
+        bare_buffers() = plan.value("bare_buffers", false);
+        profile_only() = plan.value("profile", false);
         channel.set_gpu_gate(gpu_shared);
     } catch (const std::exception& e) {
         channel.send({{"event", "fatal"}, {"detail", std::string("cannot read the plan: ") + e.what()}});
@@ -102,6 +104,9 @@ inline int run_plan(int argc, char** argv, const std::function<CaseOutcome(const
     } catch (const std::exception& e) {
         channel.send({{"event", "fatal"}, {"detail", std::string("cannot load the submission's device code: ") + e.what()}});
         return protocol::exit_fatal;
+    }
+    if (profile_only()) {
+        nvtxInitialize(nullptr);  // loads the profiler's NVTX library now, while files outside may still be read
     }
     std::vector<std::string> protections = lock_down(deny_processes);
     if (remote_submission()) {

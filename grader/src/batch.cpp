@@ -666,6 +666,7 @@ BatchSummary grade_class(const Course& course, const BatchOptions& options) {
     setup.cache_max_bytes = options.cache_max_bytes;
     setup.submissions = layout.students.empty() ? folder / "none" : layout.students.front().folder;
     setup.required = options.required_sandbox;
+    setup.diagnose = options.diagnose;
     GradingContext context = make_grading_context(course, setup);
     summary.gpu = context.gpu;
 
@@ -806,16 +807,16 @@ BatchSummary grade_class(const Course& course, const BatchOptions& options) {
                     }
                 }
                 const StageSeconds& t = graded.seconds;
-                const bool ran = t.startup + t.correctness + t.race_check + t.speed + t.gpu_wait > 0.0;
+                const bool ran = t.startup + t.correctness + t.race_check + t.speed + t.diagnosis + t.gpu_wait > 0.0;
                 progress.done(counts_as_failed(graded.status),
                               fmt::format("{}: {} {} ({:.0f} s{})", student.id, graded.status, graded.points,
                                           seconds_since(started_student),
                                           !ran ? std::string()
                                                : fmt::format(": build {:.1f}, harness start {:.1f}, correctness "
-                                                             "{:.1f}, race checks {:.1f}, speed {:.1f}, waiting for "
-                                                             "the GPU {:.1f}",
+                                                             "{:.1f}, race checks {:.1f}, speed {:.1f}, diagnoses "
+                                                             "{:.1f}, waiting for the GPU {:.1f}",
                                                              t.build, t.startup, t.correctness, t.race_check,
-                                                             t.speed, t.gpu_wait)));
+                                                             t.speed, t.diagnosis, t.gpu_wait)));
             }
         });
     }
@@ -888,9 +889,9 @@ BatchSummary grade_class(const Course& course, const BatchOptions& options) {
         return summary;  // no cases ran: nothing to say by stage
     }
     log(fmt::format("time in each stage, summed over the students graded at once: build and inspect {:.0f} s, harness "
-                    "start {:.0f} s, correctness {:.0f} s, race checks {:.0f} s, speed tests {:.0f} s, waiting for "
-                    "the GPU {:.0f} s",
-                    t.build, t.startup, t.correctness, t.race_check, t.speed, t.gpu_wait));
+                    "start {:.0f} s, correctness {:.0f} s, race checks {:.0f} s, speed tests {:.0f} s, diagnoses "
+                    "{:.0f} s, waiting for the GPU {:.0f} s",
+                    t.build, t.startup, t.correctness, t.race_check, t.speed, t.diagnosis, t.gpu_wait));
     return summary;
 }
 

@@ -124,6 +124,7 @@ Report check(const Course& course, const CheckOptions& options) {
     setup.cache_max_bytes = options.cache_max_bytes;
     setup.submissions = options.submission_dir;
     setup.required = options.required_sandbox;
+    setup.diagnose = options.diagnose;
     setup.progress = [&](const std::string& line) { progress.say("{}", line); };
     const GradingContext context = make_grading_context(course, setup);
 

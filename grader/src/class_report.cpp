@@ -137,6 +137,7 @@ std::string class_report_html(const std::string& title, const std::vector<ClassR
         std::vector<std::string> build_failures;
         std::map<std::string, std::vector<std::string>> identical;
         std::map<std::string, std::size_t> patterns;  // summary -> students it fits
+        std::map<std::string, std::size_t> causes;    // a case's diagnosis, by category -> students it fits
         for (const auto& s : students) {
             const nlohmann::json* graded = nullptr;
             if (s.results.is_object() && s.results.contains("exercises") && s.results["exercises"].is_array()) {
@@ -174,6 +175,16 @@ std::string class_report_html(const std::string& title, const std::vector<ClassR
                     speeds.emplace_back(s.id, m[key].get<double>());
                 }
             }
+            std::set<std::string> student_causes;
+            for (const auto& c : graded->value("cases", nlohmann::json::array())) {
+                const auto& diagnosis = c.value("diagnosis", nlohmann::json());
+                if (diagnosis.is_object() && diagnosis.contains("category") && diagnosis["category"].is_string()) {
+                    student_causes.insert(diagnosis["category"].get<std::string>());
+                }
+            }
+            for (const auto& cause : student_causes) {
+                ++causes[cause];
+            }
             for (const auto& pattern : graded->value("patterns", nlohmann::json::array())) {
                 if (pattern.is_object() && pattern.contains("summary") && pattern["summary"].is_string()) {
                     ++patterns[pattern["summary"].get<std::string>()];
@@ -208,6 +219,19 @@ std::string class_report_html(const std::string& title, const std::vector<ClassR
             page += "<table class=\"patterns\"><tr><th>pattern</th><th>students</th></tr>\n";
             for (const auto& [summary, count] : common) {
                 page += fmt::format("<tr><td>{}</td><td>{}</td></tr>\n", markup_text(summary), count);
+            }
+            page += "</table>\n";
+        }
+        page += "<h3>Most common diagnoses</h3>\n";
+        if (causes.empty()) {
+            page += "<p>None.</p>\n";
+        } else {
+            std::vector<std::pair<std::string, std::size_t>> common(causes.begin(), causes.end());
+            std::stable_sort(common.begin(), common.end(),
+                             [](const auto& a, const auto& b) { return a.second > b.second; });
+            page += "<table class=\"diagnoses\"><tr><th>cause</th><th>students</th></tr>\n";
+            for (const auto& [cause, count] : common) {
+                page += fmt::format("<tr><td>{}</td><td>{}</td></tr>\n", markup_text(cause), count);
             }
             page += "</table>\n";
         }

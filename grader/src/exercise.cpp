@@ -4,8 +4,12 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <regex>
+#include <sstream>
 
+#include "cugrade/diagnosis.hpp"
 #include "cugrade/error.hpp"
+#include "file_io.hpp"
 #include "yaml_fields.hpp"
 
 namespace cugrade {
@@ -44,7 +48,8 @@ Exercise load_exercise(const Course& course, const std::string& name) {
     exercise.directory = course.exercises_dir() / name;
     const auto file = exercise.directory / "exercise.yaml";
     yaml::Mapping fields(file, yaml::load_file(file), "the exercise description",
-                         {"title", "submission", "contract", "entry_points", "operands", "parameters", "baselines"});
+                         {"title", "submission", "contract", "entry_points", "operands", "parameters", "baselines",
+                          "readme_sections"});
     exercise.title = fields.text(fields.required("title"), "title");
     exercise.submission_file = fields.text(fields.required("submission"), "submission");
     const auto contract = fields.required("contract");
@@ -88,6 +93,44 @@ Exercise load_exercise(const Course& course, const std::string& name) {
         }
     }
 
+    if (auto sections = fields.optional("readme_sections")) {
+        if (!sections->IsMap()) {
+            fields.fail(*sections, "'readme_sections' maps a diagnosis topic to the title of a section of README.md");
+        }
+        std::string readme;
+        try {
+            readme = read_file(exercise.directory / "README.md");
+        } catch (const std::runtime_error&) {
+            fields.fail(*sections, fmt::format("'readme_sections' needs {}, which cannot be read",
+                                               (exercise.directory / "README.md").string()));
+        }
+        for (const auto& entry : *sections) {
+            const std::string topic = fields.text(entry.first, "readme_sections");
+            if (std::none_of(diagnosis_topics.begin(), diagnosis_topics.end(),
+                             [&](const auto& known) { return known.first == topic; })) {
+                std::vector<std::string> known;
+                for (const auto& t : diagnosis_topics) {
+                    known.push_back(t.first);
+                }
+                fields.fail(entry.first, fmt::format("unknown diagnosis topic '{}' (known: {})", topic,
+                                                     fmt::join(known, ", ")));
+            }
+            const std::string title = fields.text(entry.second, topic);
+            static const std::regex heading(R"(^#+\s+(.*?)\s*$)");
+            bool found = false;
+            std::istringstream lines(readme);
+            for (std::string line; std::getline(lines, line) && !found;) {
+                std::smatch match;
+                found = std::regex_match(line, match, heading) && match[1] == title;
+            }
+            if (!found) {
+                fields.fail(entry.second, fmt::format("no section '{}' in {}", title,
+                                                      (exercise.directory / "README.md").string()));
+            }
+            exercise.readme_sections[topic] = title;
+        }
+    }
+
     std::vector<std::filesystem::path> required = {exercise.contract_header};
     if (course.kit) {
         exercise.prebuilt_harness = exercise.directory / "harness.o";
@@ -103,6 +146,14 @@ Exercise load_exercise(const Course& course, const std::string& name) {
         }
     }
     return exercise;
+}
+
+std::string readme_pointer(const Exercise& exercise, const std::string& topic) {
+    const auto section = exercise.readme_sections.find(topic);
+    if (section == exercise.readme_sections.end()) {
+        return "";
+    }
+    return fmt::format("see \"{}\" in exercises/{}/README.md", section->second, exercise.name);
 }
 
 Rubric load_exercise_rubric(const Exercise& exercise, const std::filesystem::path& file) {

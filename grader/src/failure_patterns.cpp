@@ -1,4 +1,4 @@
-#include "cugrade/diagnosis.hpp"
+#include "cugrade/failure_patterns.hpp"
 
 #include <fmt/format.h>
 
@@ -95,7 +95,8 @@ std::vector<Diagnosis> failure_patterns(const std::vector<ScoredCase>& cases) {
                          fmt::format("{} of {} visible cases", later_calls.size(), verdicts.cases.size()),
                          later_calls,
                          "state left on the device by one call changes the next: a __device__ counter or flag that "
-                         "is not reset, or scratch read before it is written"});
+                         "is not reset, or scratch read before it is written",
+                         "", "right on the first call, wrong on a later call of the same input", "state"});
         return found;  // the other failures may follow from the same state
     }
     if (verdicts.failures < 2) {
@@ -104,8 +105,8 @@ std::vector<Diagnosis> failure_patterns(const std::vector<ScoredCase>& cases) {
     const bool matrices = std::all_of(verdicts.cases.begin(), verdicts.cases.end(),
                                       [](const ScoredCase* c) { return is_matrix(*c); });
     const std::string count = fmt::format("{} of {} visible cases fail", verdicts.failures, verdicts.cases.size());
-    const auto add = [&](std::string summary, std::string hint) {
-        found.push_back({"pattern", std::move(summary), count, failing_ids(verdicts), std::move(hint)});
+    const auto add = [&](std::string summary, std::string hint, std::string topic) {
+        found.push_back({"pattern", summary, count, failing_ids(verdicts), std::move(hint), "", summary, std::move(topic)});
     };
 
     if (verdicts.failures == verdicts.cases.size()) {
@@ -147,7 +148,8 @@ std::vector<Diagnosis> failure_patterns(const std::vector<ScoredCase>& cases) {
                      : fmt::format("fails every n that is not a multiple of {}", *block),
             matrices ? "the last, partial block or tile along a side: check its bounds, and round the grid up"
                      : "the last, partial block: round the number of blocks up, and let every thread check its index "
-                       "against n");
+                       "against n",
+            "bounds");
     }
 
     // A size above which everything fails.
@@ -160,17 +162,20 @@ std::vector<Diagnosis> failure_patterns(const std::vector<ScoredCase>& cases) {
     if (largest_pass && *largest_pass == 0 && smallest_failure) {
         add("right only where there is nothing to compute, n = 0",
             "no result is written, or none that is right: start with the smallest sizes and compare with a sum by "
-            "hand");
+            "hand",
+            "bounds");
     } else if (largest_pass && smallest_failure && *largest_pass < *smallest_failure) {
         add(fmt::format("fails only above {} elements: right up to {}, wrong from {} on", *largest_pass,
                         *largest_pass, *smallest_failure),
             "what grows with the size: the number of blocks (a grid limit, scratch for one partial per block), a "
-            "32-bit index, or a single block left to do all the work");
+            "32-bit index, or a single block left to do all the work",
+            "grid");
     }
 
     if (matrices && separates(verdicts, [](const ScoredCase& c) { return c.plan.shape[0] != c.plan.shape[1]; })) {
         add("fails only non-square shapes",
-            "rows and columns swapped somewhere: in an index (row * cols + col), a bound, or the grid's dimensions");
+            "rows and columns swapped somewhere: in an index (row * cols + col), a bound, or the grid's dimensions",
+            "indexing");
     }
 
     std::vector<std::string> inputs;
@@ -183,7 +188,8 @@ std::vector<Diagnosis> failure_patterns(const std::vector<ScoredCase>& cases) {
         if (inputs.size() > 1 && separates(verdicts, [&](const ScoredCase& c) { return input_name(c) == input; })) {
             add(fmt::format("fails only with the '{}' inputs", input),
                 "what only those values bring out: signs, zeros, infinities, or a starting value that is not the "
-                "operation's identity");
+                "operation's identity",
+                "inputs");
         }
     }
 
@@ -201,7 +207,8 @@ std::vector<Diagnosis> failure_patterns(const std::vector<ScoredCase>& cases) {
                     return found_value != c.plan.parameters.end() && found_value->second == value;
                 })) {
                 add(fmt::format("fails only when {} is {}", name, value),
-                    "the code path for that setting: compare it with the one that passes, element by element");
+                    "the code path for that setting: compare it with the one that passes, element by element",
+                    "parameter");
             }
         }
     }

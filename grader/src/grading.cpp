@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "cugrade/build.hpp"
+#include "cugrade/failure_patterns.hpp"
 #include "cugrade/inspect.hpp"
 #include "cugrade/kit.hpp"
 #include "cugrade/run.hpp"
@@ -136,6 +137,7 @@ GradingContext make_grading_context(const Course& course, const GradingSetup& se
     context.cache_max_bytes = setup.cache_max_bytes;
     context.hidden = hidden_paths(course, setup);
     context.progress = setup.progress;
+    context.diagnose = setup.diagnose;
     remove_stale_scratch_dirs();
     return context;
 }
@@ -161,6 +163,21 @@ ExerciseReport grade_exercise(const GradingContext& context, const Exercise& exe
     const auto score = [&] {
         for (std::size_t i = 0; i < cases.size(); ++i) {
             report.cases.push_back(score_case(cases[i], results[i], rubric));
+        }
+        report.patterns = failure_patterns(report.cases);
+        // Each hint ends where the student README teaches the fix.
+        const auto point = [&](Diagnosis& diagnosis) {
+            if (const std::string where = readme_pointer(exercise, diagnosis.topic); !where.empty()) {
+                diagnosis.hint += "; " + where;
+            }
+        };
+        for (auto& pattern : report.patterns) {
+            point(pattern);
+        }
+        for (auto& c : report.cases) {
+            if (c.diagnosis) {
+                point(*c.diagnosis);
+            }
         }
         return report;
     };
@@ -211,6 +228,9 @@ ExerciseReport grade_exercise(const GradingContext& context, const Exercise& exe
         RunOptions run_options;
         run_options.work_dir = scratch.path();
         run_options.compute_sanitizer = toolchain.compute_sanitizer;
+        run_options.nsight_compute = context.diagnose ? toolchain.nsight_compute : "";
+        run_options.diagnosis_runs = context.diagnose ? run_options.diagnosis_runs : 0;
+        run_options.student_files = {submission.name};
         run_options.sandbox = run_policy(context.hidden, cases, rubric, toolchain);
         run_options.sandbox.processes_of_others = others_processes(context, run_options.sandbox);
         run_options.sandbox.work_dir = scratch.path();

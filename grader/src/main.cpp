@@ -115,6 +115,10 @@ int main(int argc, char** argv) {
     check_command->add_flag("--no-cache", no_cache, "build from scratch and keep nothing");
     check_command->add_option("--nvcc", nvcc, "the nvcc to build with");
     check_command->add_flag("--show-hidden", show_hidden, "show the names and details of hidden cases (instructors)");
+    bool no_diagnosis = false;
+    check_command->add_flag("--no-diagnosis", no_diagnosis,
+                            "skip the reruns that diagnose failing cases (compute-sanitizer) and a slow speed test "
+                            "(Nsight Compute)");
     std::string required_sandbox = "none";
     check_command
         ->add_option("--require-sandbox", required_sandbox,
@@ -151,6 +155,8 @@ int main(int argc, char** argv) {
     grade_command->add_option("--exercise,-e", batch.exercises, "grade only this exercise (repeatable; default: all)");
     grade_command->add_option("--roster", batch_roster, "a CSV of the class: id, name, email, section");
     grade_command->add_flag("--force", batch.force, "grade every student again, even with up-to-date results");
+    grade_command->add_flag("--no-diagnosis", no_diagnosis,
+                            "skip the reruns that diagnose failing cases and slow speed tests");
     grade_command->add_option("--only", batch.only, "grade this student again, and no one else (repeatable)");
     grade_command->add_option("--jobs,-j", batch.jobs, "builds at once (default: one per CPU core)");
     grade_command->add_option("--gpus", batch.gpus, "grade on these GPUs, e.g. 0,1 (default: every visible GPU)")
@@ -272,6 +278,7 @@ int main(int argc, char** argv) {
             }
             const CourseChoice chosen = choose_course(course);
             batch.course_origin = chosen.origin;
+            batch.diagnose = !no_diagnosis;
             const BatchSummary summary = grade_class(full_course(chosen.root.string(), "grade"), batch);
             for (const auto& warning : summary.warnings) {
                 std::cerr << "cugrade: warning: " << warning << "\n";
@@ -326,6 +333,7 @@ int main(int argc, char** argv) {
         }
         const CourseChoice chosen = choose_course(course);
         options.course_origin = chosen.origin;
+        options.diagnose = !no_diagnosis;
         const Report report = check(open_course(chosen.root), options);
         ReportOptions report_options;
         report_options.show_hidden = show_hidden;

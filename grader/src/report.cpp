@@ -26,11 +26,18 @@ std::vector<ShownCase> shown_cases(const ExerciseReport& exercise, const ReportO
     int hidden = 0;
     for (const auto& c : exercise.cases) {
         if (c.plan.visibility == Visibility::hidden && !options.show_hidden) {
+            std::optional<Diagnosis> diagnosis = c.diagnosis;
+            if (diagnosis) {
+                diagnosis->scope = "found on a hidden case";
+                diagnosis->evidence.clear();
+                diagnosis->tool_output.clear();
+            }
             shown.push_back({fmt::format("hidden-{}", ++hidden), nullptr,
                              c.detail.empty() ? "" : "details of hidden cases are not shown", nlohmann::json::object(),
-                             true});
+                             true, std::move(diagnosis)});
         } else {
-            shown.push_back({c.plan.id, c.plan.group, c.detail, c.measurements, c.plan.visibility == Visibility::hidden});
+            shown.push_back({c.plan.id, c.plan.group, c.detail, c.measurements, c.plan.visibility == Visibility::hidden,
+                             c.diagnosis});
         }
     }
     return shown;
@@ -75,6 +82,26 @@ std::string first_lines(const std::string& text, std::size_t count, bool& cut) {
 
 std::string gpu_description(const GpuInfo& gpu) {
     return gpu.available ? fmt::format("{} ({})", gpu.name, gpu.arch()) : "none: " + gpu.unavailable_reason;
+}
+
+// A case's diagnosis, on lines of its own under the case's row.
+void print_diagnosis(std::ostream& out, const Diagnosis& diagnosis, int width) {
+    const std::size_t text_width = width > 30 ? static_cast<std::size_t>(width) - 8 : 22;
+    std::string text = diagnosis.summary;
+    if (!diagnosis.evidence.empty()) {
+        text += " (";
+        for (std::size_t i = 0; i < diagnosis.evidence.size(); ++i) {
+            text += (i == 0 ? "" : "; ") + diagnosis.evidence[i];
+        }
+        text += ")";
+    }
+    const auto lines = wrap(text, text_width);
+    for (std::size_t i = 0; i < lines.size(); ++i) {
+        out << (i == 0 ? "    " : "      ") << lines[i] << "\n";
+    }
+    for (const auto& line : wrap("likely: " + diagnosis.hint, text_width - 2)) {
+        out << "      " << line << "\n";
+    }
 }
 
 void print_exercise(std::ostream& out, const ExerciseReport& exercise, const ReportOptions& options) {
@@ -133,12 +160,15 @@ void print_exercise(std::ostream& out, const ExerciseReport& exercise, const Rep
         for (std::size_t line = 1; line < detail.size(); ++line) {
             out << fmt::format("  {:<{}}  {:<{}}  {}\n", "", name_width, "", status_width, detail[line]);
         }
+        if (shown[i].diagnosis) {
+            print_diagnosis(out, *shown[i].diagnosis, options.width);
+        }
     }
     out << fmt::format("  {:<{}}  {:>{}}\n\n", "total", name_width + 2 + status_width + 2 + detail_width,
                        fmt::format("{}/{}", format_points(exercise.points()), format_points(exercise.max_points())),
                        points_width);
 
-    if (const auto patterns = failure_patterns(exercise.cases); !patterns.empty()) {
+    if (const auto& patterns = exercise.patterns; !patterns.empty()) {
         out << "  what the failing cases share:\n";
         for (const auto& pattern : patterns) {
             for (const auto& line :
@@ -191,7 +221,7 @@ nlohmann::json gpu_to_json(const GpuInfo& gpu) {
 // Patterns are found among visible cases only, so that none of them speaks of a hidden case.
 nlohmann::json patterns_json(const ExerciseReport& exercise) {
     nlohmann::json patterns = nlohmann::json::array();
-    for (const auto& pattern : failure_patterns(exercise.cases)) {
+    for (const auto& pattern : exercise.patterns) {
         patterns.push_back({{"kind", pattern.kind},
                             {"summary", pattern.summary},
                             {"scope", pattern.scope},
@@ -199,6 +229,19 @@ nlohmann::json patterns_json(const ExerciseReport& exercise) {
                             {"hint", pattern.hint}});
     }
     return patterns;
+}
+
+nlohmann::json diagnosis_json(const std::optional<Diagnosis>& diagnosis) {
+    if (!diagnosis) {
+        return nullptr;
+    }
+    return {{"kind", diagnosis->kind},
+            {"summary", diagnosis->summary},
+            {"category", diagnosis->category},
+            {"scope", diagnosis->scope},
+            {"evidence", diagnosis->evidence},
+            {"hint", diagnosis->hint},
+            {"tool_output", diagnosis->tool_output}};
 }
 
 nlohmann::json optional_text(const std::optional<std::string>& text) {
@@ -319,7 +362,8 @@ nlohmann::json report_to_json(const Report& report, const ReportOptions& options
                              {"detail", shown[i].detail},
                              {"points", c.points},
                              {"max_points", c.plan.max_points},
-                             {"measurements", shown[i].measurements}});
+                             {"measurements", shown[i].measurements},
+                             {"diagnosis", diagnosis_json(shown[i].diagnosis)}});
         }
         exercises.push_back({{"exercise", exercise.exercise},
                              {"title", exercise.title},

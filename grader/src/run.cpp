@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <optional>
 #include <random>
@@ -19,6 +20,7 @@
 #include <memory>
 
 #include "cugrade/process.hpp"
+#include "cugrade/speed_profile.hpp"
 #include "protocol.hpp"
 
 namespace cugrade {
@@ -71,45 +73,16 @@ nlohmann::json make_plan(const std::vector<const CasePlan*>& cases, bool skip_ex
     return plan;
 }
 
-// racecheck prints a hazard as a headline and the two accesses, each line behind "=========":
-//   Error: Potential RAW hazard detected at __shared__ 0x580 in block (2,0,0) :
-//       Write Thread (96,0,0) at partial_sums(const float *, unsigned long, float *)+0x2f0 in sum.cu:16
-//       Read Thread (32,0,0) at partial_sums(const float *, unsigned long, float *)+0x2d0 in sum.cu:16
-std::string first_race_report(const std::string& output) {
-    static const std::regex prefix(R"(^=+\s*(Error:\s*)?)");
-    static const std::regex offset(R"(\+0x[0-9a-fA-F]+)");
-    static const std::regex spaces(R"(\s+)");
-    static const std::regex before_colon(R"(\s+:\s*$)");
-    std::istringstream lines(output);
-    std::string report;
-    int accesses = 0;
-    for (std::string line; std::getline(lines, line);) {
-        const bool headline = line.find("hazard detected") != std::string::npos ||
-                              line.find("Race reported") != std::string::npos;
-        const bool access = !report.empty() && (line.find(" Thread (") != std::string::npos ||
-                                                line.find(" and ") != std::string::npos);
-        if (report.empty() ? !headline : !access) {
-            if (!report.empty()) {
-                break;
-            }
-            continue;
-        }
-        line = std::regex_replace(line, prefix, "");
-        line = std::regex_replace(line, offset, "");
-        line = std::regex_replace(line, before_colon, ":");
-        line = std::regex_replace(line, spaces, " ");
-        if (!report.empty()) {
-            report += accesses++ == 0 && report.back() == ':' ? " " : "; ";
-        }
-        report += line;
-        if (accesses == 2) {
-            break;
-        }
-    }
-    return report;
-}
-
 namespace {
+
+// How the harness runs the cases, beside grading them: for a diagnosis, never graded.
+struct RunMode {
+    // Outputs and scratch without guard regions or poison, for compute-sanitizer to see every access outside an
+    // array and every read of memory nothing wrote.
+    bool bare_buffers = false;
+    // The submission's calls only, inside NVTX ranges for the profiler, and no timing.
+    bool profile = false;
+};
 
 // Runs cases in harness processes, restarting after each failure, and records what became of every case.
 class CaseRunner {
@@ -128,10 +101,11 @@ public:
     };
 
     // Runs the given cases until each has a verdict; returns how each process ended, in order.
-    std::vector<Ended> run(const std::vector<std::size_t>& indices, const std::vector<std::string>& launcher) {
+    std::vector<Ended> run(const std::vector<std::size_t>& indices, const std::vector<std::string>& launcher,
+                           RunMode mode = {}) {
         std::vector<Ended> processes;
         for (auto left = remaining(indices); !left.empty(); left = remaining(indices)) {
-            processes.push_back(run_process_once(left, launcher));
+            processes.push_back(run_process_once(left, launcher, mode));
         }
         return processes;
     }
@@ -162,7 +136,8 @@ private:
         return left;
     }
 
-    Ended run_process_once(const std::vector<std::size_t>& left, const std::vector<std::string>& launcher) {
+    Ended run_process_once(const std::vector<std::size_t>& left, const std::vector<std::string>& launcher,
+                           RunMode mode) {
         const bool hidden = std::any_of(left.begin(), left.end(),
                                         [&](std::size_t i) { return cases_[i].visibility == Visibility::hidden; });
         ProgramOutput& stream = hidden ? run_.hidden_output : run_.output;
@@ -173,6 +148,8 @@ private:
         const fs::path plan_file = options_.work_dir / fmt::format("plan-{}.json", run_.processes + 1);
         nlohmann::json plan = make_plan(plan_cases, /*skip_exit_handlers=*/launcher.empty(), options_.device_code);
         plan["gpu_gate"] = options_.gpu_gate != nullptr;
+        plan["bare_buffers"] = mode.bare_buffers;
+        plan["profile"] = mode.profile;
         std::ofstream(plan_file) << plan.dump(2);
 
         // The submission's host code runs in a runner of its own, without a GPU, over a channel to the harness.
@@ -399,34 +376,12 @@ std::optional<std::string> gpu_unusable(const fs::path& program, const RunOption
                        output.empty() ? "" : ": ", output);
 }
 
-RunResult run_cases(const fs::path& program, const std::vector<CasePlan>& cases, const RunOptions& options) {
-    CaseRunner runner(program, cases, options);
-    std::vector<std::size_t> visible;
-    std::vector<std::size_t> hidden;
-    std::vector<std::size_t> race_checked;
-    for (std::size_t i = 0; i < cases.size(); ++i) {
-        (cases[i].race_check ? race_checked : cases[i].visibility == Visibility::hidden ? hidden : visible).push_back(i);
-    }
-    runner.run(visible, {});
-    runner.run(hidden, {});
-    if (race_checked.empty()) {
-        return std::move(runner.result());
-    }
-    if (options.compute_sanitizer.empty()) {
-        for (const std::size_t i : race_checked) {
-            runner.settle(i, {Status::harness_error, "compute-sanitizer was not found, so the race check could not run"});
-        }
-        return std::move(runner.result());
-    }
-    const std::vector<std::string> racecheck = {options.compute_sanitizer,
-                                                "--tool",
-                                                "racecheck",
-                                                "--racecheck-report",
-                                                "hazard",
-                                                "--error-exitcode",
-                                                std::to_string(sanitizer_error_exit_code),
-                                                "--print-limit",
-                                                "10"};
+namespace {
+
+// The race-check cases under racecheck: a hazard fails the case, whatever its result.
+void check_races(CaseRunner& runner, const std::vector<CasePlan>& cases, const std::vector<std::size_t>& race_checked,
+                 const RunOptions& options) {
+    const std::vector<std::string> racecheck = sanitizer_command(options.compute_sanitizer, SanitizerTool::racecheck);
     const auto sanitizer_found_hazard = [](const ExitStatus& status) {
         return status.exited() && status.code == sanitizer_error_exit_code;
     };
@@ -474,6 +429,130 @@ RunResult run_cases(const fs::path& program, const std::vector<CasePlan>& cases,
                             "; a __syncthreads() is missing between a write and another thread's read" + also_wrong;
         }
     }
+}
+
+bool needs_diagnosis(const CasePlan& plan, Status status) {
+    return !plan.timed && !plan.race_check &&
+           (status == Status::wrong_answer || status == Status::cuda_error || status == Status::crashed ||
+            status == Status::exited_early);
+}
+
+// A failing case runs once more, alone, under compute-sanitizer, to find what went wrong: memcheck for a crash, a
+// CUDA error or a wrong answer, then initcheck and synccheck for a wrong answer that memcheck does not explain. The
+// smallest visible failing case is the one, since instrumented code runs many times slower and a student may see
+// all of it; a hidden case only when no visible case fails. Its verdict stays that of the graded run: the diagnosis
+// goes beside it, and what the reruns print goes nowhere.
+void diagnose_failures(const fs::path& program, const std::vector<CasePlan>& cases, const RunOptions& options,
+                       RunResult& result) {
+    if (options.compute_sanitizer.empty() || options.diagnosis_runs <= 0) {
+        return;
+    }
+    std::optional<std::size_t> chosen;
+    const auto better = [&](std::size_t i, std::size_t than) {
+        const bool visible = cases[i].visibility == Visibility::visible;
+        const bool than_visible = cases[than].visibility == Visibility::visible;
+        return visible != than_visible ? visible : cases[i].size() < cases[than].size();
+    };
+    for (std::size_t i = 0; i < cases.size(); ++i) {
+        if (needs_diagnosis(cases[i], result.cases[i].status) && (!chosen || better(i, *chosen))) {
+            chosen = i;
+        }
+    }
+    if (!chosen) {
+        return;
+    }
+    const auto started = Clock::now();
+    std::vector<CasePlan> reruns = cases;
+    for (auto& c : reruns) {
+        c.case_seconds = std::min(c.case_seconds, options.diagnosis_seconds);
+    }
+    RunOptions rerun_options = options;
+    rerun_options.sanitizer_startup_seconds = options.diagnosis_seconds;
+    CaseRunner runner(program, reruns, rerun_options);
+    std::vector<SanitizerTool> tools = {SanitizerTool::memcheck};
+    if (result.cases[*chosen].status == Status::wrong_answer) {
+        tools.insert(tools.end(), {SanitizerTool::initcheck, SanitizerTool::synccheck});
+    }
+    tools.resize(std::min<std::size_t>(tools.size(), static_cast<std::size_t>(options.diagnosis_runs)));
+    for (const SanitizerTool tool : tools) {
+        runner.reopen({*chosen});
+        std::string output;
+        for (const auto& process : runner.run({*chosen}, sanitizer_command(options.compute_sanitizer, tool),
+                                              {.bare_buffers = true})) {
+            output += process.output;
+        }
+        if (auto found = first_sanitizer_error(tool, output, options.student_files)) {
+            found->scope = cases[*chosen].visibility == Visibility::visible ? "found on " + cases[*chosen].id
+                                                                            : "found on a hidden case";
+            result.cases[*chosen].diagnosis = std::move(*found);
+            break;
+        }
+    }
+    result.seconds.diagnosis += Seconds(Clock::now() - started).count();
+}
+
+// The speed test of a submission below its top tier runs once more under Nsight Compute, its calls alone and
+// untimed, so that the profile of its kernels can say what slows them down. Its verdict and points stay those of
+// the timed run.
+void profile_slow_speed_test(const fs::path& program, const std::vector<CasePlan>& cases, const RunOptions& options,
+                             RunResult& result) {
+    if (options.nsight_compute.empty()) {
+        return;
+    }
+    const auto slow = std::find_if(cases.begin(), cases.end(), [&](const CasePlan& c) {
+        return c.timed && result.cases[static_cast<std::size_t>(&c - cases.data())].status == Status::slow;
+    });
+    if (slow == cases.end()) {
+        return;
+    }
+    const auto started = Clock::now();
+    const std::size_t i = static_cast<std::size_t>(slow - cases.begin());
+    std::vector<CasePlan> reruns = cases;
+    reruns[i].case_seconds = std::min(reruns[i].case_seconds, options.diagnosis_seconds);
+    RunOptions rerun_options = options;
+    rerun_options.sanitizer_startup_seconds = options.diagnosis_seconds;
+    CaseRunner runner(program, reruns, rerun_options);
+    const fs::path report = options.work_dir / "profile.csv";
+    fs::remove(report);
+    const auto processes = runner.run({i}, profiler_command(options.nsight_compute, report), {.profile = true});
+    std::string csv;
+    if (std::ifstream file(report); file) {
+        csv.assign(std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>());
+    }
+    try {
+        const double copy_gbps = result.cases[i].measurements.value("copy_gbps", 0.0);
+        if (auto found = speed_diagnosis(read_profile(csv), static_cast<double>(cases[i].size()), copy_gbps)) {
+            found->scope = "found on " + cases[i].id;
+            found->tool_output = csv.substr(0, 64 * 1024);
+            result.cases[i].diagnosis = std::move(*found);
+        }
+    } catch (const std::runtime_error&) {
+        // No profile (the profiler may not read the GPU's counters here): the verdict stands without a diagnosis.
+    }
+    result.seconds.diagnosis += Seconds(Clock::now() - started).count();
+}
+
+}  // namespace
+
+RunResult run_cases(const fs::path& program, const std::vector<CasePlan>& cases, const RunOptions& options) {
+    CaseRunner runner(program, cases, options);
+    std::vector<std::size_t> visible;
+    std::vector<std::size_t> hidden;
+    std::vector<std::size_t> race_checked;
+    for (std::size_t i = 0; i < cases.size(); ++i) {
+        (cases[i].race_check ? race_checked : cases[i].visibility == Visibility::hidden ? hidden : visible).push_back(i);
+    }
+    runner.run(visible, {});
+    runner.run(hidden, {});
+    if (!race_checked.empty() && options.compute_sanitizer.empty()) {
+        for (const std::size_t i : race_checked) {
+            runner.settle(i, {Status::harness_error, "compute-sanitizer was not found, so the race check could not run"});
+        }
+    } else if (!race_checked.empty()) {
+        check_races(runner, cases, race_checked, options);
+    }
+    diagnose_failures(program, cases, options, runner.result());
+    profile_slow_speed_test(program, cases, options, runner.result());
     return std::move(runner.result());
 }
 

@@ -95,7 +95,7 @@ std::string format_points(double points) {
 }
 
 ScoredCase score_case(const CasePlan& plan, const CaseResult& result, const Rubric& rubric) {
-    ScoredCase scored{plan, result.status, result.detail, result.measurements, 0.0};
+    ScoredCase scored{plan, result.status, result.detail, result.measurements, 0.0, result.diagnosis};
     if (scored.status != Status::passed) {
         return scored;
     }

@@ -136,6 +136,9 @@ SlurmSubmission submit_to_slurm(const Course& course, const BatchOptions& batch,
     if (batch.force) {
         task_command.push_back("--force");
     }
+    if (!batch.diagnose) {
+        task_command.push_back("--no-diagnosis");
+    }
     // The shard's number comes from Slurm: expanded by the shell, so outside single quotes.
     const std::string task_line =
         fmt::format("{} --shard \"${{SLURM_ARRAY_TASK_ID}}/{}\"", shell_words(task_command), submission.tasks);

@@ -78,6 +78,7 @@ Toolchain find_toolchain(const std::optional<std::string>& preferred) {
                 }
             }
             toolchain.compute_sanitizer = find_beside(nvcc, "compute-sanitizer");
+            toolchain.nsight_compute = find_beside(nvcc, "ncu");
             for (const char* dir : {CUGRADE_JSON_INCLUDE_DIR}) {
                 const fs::path path = dir;
                 // The system folders are searched anyway; naming them with -I reorders them and breaks libstdc++.

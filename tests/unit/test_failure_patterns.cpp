@@ -5,7 +5,7 @@
 
 #include "catch.hpp"
 #include "class_report.hpp"
-#include "cugrade/diagnosis.hpp"
+#include "cugrade/failure_patterns.hpp"
 
 namespace {
 

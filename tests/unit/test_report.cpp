@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "catch.hpp"
+#include "cugrade/failure_patterns.hpp"
 #include "cugrade/report.hpp"
 
 namespace {
@@ -44,13 +45,32 @@ Report sample_report() {
                                     "call 1 of 3: n=257: expected 514, got 512 (off by 2, tolerance 0)"));
     exercise.cases.push_back(scored("edges/n=1025/integers", Visibility::visible, Status::wrong_answer, 0, 1.25,
                                     "call 1 of 3: n=1025: expected 2050, got 2048 (off by 2, tolerance 0)"));
-    exercise.cases.push_back(scored("large/n=4194301/integers", Visibility::hidden, Status::wrong_answer, 0, 5,
-                                    "call 1 of 3: n=4194301: expected 8388045, got 8387790 (off by 255, tolerance 0)"));
+    ScoredCase hidden = scored("large/n=4194301/integers", Visibility::hidden, Status::wrong_answer, 0, 5,
+                               "call 1 of 3: n=4194301: expected 8388045, got 8387790 (off by 255, tolerance 0)");
+    hidden.diagnosis = Diagnosis{"memory",
+                                 "compute-sanitizer memcheck: an out-of-bounds read of 4 bytes in global memory in "
+                                 "partial_sums at sum.cu:10",
+                                 "found on large/n=4194301/integers",
+                                 {"thread (253,0,0) of block (16383,0,0)",
+                                  "index 4194301 of an array of 4194301 elements of 4 bytes (the last is 4194300)"},
+                                 "a thread reads past the end of an array: guard the load with the bound (i < n)",
+                                 "========= Invalid __global__ read of size 4 bytes\n",
+                                 "an out-of-bounds read in global memory (memcheck)"};
+    exercise.cases.push_back(hidden);
     ScoredCase speed = scored("speed/n=268435456/positive", Visibility::visible, Status::slow, 20, 30,
                               "2.10x the reference's time: 0.840 ms vs 0.400 ms (1278 GB/s, median of 25); 1.50x "
                               "or faster earns 30");
     speed.measurements = {{"submission_ms", 0.84}, {"reference_ms", 0.4}, {"samples", 25}, {"ratio", 2.1}};
+    speed.diagnosis = Diagnosis{"speed",
+                                "Nsight Compute: partial_sums (97% of the time) runs 64 blocks on a GPU of 132 SMs: 64 "
+                                "of 132 SMs busy",
+                                "found on speed/n=268435456/positive",
+                                {"the kernels moved 1074 MB at 1300 GB/s: 43% of the copy's 3000 GB/s"},
+                                "launch enough blocks to fill every SM, several per SM",
+                                "\"ID\",\"Kernel Name\"\n",
+                                "too few blocks: idle SMs"};
     exercise.cases.push_back(speed);
+    exercise.patterns = failure_patterns(exercise.cases);
     exercise.program_output = "debug: blocks=1024\n";
     exercise.protections = {"landlock (abi 7): files outside the working folder and the system's folders unreadable",
                             "seccomp (harness): no new processes, no network"};
@@ -82,8 +102,16 @@ TEST_CASE("the JSON report matches its golden file and keeps hidden cases hidden
     check_golden("report.json", json.dump(2) + "\n");
     CHECK(json["exercises"][0]["cases"][4]["id"] == "hidden-1");
     CHECK(json["exit_code"] == 1);
-    // The hidden case failed too, and no pattern speaks of it.
+    // The hidden case failed too, and no pattern speaks of it; its diagnosis keeps the cause and not the case.
     CHECK(json["exercises"][0]["patterns"].dump().find("4194301") == std::string::npos);
+    const auto& hidden = json["exercises"][0]["cases"][4]["diagnosis"];
+    CHECK(hidden["summary"].get<std::string>().find("at sum.cu:10") != std::string::npos);
+    CHECK(hidden["scope"] == "found on a hidden case");
+    CHECK(hidden["evidence"].empty());
+    CHECK(hidden["tool_output"] == "");
+    CHECK(json.dump().find("4194301") == std::string::npos);
+    const auto instructor = report_to_json(sample_report(), ReportOptions{true, 110});
+    CHECK(instructor["exercises"][0]["cases"][4]["diagnosis"]["evidence"].size() == 2);
 }
 
 TEST_CASE("a report where nothing ran says so in one row") {
@@ -98,7 +126,9 @@ TEST_CASE("a report where nothing ran says so in one row") {
         c.status = Status::build_failed;
         c.points = 0;
         c.detail = "the submission did not compile; see the compiler's messages below";
+        c.diagnosis.reset();
     }
+    exercise.patterns = failure_patterns(exercise.cases);
     std::ostringstream text;
     print_report(text, report, ReportOptions{false, 110});
     check_golden("report-build-failed.txt", text.str());
@@ -117,7 +147,9 @@ TEST_CASE("a submission rejected by the static checks gets one row and the list 
         c.status = Status::rejected;
         c.points = 0;
         c.detail = exercise.violations.front();
+        c.diagnosis.reset();
     }
+    exercise.patterns = failure_patterns(exercise.cases);
     std::ostringstream text;
     print_report(text, report, ReportOptions{false, 110});
     check_golden("report-rejected.txt", text.str());

@@ -42,6 +42,7 @@ struct BatchOptions {
     std::optional<Shard> shard;                    // grade only this share and write no gradebook (a Slurm task)
     std::ostream* log = nullptr;                   // a line per student graded
     bool live = false;                             // `log` is a terminal: one progress line, rewritten in place
+    bool diagnose = true;                          // rerun failing and slow cases for a diagnosis (--no-diagnosis)
 };
 
 struct BatchSummary {

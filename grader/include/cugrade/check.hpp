@@ -24,6 +24,7 @@ struct CheckOptions {
     Containment required_sandbox = Containment::none;  // --require-sandbox
     std::ostream* progress = nullptr;             // one line per step, for people waiting
     std::string course_origin;                    // how the course was found (course_locator.hpp), said first
+    bool diagnose = true;                         // rerun failing and slow cases for a diagnosis (--no-diagnosis)
 };
 
 // Grades every selected exercise. Bad usage or a bad rubric throws UsageError before anything is built; a failure

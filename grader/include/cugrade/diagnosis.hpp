@@ -1,26 +1,48 @@
-// Why points were lost, in words a student can act on. A diagnosis names a cause and shows the evidence; it never
-// names a hidden case, its size or its input.
+// Why points were lost, in words a student can act on. A diagnosis names a cause and shows the evidence; what a
+// student is shown of it never names a hidden case, its size or its input.
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
-
-#include "cugrade/score.hpp"
 
 namespace cugrade {
 
 struct Diagnosis {
-    std::string kind;                   // "pattern": what the failing cases share
-    std::string summary;                // one line: the cause, the same words for every student it fits
-    std::string scope;                  // how many cases show it: "9 of 12 visible cases"
-    std::vector<std::string> evidence;  // the visible cases that show it
+    // "pattern": what the failing cases share; "memory": compute-sanitizer memcheck; "uninitialized": initcheck;
+    // "barrier": synccheck; "speed": Nsight Compute's profile of a slow speed test.
+    std::string kind;
+    std::string summary;                // one line: the cause, where it is, with nothing of the case's size or input
+    std::string scope;                  // how many cases show it: "9 of 12 visible cases"; or the case it was found on
+    std::vector<std::string> evidence;  // what shows it: the visible cases, or the tool's facts (thread, address)
     std::string hint;                   // what usually causes it and where the student README teaches the fix
+    std::string tool_output = {};       // the tool's own report of it, as printed
+    // The cause in the same words for every submission it fits, for a class's counts: "uncoalesced global stores",
+    // "an out-of-bounds write in global memory (memcheck)"; a pattern's is its summary.
+    std::string category = {};
+    // What the fix is about, one of diagnosis_topics: an exercise.yaml's `readme_sections` names the README section
+    // that teaches it, and the hint points there.
+    std::string topic = {};
 };
 
-// What the visible correctness cases that failed (wrong answer, CUDA error, time limit) have in common that the
-// visible cases that passed do not, from the rubric's own sizes and inputs and from which call failed: every pattern
-// that separates the two. Needs at least two failures, and but for a failure on a later call, one pass; races and the
-// speed test have their own explanations and are left out.
-std::vector<Diagnosis> failure_patterns(const std::vector<ScoredCase>& cases);
+// The topics a diagnosis can have, each with what it covers.
+inline const std::vector<std::pair<std::string, std::string>> diagnosis_topics = {
+    {"state", "state left on the device by one call: counters and flags to reset"},
+    {"bounds", "the last, partial block or tile; reads and writes past the end of an array"},
+    {"grid", "the grid's size: ceiling division, grid-stride loops, enough blocks for every SM"},
+    {"indexing", "rows and columns in an index, a bound or the grid"},
+    {"inputs", "values that only some inputs bring out: signs, zeros, a starting value"},
+    {"parameter", "one setting of an exercise parameter, such as an exclusive scan"},
+    {"shared_memory", "indices into __shared__ arrays"},
+    {"alignment", "vector loads and stores at aligned addresses"},
+    {"scratch", "scratch memory: what to set before a kernel reads it"},
+    {"barrier", "__syncthreads() that every thread of the block reaches"},
+    {"atomics", "atomics: how many, and on how many addresses"},
+    {"coalescing", "coalesced loads and stores: consecutive threads, consecutive addresses"},
+    {"bank_conflicts", "shared-memory bank conflicts and padding"},
+    {"divergence", "warps whose threads take different branches"},
+    {"occupancy", "registers, shared memory and block size against the warps an SM holds"},
+    {"launches", "how many kernel launches a call makes"},
+};
 
 }  // namespace cugrade

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -48,6 +49,9 @@ struct Exercise {
     std::vector<std::string> entry_points;  // extern "C" functions both the submission and the reference define
     RubricChoices choices;                  // exercise.yaml's `operands` and `parameters`
     std::vector<std::string> checker_libraries;  // linked into the checker: a baseline's, in `cugrade bench` only
+    // exercise.yaml's `readme_sections`: a diagnosis topic (diagnosis.hpp) -> the title of the section of
+    // exercises/NAME/README.md that teaches its fix.
+    std::map<std::string, std::string> readme_sections;
 };
 
 // The course at `root`: a kit's manifest read and its files checked against it (throws UsageError when changed).
@@ -55,6 +59,10 @@ Course open_course(const std::filesystem::path& root);
 
 // Reads exercises/NAME/exercise.yaml. Throws UsageError for an unknown exercise, FileError for a bad description.
 Exercise load_exercise(const Course& course, const std::string& name);
+
+// Where the student README teaches the fix of a diagnosis's topic: "see \"The bounds check\" in
+// exercises/matadd/README.md"; empty when the exercise names no section for it.
+std::string readme_pointer(const Exercise& exercise, const std::string& topic);
 
 // The rubric at `file`, fitted to the exercise (fit_rubric): its operands and parameters checked, defaults filled.
 Rubric load_exercise_rubric(const Exercise& exercise, const std::filesystem::path& file);

@@ -42,6 +42,8 @@ struct GradingContext {
     // a process and a CUDA context each time. A context is never shared between threads (a batch copies one per
     // worker), so a plain flag will do.
     mutable bool gpu_proven = false;
+    // Failing cases rerun under compute-sanitizer and a slow speed test profiled, for a diagnosis of each.
+    bool diagnose = true;
 };
 
 struct GradingSetup {
@@ -52,6 +54,7 @@ struct GradingSetup {
     // The least protection submissions may run under (--require-sandbox); a machine that offers less grades nothing.
     Containment required = Containment::none;
     std::function<void(const std::string&)> progress;
+    bool diagnose = true;  // GradingContext::diagnose
 };
 
 // Finds the toolchain (UsageError when there is none), probes the GPU, and removes what a killed cugrade left.

@@ -10,6 +10,7 @@
 
 #include "cugrade/exit_codes.hpp"
 #include "cugrade/gpu.hpp"
+#include "cugrade/diagnosis.hpp"
 #include "cugrade/score.hpp"
 #include "cugrade/stage_seconds.hpp"
 
@@ -38,6 +39,8 @@ struct ExerciseReport {
     std::vector<std::string> violations;   // rules the submission's object broke (inspect.hpp); its cases did not run
     std::vector<std::string> protections;  // how the run was contained, in words, including what was not available
     std::vector<ScoredCase> cases;
+    // What the failing visible cases share (failure_patterns.hpp); each case's own diagnosis is in its ScoredCase.
+    std::vector<Diagnosis> patterns;
     std::string program_output;  // what the processes of visible cases printed
     bool program_output_truncated = false;
     std::string hidden_program_output;  // what the processes that ran hidden cases printed: shown to instructors only
@@ -83,6 +86,9 @@ struct ShownCase {
     std::string detail;
     nlohmann::json measurements;
     bool hidden = false;  // the case is hidden (whether or not this view shows it)
+    // The cause a compute-sanitizer rerun found; of a hidden case this view does not show, only what names no size
+    // or input: the summary and the hint.
+    std::optional<Diagnosis> diagnosis = std::nullopt;
 };
 std::vector<ShownCase> shown_cases(const ExerciseReport& exercise, const ReportOptions& options);
 

@@ -9,8 +9,10 @@
 #include <utility>
 #include <vector>
 
+#include "cugrade/diagnosis.hpp"
 #include "cugrade/gpu_gate.hpp"
 #include "cugrade/rubric.hpp"
+#include "cugrade/sanitizer_report.hpp"
 #include "cugrade/sandbox.hpp"
 #include "cugrade/stage_seconds.hpp"
 #include "cugrade/status.hpp"
@@ -21,6 +23,7 @@ struct CaseResult {
     Status status = Status::harness_error;
     std::string detail;
     nlohmann::json measurements = nlohmann::json::object();
+    std::optional<Diagnosis> diagnosis = std::nullopt;  // what a rerun under compute-sanitizer found the cause to be
 };
 
 // What harness processes printed, capped.
@@ -48,6 +51,7 @@ struct RunOptions {
     double sanitizer_startup_seconds = 240.0;
     std::size_t output_limit = 64 * 1024;  // of each stream (visible, hidden) and of each process
     std::string compute_sanitizer;      // runs the race-check cases; empty: they cannot run
+    std::string nsight_compute;         // profiles a speed test below its top tier (ncu); empty: none is
     SandboxPolicy sandbox;              // for every harness process; its work_dir is work_dir
     // The submission's runner, started beside each harness process with no GPU, and its device code, which the
     // harness loads; empty: the harness runs without a runner.
@@ -56,15 +60,15 @@ struct RunOptions {
     // A GPU shared with other gradings (a batch): correctness cases run beside theirs, speed tests alone. Null: the
     // GPU is this grading's only.
     GpuGate* gpu_gate = nullptr;
+    // Failing cases run again under compute-sanitizer to find their cause, and a slow speed test under the
+    // profiler: at most this many sanitizer runs, each of one case, and every run at most diagnosis_seconds long. The errors it reports are looked for first in `student_files` (file
+    // names: "sum.cu"). 0: none.
+    int diagnosis_runs = 3;
+    double diagnosis_seconds = 30.0;
+    std::vector<std::string> student_files;
     // Set for every harness process on top of the sandbox's: CUDA_VISIBLE_DEVICES, for a batch on several GPUs.
     std::vector<std::pair<std::string, std::string>> environment;
 };
-
-// The exit code compute-sanitizer is asked to return when it finds a hazard.
-inline constexpr int sanitizer_error_exit_code = 86;
-
-// What compute-sanitizer's racecheck reported, as one line: the first hazard, or empty when none.
-std::string first_race_report(const std::string& output);
 
 RunResult run_cases(const std::filesystem::path& program, const std::vector<CasePlan>& cases,
                     const RunOptions& options);

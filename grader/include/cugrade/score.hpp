@@ -2,6 +2,7 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
 #include "cugrade/rubric.hpp"
@@ -16,6 +17,7 @@ struct ScoredCase {
     std::string detail;
     nlohmann::json measurements = nlohmann::json::object();
     double points = 0.0;
+    std::optional<Diagnosis> diagnosis = std::nullopt;  // the cause a compute-sanitizer rerun found
 };
 
 ScoredCase score_case(const CasePlan& plan, const CaseResult& result, const Rubric& rubric);

@@ -9,6 +9,7 @@ struct StageSeconds {
     double correctness = 0.0;  // cases without timing or race check
     double race_check = 0.0;   // compute-sanitizer racecheck processes, their start and end included
     double speed = 0.0;        // speed tests, sampling included
+    double diagnosis = 0.0;    // failing cases run again under compute-sanitizer to find their cause
     double gpu_wait = 0.0;     // waiting for a GPU shared with other gradings (counted in no stage above)
 
     StageSeconds& operator+=(const StageSeconds& other) {
@@ -17,6 +18,7 @@ struct StageSeconds {
         correctness += other.correctness;
         race_check += other.race_check;
         speed += other.speed;
+        diagnosis += other.diagnosis;
         gpu_wait += other.gpu_wait;
         return *this;
     }

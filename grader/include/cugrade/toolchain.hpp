@@ -19,6 +19,7 @@ struct Toolchain {
     std::string readelf = "readelf";
     std::string objdump = "objdump";
     std::string compute_sanitizer;  // beside nvcc or on PATH; empty when neither has it
+    std::string nsight_compute;     // ncu, beside nvcc or on PATH; empty when neither has it
     std::vector<std::filesystem::path> include_dirs;  // headers the harness needs (nlohmann-json)
 };
 

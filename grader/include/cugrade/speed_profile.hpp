@@ -1,0 +1,39 @@
+// Nsight Compute's view of a submission's kernels in the speed test, turned into what most likely slows them down:
+// the profiler's command, its report read back, and the hints.
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cugrade/diagnosis.hpp"
+
+namespace cugrade {
+
+// One launch of one of the submission's kernels, as ncu measured it: its metrics by name ("gpu__time_duration.sum"),
+// in the base units (ns, bytes).
+struct KernelProfile {
+    std::string name;  // without its parameters
+    std::map<std::string, double> metrics;
+
+    double metric(const std::string& name) const;  // 0 when absent
+};
+
+// ncu profiling the kernels inside the harness's "submission" NVTX ranges, the GPU's clocks left as they are, its
+// report in CSV to `report_file`; the program and its arguments follow.
+std::vector<std::string> profiler_command(const std::string& ncu, const std::filesystem::path& report_file);
+
+// The launches in ncu's `--csv --page raw` report; throws std::runtime_error when it is not one.
+std::vector<KernelProfile> read_profile(const std::string& csv);
+
+// What the speed test's figures and the kernels' metrics say about why the submission is slow, the likeliest cause
+// first: a grid that leaves SMs idle, an atomic per element, uncoalesced loads or stores, shared-memory bank
+// conflicts, divergent warps, low occupancy and its limiter, many short launches; with the figure that shows each,
+// and the bandwidth the kernels reach against the copy's. `elements` is the case's size; `copy_gbps` what the speed
+// test measured for a copy (0: unknown). Nothing when no kernel ran.
+std::optional<Diagnosis> speed_diagnosis(const std::vector<KernelProfile>& launches, double elements,
+                                         double copy_gbps);
+
+}  // namespace cugrade

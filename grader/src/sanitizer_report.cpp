@@ -1,0 +1,328 @@
+#include "cugrade/sanitizer_report.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <functional>
+#include <regex>
+#include <sstream>
+
+namespace cugrade {
+
+std::string to_string(SanitizerTool tool) {
+    switch (tool) {
+        case SanitizerTool::memcheck: return "memcheck";
+        case SanitizerTool::initcheck: return "initcheck";
+        case SanitizerTool::synccheck: return "synccheck";
+        case SanitizerTool::racecheck: return "racecheck";
+    }
+    return "memcheck";
+}
+
+std::vector<std::string> sanitizer_command(const std::string& compute_sanitizer, SanitizerTool tool) {
+    std::vector<std::string> command = {compute_sanitizer, "--tool", to_string(tool)};
+    if (tool == SanitizerTool::racecheck) {
+        command.insert(command.end(), {"--racecheck-report", "hazard"});
+    }
+    if (tool == SanitizerTool::memcheck) {
+        // The grader's own leaks (a buffer of a case cut short by a CUDA error) are not the submission's.
+        command.insert(command.end(), {"--leak-check", "no"});
+    }
+    command.insert(command.end(),
+                   {"--error-exitcode", std::to_string(sanitizer_error_exit_code), "--print-limit", "10"});
+    return command;
+}
+
+// racecheck prints a hazard as a headline and the two accesses, each line behind "=========":
+//   Error: Potential RAW hazard detected at __shared__ 0x580 in block (2,0,0) :
+//       Write Thread (96,0,0) at partial_sums(const float *, unsigned long, float *)+0x2f0 in sum.cu:16
+//       Read Thread (32,0,0) at partial_sums(const float *, unsigned long, float *)+0x2d0 in sum.cu:16
+std::string first_race_report(const std::string& output) {
+    static const std::regex prefix(R"(^=+\s*(Error:\s*)?)");
+    static const std::regex offset(R"(\+0x[0-9a-fA-F]+)");
+    static const std::regex spaces(R"(\s+)");
+    static const std::regex before_colon(R"(\s+:\s*$)");
+    std::istringstream lines(output);
+    std::string report;
+    int accesses = 0;
+    for (std::string line; std::getline(lines, line);) {
+        const bool headline = line.find("hazard detected") != std::string::npos ||
+                              line.find("Race reported") != std::string::npos;
+        const bool access = !report.empty() && (line.find(" Thread (") != std::string::npos ||
+                                                line.find(" and ") != std::string::npos);
+        if (report.empty() ? !headline : !access) {
+            if (!report.empty()) {
+                break;
+            }
+            continue;
+        }
+        line = std::regex_replace(line, prefix, "");
+        line = std::regex_replace(line, offset, "");
+        line = std::regex_replace(line, before_colon, ":");
+        line = std::regex_replace(line, spaces, " ");
+        if (!report.empty()) {
+            report += accesses++ == 0 && report.back() == ':' ? " " : "; ";
+        }
+        report += line;
+        if (accesses == 2) {
+            break;
+        }
+    }
+    return report;
+}
+
+namespace {
+
+// One error as memcheck, initcheck and synccheck print it: a headline one space behind "=========", then its facts
+// indented further:
+//   ========= Invalid __global__ write of size 4 bytes
+//   =========     at oob_write(float *, int)+0x70 in /work/sum.cu:8
+//   =========     by thread (232,0,0) in block (3,0,0)
+//   =========     Access to 0x7f3a2e200fa0 is out of bounds
+//   =========     and is 1 bytes after the nearest allocation at 0x7f3a2e200000 of size 4,000 bytes
+// (compute-sanitizer 2025.3; older versions say "Address 0x... is out of bounds").
+struct Record {
+    std::string headline;
+    std::string kernel;  // its name without its parameters
+    std::string file;    // as printed: a path
+    int line = 0;
+    std::string thread, block;
+    std::string address;   // "is out of bounds", "is misaligned"
+    std::string nearest;   // "1 bytes after the nearest allocation at 0x... of size 4,000 bytes"
+    std::string text;      // its lines as printed, host backtraces left out
+};
+
+bool is_meta(const std::string& headline) {
+    for (const char* meta : {"COMPUTE-SANITIZER", "ERROR SUMMARY", "LEAK SUMMARY", "RACECHECK SUMMARY",
+                             "Saved host backtrace", "Target application returned", "Error: process didn't terminate",
+                             "Device Frame", "Host Frame", "Note:", "Warning:"}) {
+        if (headline.rfind(meta, 0) == 0) {
+            return true;
+        }
+    }
+    return headline.empty();
+}
+
+std::vector<Record> records_of(const std::string& output) {
+    static const std::regex marked(R"(^=========( +)(.*?)\s*$)");
+    static const std::regex at_function(R"(^at (.+?)\+0x[0-9a-fA-F]+ in (.+):(\d+)$)");
+    static const std::regex at_address(R"(^at 0x[0-9a-fA-F]+ in (.+):(\d+):(.+)$)");
+    static const std::regex by_thread(R"(^by thread \(([\d,\s]+)\) in block \(([\d,\s]+)\))");
+    static const std::regex address(R"(^(?:Address|Access (?:to|at)) 0x[0-9a-fA-F]+(?: (is .+?))?\.?$)");
+    static const std::regex nearest(R"(^and is (.+)$)");
+    std::vector<Record> records;
+    std::istringstream lines(output);
+    bool in_backtrace = false;
+    for (std::string line; std::getline(lines, line);) {
+        std::smatch match;
+        if (!std::regex_match(line, match, marked)) {
+            continue;
+        }
+        const std::string text = match[2];
+        if (match[1].length() == 1) {
+            in_backtrace = false;
+            if (is_meta(text)) {
+                in_backtrace = text.rfind("Saved host backtrace", 0) == 0;
+                continue;
+            }
+            records.push_back({text, "", "", 0, "", "", "", "", line + "\n"});
+            continue;
+        }
+        if (records.empty() || in_backtrace || text.rfind("Saved host backtrace", 0) == 0 ||
+            text.rfind("Host Frame", 0) == 0) {
+            in_backtrace = in_backtrace || text.rfind("Saved host backtrace", 0) == 0;
+            continue;
+        }
+        Record& record = records.back();
+        record.text += line + "\n";
+        std::smatch fact;
+        if (record.file.empty() && std::regex_match(text, fact, at_function)) {
+            record.kernel = fact[1];
+            record.file = fact[2];
+            record.line = std::stoi(fact[3]);
+        } else if (record.file.empty() && std::regex_match(text, fact, at_address)) {
+            record.file = fact[1];
+            record.line = std::stoi(fact[2]);
+            record.kernel = fact[3];
+        } else if (record.thread.empty() && std::regex_search(text, fact, by_thread)) {
+            record.thread = fact[1];
+            record.block = fact[2];
+        } else if (record.address.empty() && std::regex_match(text, fact, address)) {
+            record.address = fact[1];
+        } else if (record.nearest.empty() && std::regex_match(text, fact, nearest)) {
+            record.nearest = fact[1];
+        }
+    }
+    return records;
+}
+
+std::string base_name(const std::string& path) {
+    const auto slash = path.find_last_of('/');
+    return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+// "void partial_sums<256u>(const float *, unsigned long)" -> "partial_sums<256u>".
+std::string kernel_name(std::string kernel) {
+    if (kernel.rfind("void ", 0) == 0) {
+        kernel.erase(0, 5);
+    }
+    int depth = 0;
+    for (std::size_t i = 0; i < kernel.size(); ++i) {
+        depth += kernel[i] == '<' ? 1 : kernel[i] == '>' ? -1 : 0;
+        if (kernel[i] == '(' && depth == 0) {
+            return kernel.substr(0, i);
+        }
+    }
+    return kernel;
+}
+
+std::string memory_space(const std::string& headline) {
+    for (const auto& [marker, words] : {std::pair{"__global__", "global memory"}, std::pair{"__shared__", "shared memory"},
+                                        std::pair{"__local__", "local memory"}}) {
+        if (headline.find(marker) != std::string::npos) {
+            return words;
+        }
+    }
+    return "memory";
+}
+
+// "1,024" -> 1024; the figures of compute-sanitizer's messages may have thousands separators.
+std::string plain_number(std::string text) {
+    text.erase(std::remove(text.begin(), text.end(), ','), text.end());
+    return text;
+}
+
+// Where an access fell, from memcheck's distance to the nearest allocation. memcheck counts from the allocation's
+// last byte: the first element past the end is "1 bytes after" it.
+std::string outside_allocation(std::uint64_t distance, bool after, std::uint64_t allocation, std::uint64_t access) {
+    if (distance > std::max<std::uint64_t>(16 * allocation, 1 << 20)) {
+        return fmt::format("{} bytes {} the nearest allocation: far from every array", distance,
+                           after ? "past the end of" : "before the start of");
+    }
+    if (access > 0 && allocation % access == 0) {
+        const std::uint64_t elements = allocation / access;
+        if (after) {
+            return fmt::format("index {} of an array of {} elements of {} bytes (the last is {})",
+                               elements + (distance - 1) / access, elements, access, elements - 1);
+        }
+        return fmt::format("index -{} of an array of {} elements of {} bytes", (distance + access - 1) / access,
+                           elements, access);
+    }
+    return fmt::format("{} bytes {} an allocation of {} bytes", after ? distance - 1 : distance,
+                       after ? "past the end of" : "before the start of", allocation);
+}
+
+Diagnosis diagnose(SanitizerTool tool, const Record& record) {
+    static const std::regex access(R"(^(Invalid|Misaligned) (?:(__\w+__) )?(read|write|atomic)\w* of size ([\d,]+))");
+    static const std::regex uninitialized(R"(^Uninitialized (__\w+__ )?memory read of size ([\d,]+))");
+    static const std::regex distance(R"(^([\d,]+) bytes (after|before) the nearest allocation at 0x[0-9a-fA-F]+ of size ([\d,]+) bytes)");
+    Diagnosis diagnosis;
+    diagnosis.kind = tool == SanitizerTool::memcheck    ? "memory"
+                     : tool == SanitizerTool::initcheck ? "uninitialized"
+                     : tool == SanitizerTool::synccheck ? "barrier"
+                                                        : "race";
+    std::smatch match;
+    std::string what;
+    std::uint64_t access_size = 0;
+    const bool misaligned = record.address.find("misaligned") != std::string::npos;
+    if (std::regex_search(record.headline, match, access)) {
+        const std::string space = memory_space(record.headline);
+        const std::string operation = match[3] == "atomic" ? "atomic operation" : std::string(match[3]);
+        const bool out_of_bounds = record.address.find("out of bounds") != std::string::npos;
+        access_size = std::stoull(plain_number(match[4]));
+        const char* kind = match[1] == "Misaligned" || misaligned ? "a misaligned"
+                            : out_of_bounds                        ? "an out-of-bounds"
+                                                                   : "an invalid";
+        what = fmt::format("{} {} of {} bytes in {}", kind, operation, plain_number(match[4]), space);
+        diagnosis.category = fmt::format("{} {} in {}", kind, operation, space);
+        diagnosis.topic = match[1] == "Misaligned" || misaligned ? "alignment"
+                          : space == "shared memory"             ? "shared_memory"
+                                                                 : "bounds";
+        if (match[1] == "Misaligned" || misaligned) {
+            diagnosis.hint = "an address that is not a multiple of the access's size: a pointer cast to a wider "
+                             "type (float4, double) at an offset that is not a multiple of its width";
+        } else if (space == "shared memory") {
+            diagnosis.hint = "an index into a __shared__ array past its size: check the array's size against the "
+                             "block's threads and the index arithmetic";
+        } else if (match[3] == "read") {
+            diagnosis.hint = "a thread reads past the end of an array: guard the load with the bound (i < n), and "
+                             "give threads past the end a neutral value instead";
+        } else {
+            diagnosis.hint = "a thread past the end of the array still stores: guard every store with the bound "
+                             "(i < n); a grid rounded up by ceiling division has threads past the end";
+        }
+    } else if (std::regex_search(record.headline, match, uninitialized)) {
+        what = fmt::format("a read of {} bytes of {} that nothing wrote", plain_number(match[2]),
+                           memory_space(record.headline));
+        diagnosis.category = fmt::format("a read of {} that nothing wrote", memory_space(record.headline));
+        diagnosis.topic = "scratch";
+        diagnosis.hint = "memory read before anything wrote it: scratch arrives full of garbage, so set every counter, "
+                         "flag and partial sum (a kernel of your own, or cudaMemsetAsync on the stream) before a "
+                         "kernel reads it, on every call";
+    } else if (record.headline.rfind("Barrier error", 0) == 0) {
+        const auto dot = record.headline.find(". ");
+        diagnosis.category = "a barrier that not every thread of the block reaches";
+        diagnosis.topic = "barrier";
+        what = "a barrier that not every thread of the block reaches" +
+               (dot == std::string::npos ? std::string() : " (" + record.headline.substr(dot + 2) + ")");
+        diagnosis.hint = "__syncthreads() inside a branch or a loop that some threads of the block skip or leave "
+                         "early: every thread of the block must reach the same barrier, so move it out of the if";
+    } else {
+        what = record.headline;
+        diagnosis.category = "a fault without a place in the code";
+        diagnosis.topic = "bounds";
+        if (!what.empty()) {
+            what[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(what[0])));
+        }
+        diagnosis.hint = "an address far from any of the arrays: an index computed with the wrong stride, or an "
+                         "int product that overflows; check the index arithmetic of the line shown";
+    }
+    diagnosis.summary = fmt::format("compute-sanitizer {}: {}{}{}", to_string(tool), what,
+                                    record.kernel.empty() ? "" : " in " + kernel_name(record.kernel),
+                                    record.file.empty() ? "" : fmt::format(" at {}:{}", base_name(record.file), record.line));
+    if (!record.thread.empty()) {
+        diagnosis.evidence.push_back(fmt::format("thread ({}) of block ({})", record.thread, record.block));
+    }
+    if (std::regex_search(record.nearest, match, distance)) {
+        diagnosis.evidence.push_back(outside_allocation(std::stoull(plain_number(match[1])), match[2] == "after",
+                                                        std::stoull(plain_number(match[3])), access_size));
+    }
+    diagnosis.category += " (" + to_string(tool) + ")";
+    diagnosis.tool_output = record.text;
+    return diagnosis;
+}
+
+}  // namespace
+
+std::optional<Diagnosis> first_sanitizer_error(SanitizerTool tool, const std::string& output,
+                                               const std::vector<std::string>& student_files) {
+    const std::vector<Record> records = records_of(output);
+    const auto in_student_code = [&](const Record& r) {
+        return !r.file.empty() &&
+               std::find(student_files.begin(), student_files.end(), base_name(r.file)) != student_files.end();
+    };
+    // The submission's own line first; for memcheck, then any device-side error, and an API call's failure only
+    // when nothing else. initcheck and synccheck count the submission's code alone: the grader's own kernels read
+    // every element of an output, written or not, when the rerun leaves outputs unpoisoned.
+    using Wanted = std::function<bool(const Record&)>;
+    std::vector<Wanted> wanted = {in_student_code};
+    if (tool == SanitizerTool::memcheck) {
+        wanted.push_back([](const Record& r) { return !r.file.empty(); });
+        wanted.push_back([](const Record&) { return true; });
+    }
+    const Record* chosen = nullptr;
+    for (const auto& accepts : wanted) {
+        const auto found = std::find_if(records.begin(), records.end(), accepts);
+        if (found != records.end()) {
+            chosen = &*found;
+            break;
+        }
+    }
+    if (chosen == nullptr) {
+        return std::nullopt;
+    }
+    return diagnose(tool, *chosen);
+}
+
+}  // namespace cugrade

@@ -1,0 +1,290 @@
+#include "cugrade/speed_profile.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <sstream>
+#include <stdexcept>
+
+namespace cugrade {
+namespace {
+
+// What the hints read, by name as ncu 2025 calls them on sm_70 and later.
+const std::vector<std::string> metric_names = {
+    "gpu__time_duration.sum",
+    "dram__bytes_read.sum",
+    "dram__bytes_write.sum",
+    "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
+    "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum",
+    "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum",
+    "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum",
+    "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",
+    "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum",
+    "smsp__inst_executed_op_shared_ld.sum",
+    "smsp__inst_executed_op_shared_st.sum",
+    "l1tex__t_requests_pipe_lsu_mem_global_op_atom.sum",
+    "l1tex__t_requests_pipe_lsu_mem_global_op_red.sum",
+    "sm__warps_active.avg.pct_of_peak_sustained_active",
+    "sm__maximum_warps_per_active_cycle_pct",
+    "sm__cycles_active.avg",
+    "sm__cycles_elapsed.avg",
+    "smsp__thread_inst_executed_per_inst_executed.ratio",
+    "launch__occupancy_limit_registers",
+    "launch__occupancy_limit_shared_mem",
+    "launch__occupancy_limit_blocks",
+    "launch__occupancy_limit_warps",
+    "launch__registers_per_thread",
+    "launch__shared_mem_per_block",
+    "launch__grid_size",
+    "launch__block_size",
+    "launch__sm_count",
+};
+
+// One CSV record; quotes around fields, "" for a quote inside one.
+std::vector<std::string> csv_fields(const std::string& line) {
+    std::vector<std::string> fields(1);
+    bool quoted = false;
+    for (std::size_t i = 0; i < line.size(); ++i) {
+        const char c = line[i];
+        if (quoted && c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
+            fields.back() += '"';
+            ++i;
+        } else if (c == '"') {
+            quoted = !quoted;
+        } else if (c == ',' && !quoted) {
+            fields.emplace_back();
+        } else if (c != '\r') {
+            fields.back() += c;
+        }
+    }
+    return fields;
+}
+
+// "1,677,868.80" -> 1677868.8; nothing for text ("PolicySpread") or an empty field.
+std::optional<double> number(std::string text) {
+    text.erase(std::remove(text.begin(), text.end(), ','), text.end());
+    if (text.empty()) {
+        return std::nullopt;
+    }
+    std::size_t used = 0;
+    try {
+        const double value = std::stod(text, &used);
+        return used == text.size() ? std::optional<double>(value) : std::nullopt;
+    } catch (const std::exception&) {
+        return std::nullopt;
+    }
+}
+
+std::string without_parameters(const std::string& kernel) {
+    std::string name = kernel.rfind("void ", 0) == 0 ? kernel.substr(5) : kernel;
+    int depth = 0;
+    for (std::size_t i = 0; i < name.size(); ++i) {
+        depth += name[i] == '<' ? 1 : name[i] == '>' ? -1 : 0;
+        if (name[i] == '(' && depth == 0) {
+            return name.substr(0, i);
+        }
+    }
+    return name;
+}
+
+// One thing that slows the kernels down: how much of their time it likely costs (to put the likeliest first), what
+// shows it, and what to do.
+struct Finding {
+    double weight;
+    std::string topic;     // diagnosis_topics
+    std::string category;  // the same words for every submission
+    std::string cause;
+    std::string fix;
+};
+
+std::string share(double part, double whole) { return fmt::format("{:.0f}%", whole > 0 ? 100.0 * part / whole : 0.0); }
+
+}  // namespace
+
+double KernelProfile::metric(const std::string& name) const {
+    const auto found = metrics.find(name);
+    return found == metrics.end() ? 0.0 : found->second;
+}
+
+std::vector<std::string> profiler_command(const std::string& ncu, const std::filesystem::path& report_file) {
+    std::string metrics;
+    for (const auto& name : metric_names) {
+        metrics += (metrics.empty() ? "" : ",") + name;
+    }
+    return {ncu,       "--clock-control", "none",   "--target-processes", "application-only",
+            "--nvtx",  "--nvtx-include",  "submission/", "--csv", "--page", "raw", "--print-units", "base",
+            "--log-file", report_file.string(), "--metrics", metrics};
+}
+
+std::vector<KernelProfile> read_profile(const std::string& csv) {
+    std::istringstream lines(csv);
+    std::vector<std::string> header;
+    std::vector<KernelProfile> launches;
+    for (std::string line; std::getline(lines, line);) {
+        if (line.empty() || line.rfind("==", 0) == 0) {
+            continue;  // the profiler's own messages
+        }
+        const auto fields = csv_fields(line);
+        if (header.empty()) {
+            if (fields.front() == "ID") {
+                header = fields;
+            }
+            continue;
+        }
+        if (fields.size() != header.size() || !number(fields.front())) {
+            continue;  // the units' row, or the program's own output
+        }
+        KernelProfile launch;
+        for (std::size_t i = 0; i < header.size(); ++i) {
+            if (header[i] == "Kernel Name") {
+                launch.name = without_parameters(fields[i]);
+            } else if (header[i].find("__") != std::string::npos) {
+                if (const auto value = number(fields[i])) {
+                    launch.metrics[header[i]] = *value;
+                }
+            }
+        }
+        launches.push_back(std::move(launch));
+    }
+    if (header.empty()) {
+        throw std::runtime_error("no kernel table in the profiler's report");
+    }
+    return launches;
+}
+
+std::optional<Diagnosis> speed_diagnosis(const std::vector<KernelProfile>& launches, double elements,
+                                         double copy_gbps) {
+    if (launches.empty()) {
+        return std::nullopt;
+    }
+    double total_ns = 0.0, dram_bytes = 0.0;
+    for (const auto& k : launches) {
+        total_ns += k.metric("gpu__time_duration.sum");
+        dram_bytes += k.metric("dram__bytes_read.sum") + k.metric("dram__bytes_write.sum");
+    }
+    std::vector<Finding> findings;
+    // Each kernel's findings count by its share of the time.
+    for (const auto& k : launches) {
+        const double time = k.metric("gpu__time_duration.sum");
+        const double part = total_ns > 0 ? time / total_ns : 1.0 / static_cast<double>(launches.size());
+        const std::string where = launches.size() == 1 ? k.name : fmt::format("{} ({} of the time)", k.name,
+                                                                              share(time, total_ns));
+        const double sms = k.metric("launch__sm_count");
+        const double blocks = k.metric("launch__grid_size");
+        const double elapsed = k.metric("sm__cycles_elapsed.avg");
+        const double busy = elapsed > 0 ? k.metric("sm__cycles_active.avg") / elapsed : 1.0;
+        if (sms > 0 && blocks > 0 && blocks < sms && busy < 0.5) {
+            findings.push_back({part * (1.0 - busy),
+                                "grid", "too few blocks: idle SMs",
+                                fmt::format("{} runs {} block{} on a GPU of {} SMs: {} of {} SMs busy", where,
+                                            blocks, blocks == 1 ? "" : "s", sms, blocks, sms),
+                                "launch enough blocks to fill every SM, several per SM (a grid-stride loop over n "
+                                "with about 4 x SMs blocks), and combine the blocks' partial results"});
+        }
+        const double atomics = k.metric("l1tex__t_requests_pipe_lsu_mem_global_op_atom.sum") +
+                               k.metric("l1tex__t_requests_pipe_lsu_mem_global_op_red.sum");
+        if (elements > 0 && atomics * 32.0 >= elements / 2.0) {
+            findings.push_back({part * 0.9,
+                                "atomics", "an atomic per element",
+                                fmt::format("{} issues {:.0f} atomic instructions on global memory, one per warp "
+                                            "for every {:.0f} elements: atomics on one address serialise",
+                                            where, atomics, 32.0 * std::max(1.0, elements / (32.0 * atomics))),
+                                "add within the block first (shared memory or warp shuffles), then one atomicAdd "
+                                "per block"});
+        }
+        for (const auto& [op, words] : {std::pair{"ld", "loads"}, std::pair{"st", "stores"}}) {
+            const double requests = k.metric(fmt::format("l1tex__t_requests_pipe_lsu_mem_global_op_{}.sum", op));
+            const double sectors = k.metric(fmt::format("l1tex__t_sectors_pipe_lsu_mem_global_op_{}.sum", op));
+            // A warp's 32 consecutive floats are 4 sectors of 32 bytes, its 32 float4s 16: more is uncoalesced.
+            if (requests > 0 && sectors / requests > 16.5) {
+                findings.push_back({part * std::min(1.0, (sectors / requests - 4.0) / 28.0),
+                                "coalescing", fmt::format("uncoalesced global {}", words),
+                                    fmt::format("global {} of {} are uncoalesced: {:.1f} sectors of 32 bytes per "
+                                                "warp request, where 4 serve 32 consecutive floats",
+                                                words, where, sectors / requests),
+                                    "let consecutive threads (threadIdx.x) touch consecutive addresses; for a "
+                                    "strided access, go through a tile in shared memory"});
+            }
+            const double wavefronts = k.metric(fmt::format("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_{}.sum", op));
+            const double instructions = k.metric(fmt::format("smsp__inst_executed_op_shared_{}.sum", op));
+            if (instructions > 0 && wavefronts / instructions >= 4.0) {
+                const double ways = wavefronts / instructions;
+                findings.push_back({part * 0.8 * (1.0 - 1.0 / ways),
+                                "bank_conflicts", "shared-memory bank conflicts",
+                                    fmt::format("shared-memory {} of {} have {:.1f}-way bank conflicts", words, where,
+                                                ways),
+                                    "threads of a warp hit the same bank: pad a 2-D tile to TILE+1 columns, or index "
+                                    "so that consecutive threads use consecutive words"});
+            }
+        }
+        const double threads = k.metric("smsp__thread_inst_executed_per_inst_executed.ratio");
+        if (threads > 0 && threads < 24.0) {
+            findings.push_back({part * (1.0 - threads / 32.0),
+                                "divergence", "divergent warps",
+                                fmt::format("warps of {} run with {:.1f} of 32 threads active on average", where,
+                                            threads),
+                                "branches split warps (an if on threadIdx.x % (2 * s), say): keep the active "
+                                "threads contiguous, so whole warps take the same branch"});
+        }
+        const double achieved = k.metric("sm__warps_active.avg.pct_of_peak_sustained_active");
+        const double theoretical = k.metric("sm__maximum_warps_per_active_cycle_pct");
+        if (theoretical > 0 && theoretical < 50.0 && achieved < 40.0) {
+            const std::vector<std::pair<std::string, double>> limits = {
+                {fmt::format("registers ({:.0f} per thread)", k.metric("launch__registers_per_thread")),
+                 k.metric("launch__occupancy_limit_registers")},
+                {fmt::format("shared memory ({:.0f} bytes per block)", k.metric("launch__shared_mem_per_block")),
+                 k.metric("launch__occupancy_limit_shared_mem")},
+                {fmt::format("the block size ({:.0f} threads)", k.metric("launch__block_size")),
+                 k.metric("launch__occupancy_limit_warps")},
+                {"blocks per SM", k.metric("launch__occupancy_limit_blocks")}};
+            const auto limiter = std::min_element(limits.begin(), limits.end(), [](const auto& a, const auto& b) {
+                return a.second < b.second;
+            });
+            findings.push_back({part * 0.5 * (1.0 - achieved / 100.0),
+                                "occupancy", "low occupancy",
+                                fmt::format("{} keeps {:.0f}% of the SM's warps busy (at most {:.0f}%, limited by {})",
+                                            where, achieved, theoretical, limiter->first),
+                                "fewer registers or less shared memory per block, or blocks of 128 to 512 threads, "
+                                "let more warps hide the memory's latency"});
+        }
+    }
+    // Launches cost a few microseconds each, whatever they do.
+    const double launch_ns = 3000.0 * static_cast<double>(launches.size());
+    if (launches.size() >= 4 && launch_ns > 0.2 * total_ns) {
+        findings.push_back({std::min(0.9, launch_ns / std::max(1.0, total_ns + launch_ns)),
+                                "launches", "many short launches",
+                            fmt::format("{} kernel launches per call, {:.1f} us each on average: each launch costs "
+                                        "about 3 us of its own",
+                                        launches.size(), total_ns / 1000.0 / static_cast<double>(launches.size())),
+                            "do more per launch: fewer levels (a wider tree per block), or one pass that combines "
+                            "the blocks' results"});
+    }
+    std::stable_sort(findings.begin(), findings.end(), [](const Finding& a, const Finding& b) {
+        return a.weight > b.weight;
+    });
+    Diagnosis diagnosis;
+    diagnosis.kind = "speed";
+    const double gbps = total_ns > 0 ? dram_bytes / total_ns : 0.0;  // bytes per ns = GB/s
+    const std::string bandwidth =
+        copy_gbps > 0 ? fmt::format("the kernels moved {:.0f} MB at {:.0f} GB/s: {} of the copy's {:.0f} GB/s",
+                                    dram_bytes / 1e6, gbps, share(gbps, copy_gbps), copy_gbps)
+                      : fmt::format("the kernels moved {:.0f} MB at {:.0f} GB/s", dram_bytes / 1e6, gbps);
+    if (findings.empty()) {
+        diagnosis.summary = "Nsight Compute: " + bandwidth + "; nothing stands out in how the kernels use the GPU";
+        diagnosis.category = "slow, with nothing standing out";
+        diagnosis.hint = "move fewer bytes or make fewer passes over the data; compare the number of kernel launches "
+                         "and passes with the README's fastest design";
+    } else {
+        diagnosis.summary = "Nsight Compute: " + findings.front().cause;
+        diagnosis.category = findings.front().category;
+        diagnosis.topic = findings.front().topic;
+        diagnosis.hint = findings.front().fix;
+        for (std::size_t i = 1; i < findings.size() && i < 4; ++i) {
+            diagnosis.evidence.push_back(findings[i].cause);
+        }
+        diagnosis.evidence.push_back(bandwidth);
+    }
+    return diagnosis;
+}
+
+}  // namespace cugrade

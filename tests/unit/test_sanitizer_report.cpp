@@ -1,0 +1,158 @@
+// compute-sanitizer's reports, as version 2025.3 printed them on an H100 for small programs with each bug (and, for
+// racecheck, for tests/fixtures/sum/missing_syncthreads).
+#include <string>
+
+#include "catch.hpp"
+#include "cugrade/sanitizer_report.hpp"
+
+using namespace cugrade;
+
+namespace {
+
+const std::string write_past_the_end =
+    "========= COMPUTE-SANITIZER\n"
+    "========= Invalid __global__ write of size 4 bytes\n"
+    "=========     at oob_write(float *, int)+0xc0 in /tmp/build/sum.cu:8\n"
+    "=========     by thread (232,0,0) in block (3,0,0)\n"
+    "=========     Access to 0x7f9668800fa0 is out of bounds\n"
+    "=========     and is 1 bytes after the nearest allocation at 0x7f9668800000 of size 4,000 bytes\n"
+    "=========     Saved host backtrace up to driver entry point at kernel launch time\n"
+    "=========         Host Frame: main [0x9268] in samples\n"
+    "========= \n"
+    "========= Program hit cudaErrorLaunchFailure (error 719) due to \"unspecified launch failure\" on CUDA API call "
+    "to cudaDeviceSynchronize.\n"
+    "=========     Saved host backtrace up to driver entry point at error\n"
+    "=========         Host Frame: main [0x8e29] in samples\n"
+    "========= \n"
+    "oob_write: unspecified launch failure\n"
+    "========= Target application returned an error\n"
+    "========= ERROR SUMMARY: 2 errors\n";
+
+}  // namespace
+
+TEST_CASE("the first racecheck hazard becomes one line") {
+    // As compute-sanitizer 2025.3 printed it for tests/fixtures/sum/missing_syncthreads on an H100.
+    const std::string output =
+        "========= COMPUTE-SANITIZER\n"
+        "========= Error: Potential RAW hazard detected at __shared__ 0x580 in block (2,0,0) :\n"
+        "=========     Write Thread (96,0,0) at partial_sums(const float *, unsigned long, float *)+0x2f0 in sum.cu:16\n"
+        "=========     Read Thread (32,0,0) at partial_sums(const float *, unsigned long, float *)+0x2d0 in sum.cu:16\n"
+        "=========     Current Value : 0\n"
+        "=========     Saved host backtrace up to driver entry point at kernel launch time\n";
+    CHECK(first_race_report(output) ==
+          "Potential RAW hazard detected at __shared__ 0x580 in block (2,0,0): "
+          "Write Thread (96,0,0) at partial_sums(const float *, unsigned long, float *) in sum.cu:16; "
+          "Read Thread (32,0,0) at partial_sums(const float *, unsigned long, float *) in sum.cu:16");
+    CHECK(first_race_report("========= RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)\n").empty());
+}
+
+TEST_CASE("memcheck's first error becomes a diagnosis with the kernel, the student's line and the index") {
+    const auto found = first_sanitizer_error(SanitizerTool::memcheck, write_past_the_end, {"sum.cu"});
+    REQUIRE(found);
+    CHECK(found->kind == "memory");
+    CHECK(found->summary ==
+          "compute-sanitizer memcheck: an out-of-bounds write of 4 bytes in global memory in oob_write at sum.cu:8");
+    CHECK(found->evidence == std::vector<std::string>{"thread (232,0,0) of block (3,0,0)",
+                                                      "index 1000 of an array of 1000 elements of 4 bytes (the last is 999)"});
+    CHECK(found->hint.find("guard every store with the bound") != std::string::npos);
+    CHECK(found->tool_output.find("Invalid __global__ write of size 4 bytes") != std::string::npos);
+    CHECK(found->tool_output.find("Host Frame") == std::string::npos);
+}
+
+TEST_CASE("a read past the end, an access to shared memory and one far from every array have their own words") {
+    const std::string read =
+        "========= Invalid __global__ read of size 4 bytes\n"
+        "=========     at oob_read(const float *, float *, int)+0xc0 in samples.cu:12\n"
+        "=========     by thread (231,0,0) in block (3,0,0)\n"
+        "=========     Access to 0x7f0b28800fa0 is out of bounds\n"
+        "=========     and is 1 bytes after the nearest allocation at 0x7f0b28800000 of size 4,000 bytes\n";
+    const auto past_input = first_sanitizer_error(SanitizerTool::memcheck, read, {"sum.cu"});
+    REQUIRE(past_input);
+    CHECK(past_input->summary ==
+          "compute-sanitizer memcheck: an out-of-bounds read of 4 bytes in global memory in oob_read at samples.cu:12");
+    CHECK(past_input->hint.find("reads past the end") != std::string::npos);
+
+    const std::string shared =
+        "========= Invalid __shared__ read of size 4 bytes\n"
+        "=========     at shared_oob(float *)+0xc0 in samples.cu:29\n"
+        "=========     by thread (63,0,0) in block (0,0,0)\n"
+        "=========     Access to 0x500 is out of bounds\n";
+    const auto in_shared = first_sanitizer_error(SanitizerTool::memcheck, shared, {"samples.cu"});
+    REQUIRE(in_shared);
+    CHECK(in_shared->summary ==
+          "compute-sanitizer memcheck: an out-of-bounds read of 4 bytes in shared memory in shared_oob at samples.cu:29");
+    CHECK(in_shared->evidence == std::vector<std::string>{"thread (63,0,0) of block (0,0,0)"});
+    CHECK(in_shared->hint.find("__shared__ array") != std::string::npos);
+
+    const std::string wild =
+        "========= Invalid __global__ write of size 4 bytes\n"
+        "=========     at wild_write(float *)+0x80 in samples.cu:14\n"
+        "=========     by thread (0,0,0) in block (0,0,0)\n"
+        "=========     Access to 0x80bea8800000 is out of bounds\n"
+        "=========     and is 1,099,272,551,937 bytes after the nearest allocation at 0x7fbeb6c00000 of size 512 bytes\n";
+    const auto far = first_sanitizer_error(SanitizerTool::memcheck, wild, {"samples.cu"});
+    REQUIRE(far);
+    CHECK(far->evidence.back() == "1099272551937 bytes past the end of the nearest allocation: far from every array");
+}
+
+TEST_CASE("an error in the submission's file comes before one elsewhere, and an API error only when alone") {
+    const std::string harness_first =
+        "========= Invalid __global__ read of size 4 bytes\n"
+        "=========     at compare(const float *)+0x10 in harness.cu:40\n"
+        "=========     by thread (0,0,0) in block (0,0,0)\n"
+        "=========     Access to 0x10 is out of bounds\n"
+        "========= \n" + write_past_the_end;
+    const auto found = first_sanitizer_error(SanitizerTool::memcheck, harness_first, {"sum.cu"});
+    REQUIRE(found);
+    CHECK(found->summary.find("at sum.cu:8") != std::string::npos);
+
+    const std::string api_only =
+        "========= Program hit cudaErrorIllegalAddress (error 700) due to \"an illegal memory access was encountered\" "
+        "on CUDA API call to cudaDeviceSynchronize.\n"
+        "=========     Saved host backtrace up to driver entry point at error\n";
+    const auto api = first_sanitizer_error(SanitizerTool::memcheck, api_only, {"sum.cu"});
+    REQUIRE(api);
+    CHECK(api->summary.rfind("compute-sanitizer memcheck: program hit cudaErrorIllegalAddress (error 700)", 0) == 0);
+    CHECK_FALSE(first_sanitizer_error(SanitizerTool::memcheck, "========= COMPUTE-SANITIZER\n"
+                                                               "========= ERROR SUMMARY: 0 errors\n", {"sum.cu"}));
+}
+
+TEST_CASE("initcheck names a read of memory nothing wrote, in the submission's code only") {
+    const std::string output =
+        "========= COMPUTE-SANITIZER\n"
+        "========= Uninitialized __global__ memory read of size 4 bytes\n"
+        "=========     at uninit_read(const float *, float *, int)+0xc0 in sum.cu:17\n"
+        "=========     by thread (0,0,0) in block (2,0,0)\n"
+        "=========     Address 0x7f0e4e800800\n"
+        "=========     Saved host backtrace up to driver entry point at kernel launch time\n"
+        "=========         Host Frame: main [0x92d8] in samples\n";
+    const auto found = first_sanitizer_error(SanitizerTool::initcheck, output, {"sum.cu"});
+    REQUIRE(found);
+    CHECK(found->kind == "uninitialized");
+    CHECK(found->summary == "compute-sanitizer initcheck: a read of 4 bytes of global memory that nothing wrote in "
+                            "uninit_read at sum.cu:17");
+    CHECK(found->evidence == std::vector<std::string>{"thread (0,0,0) of block (2,0,0)"});
+    // The grader's own kernels read outputs nothing wrote: not the submission's error.
+    CHECK_FALSE(first_sanitizer_error(SanitizerTool::initcheck, output, {"dot.cu"}));
+}
+
+TEST_CASE("synccheck names a barrier that not every thread reaches") {
+    const std::string output =
+        "========= Barrier error detected. Divergent thread(s) in block\n"
+        "=========     at tree(float *)+0x2a0 in dot.cu:21\n"
+        "=========     by thread (64,0,0) in block (1,0,0)\n";
+    const auto found = first_sanitizer_error(SanitizerTool::synccheck, output, {"dot.cu"});
+    REQUIRE(found);
+    CHECK(found->kind == "barrier");
+    CHECK(found->summary == "compute-sanitizer synccheck: a barrier that not every thread of the block reaches "
+                            "(Divergent thread(s) in block) in tree at dot.cu:21");
+}
+
+TEST_CASE("each tool's command asks for the error exit code and a bounded report") {
+    CHECK(sanitizer_command("cs", SanitizerTool::memcheck) ==
+          std::vector<std::string>{"cs", "--tool", "memcheck", "--leak-check", "no", "--error-exitcode", "86",
+                                   "--print-limit", "10"});
+    CHECK(sanitizer_command("cs", SanitizerTool::racecheck) ==
+          std::vector<std::string>{"cs", "--tool", "racecheck", "--racecheck-report", "hazard", "--error-exitcode",
+                                   "86", "--print-limit", "10"});
+}

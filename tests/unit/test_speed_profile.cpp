@@ -1,0 +1,105 @@
+// Nsight Compute's report read back, and the speed hints it gives. data/ncu-samples.csv is ncu 2025.3's report on an
+// H100 for five small kernels with one known flaw each (n = 4096 x 4096 floats), cut down to the columns cugrade asks
+// for.
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "catch.hpp"
+#include "cugrade/speed_profile.hpp"
+
+using namespace cugrade;
+
+namespace {
+
+std::vector<KernelProfile> samples() {
+    std::ifstream file(std::string(CUGRADE_TEST_DATA) + "/unit/data/ncu-samples.csv");
+    std::stringstream text;
+    text << file.rdbuf();
+    return read_profile(text.str());
+}
+
+KernelProfile sample(const std::string& name) {
+    for (const auto& k : samples()) {
+        if (k.name == name) {
+            return k;
+        }
+    }
+    FAIL("no sample " << name);
+    return {};
+}
+
+constexpr double elements = 4096.0 * 4096.0;
+
+}  // namespace
+
+TEST_CASE("the profiler's report gives each launch its kernel's name and its metrics in base units") {
+    const auto launches = samples();
+    REQUIRE(launches.size() == 5);
+    CHECK(launches[0].name == "copy_naive_transpose");
+    CHECK(launches[0].metric("gpu__time_duration.sum") == 316224.0);
+    CHECK(launches[0].metric("sm__cycles_active.avg") == Approx(608876.46));
+    CHECK(launches[0].metric("launch__grid_size") == 16384.0);
+    CHECK(launches[0].metric("no__such_metric") == 0.0);
+    CHECK_THROWS_WITH(read_profile("==PROF== Connected to process 1\n"), "no kernel table in the profiler's report");
+}
+
+TEST_CASE("uncoalesced stores, bank conflicts, one block and an atomic per element are each named with their figure") {
+    const auto naive = speed_diagnosis({sample("copy_naive_transpose")}, elements, 3000.0);
+    REQUIRE(naive);
+    CHECK(naive->kind == "speed");
+    CHECK(naive->summary == "Nsight Compute: global stores of copy_naive_transpose are uncoalesced: 32.0 sectors of 32 "
+                            "bytes per warp request, where 4 serve 32 consecutive floats");
+    CHECK(naive->hint.find("consecutive threads") != std::string::npos);
+
+    const auto unpadded = speed_diagnosis({sample("unpadded_transpose")}, elements, 3000.0);
+    REQUIRE(unpadded);
+    CHECK(unpadded->summary == "Nsight Compute: shared-memory loads of unpadded_transpose have 32.2-way bank conflicts");
+    CHECK(unpadded->hint.find("TILE+1") != std::string::npos);
+
+    const auto one_block = speed_diagnosis({sample("one_block_sum")}, elements, 3000.0);
+    REQUIRE(one_block);
+    CHECK(one_block->summary == "Nsight Compute: one_block_sum runs 1 block on a GPU of 132 SMs: 1 of 132 SMs busy");
+
+    const auto atomics = speed_diagnosis({sample("atomic_sum")}, elements, 3000.0);
+    REQUIRE(atomics);
+    CHECK(atomics->summary == "Nsight Compute: atomic_sum issues 524288 atomic instructions on global memory, one per "
+                              "warp for every 32 elements: atomics on one address serialise");
+    CHECK(atomics->hint.find("one atomicAdd per block") != std::string::npos);
+}
+
+TEST_CASE("the bandwidth the kernels reach is the last evidence, and a profile with nothing wrong says so") {
+    const auto tree = speed_diagnosis({sample("divergent_sum")}, elements, 3000.0);
+    REQUIRE(tree);
+    CHECK(tree->summary == "Nsight Compute: the kernels moved 69 MB at 586 GB/s: 20% of the copy's 3000 GB/s; nothing "
+                           "stands out in how the kernels use the GPU");
+    const auto naive = speed_diagnosis({sample("copy_naive_transpose")}, elements, 0.0);
+    REQUIRE(naive);
+    CHECK(naive->evidence.back().rfind("the kernels moved ", 0) == 0);
+    CHECK_FALSE(speed_diagnosis({}, elements, 3000.0));
+}
+
+TEST_CASE("several kernels: each finding weighs by its kernel's share of the time, and many short launches show") {
+    // The one-block kernel takes most of the time: its idle SMs come first, the transposes' flaws after.
+    const auto mixed = speed_diagnosis({sample("copy_naive_transpose"), sample("one_block_sum")}, elements, 3000.0);
+    REQUIRE(mixed);
+    CHECK(mixed->summary.find("one_block_sum (87% of the time) runs 1 block") != std::string::npos);
+    CHECK(mixed->evidence.front().find("global stores of copy_naive_transpose (13% of the time)") != std::string::npos);
+
+    KernelProfile tiny = sample("divergent_sum");
+    tiny.metrics["gpu__time_duration.sum"] = 2000.0;
+    const auto launches = speed_diagnosis({tiny, tiny, tiny, tiny, tiny, tiny}, elements, 3000.0);
+    REQUIRE(launches);
+    CHECK(launches->summary == "Nsight Compute: 6 kernel launches per call, 2.0 us each on average: each launch costs "
+                               "about 3 us of its own");
+}
+
+TEST_CASE("the profiler's command profiles the submission's NVTX ranges with the clocks left alone") {
+    const auto command = profiler_command("/usr/local/cuda/bin/ncu", "/tmp/work/profile.csv");
+    CHECK(command.front() == "/usr/local/cuda/bin/ncu");
+    CHECK(std::find(command.begin(), command.end(), "submission/") != command.end());
+    const auto clock = std::find(command.begin(), command.end(), "--clock-control");
+    REQUIRE(clock != command.end());
+    CHECK(*(clock + 1) == "none");
+    CHECK(command[command.size() - 3] == "/tmp/work/profile.csv");
+}
