@@ -35,7 +35,7 @@ struct Design {
     static constexpr unsigned part = 32 * Items;  // a warp's share of the tile
     static constexpr unsigned tile = Threads * Items;
 };
-using Chosen = Design<128, 24, 8, 0, 0>;
+using Chosen = Design<128, 32, 6, 1500, 700>;
 
 // One float of padding per 32, so that a warp reading 32 consecutive elements, a warp writing 32 vectors, and a
 // thread reading its Items consecutive elements hit different banks.

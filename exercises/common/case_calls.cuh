@@ -159,8 +159,10 @@ CaseOutcome run_calls(const plan::Case& c, const CaseCalls<Signature>& calls) {
         }
         return problem.empty() ? "" : which + ": " + problem;
     };
-    for (int call = 1; call <= c.calls; ++call) {
-        const std::string which = "call " + std::to_string(call) + " of " + std::to_string(c.calls);
+    // Profiled, one call shows the submission's kernels; each further call would repeat them.
+    const int calls = profile_only() ? 1 : c.calls;
+    for (int call = 1; call <= calls; ++call) {
+        const std::string which = "call " + std::to_string(call) + " of " + std::to_string(calls);
         if (std::string problem = checked_call(calls.submission, 0, which); !problem.empty()) {
             return CaseOutcome::wrong_answer(problem);
         }

@@ -228,8 +228,9 @@ ExerciseReport grade_exercise(const GradingContext& context, const Exercise& exe
         RunOptions run_options;
         run_options.work_dir = scratch.path();
         run_options.compute_sanitizer = toolchain.compute_sanitizer;
-        run_options.nsight_compute = context.diagnose ? toolchain.nsight_compute : "";
-        run_options.diagnosis_runs = context.diagnose ? run_options.diagnosis_runs : 0;
+        run_options.nsight_compute = toolchain.nsight_compute;
+        run_options.nsight_compute_files = toolchain.nsight_compute_files;
+        run_options.diagnose = context.diagnose;
         run_options.student_files = {submission.name};
         run_options.sandbox = run_policy(context.hidden, cases, rubric, toolchain);
         run_options.sandbox.processes_of_others = others_processes(context, run_options.sandbox);
@@ -255,6 +256,12 @@ ExerciseReport grade_exercise(const GradingContext& context, const Exercise& exe
         } else {
             context.gpu_proven = true;
             RunResult run = run_cases(program, cases, run_options);
+            // Only scoring tells a slow speed test from a fast one: the harness reports both as passed.
+            for (std::size_t i = 0; i < cases.size(); ++i) {
+                if (cases[i].timed && score_case(cases[i], run.cases[i], rubric).status == Status::slow) {
+                    profile_case(program, cases, i, run_options, run);
+                }
+            }
             results = std::move(run.cases);
             const double build_seconds = report.seconds.build;
             report.seconds = run.seconds;
@@ -264,6 +271,7 @@ ExerciseReport grade_exercise(const GradingContext& context, const Exercise& exe
             report.hidden_program_output = std::move(run.hidden_output.text);
             report.hidden_program_output_truncated = run.hidden_output.truncated;
             report.protections.insert(report.protections.end(), run.protections.begin(), run.protections.end());
+            report.diagnosis_notes = std::move(run.diagnosis_notes);
             if (run.forged_records > 0) {
                 report.protections.push_back(fmt::format(
                     "result channel: {} records without the run's token ignored", run.forged_records));

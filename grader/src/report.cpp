@@ -182,6 +182,16 @@ void print_exercise(std::ostream& out, const ExerciseReport& exercise, const Rep
         out << "\n";
     }
 
+    for (const auto& note : exercise.diagnosis_notes) {
+        const auto lines = wrap(note, options.width > 30 ? options.width - 6 : 24);
+        for (std::size_t i = 0; i < lines.size(); ++i) {
+            out << (i == 0 ? "  " : "    ") << lines[i] << "\n";
+        }
+    }
+    if (!exercise.diagnosis_notes.empty()) {
+        out << "\n";
+    }
+
     if (!exercise.build.diagnostics.empty()) {
         bool cut = false;
         out << (exercise.build.ok ? "  compiler warnings:\n" : "  compiler messages:\n");
@@ -386,6 +396,7 @@ nlohmann::json report_to_json(const Report& report, const ReportOptions& options
                              {"error", optional_text(exercise.error)},
                              {"cases", cases},
                              {"patterns", patterns_json(exercise)},
+                             {"diagnosis_notes", exercise.diagnosis_notes},
                              {"program_output", exercise.program_output},
                              {"program_output_truncated", exercise.program_output_truncated},
                              {"hidden_program_output",

@@ -183,6 +183,15 @@ private:
         process.environment.emplace_back(protocol::token_env, token);
         process.sandbox = options_.sandbox;
         process.sandbox.work_dir = options_.work_dir;
+        if (mode.profile) {
+            // Nsight Compute reads its own files, and talks to the process it profiles over a socket on this
+            // machine. The checker runs no code of the submission's on the host (the runner does, with no network),
+            // and shuts sockets off itself once CUDA has started.
+            process.sandbox.network = true;
+            if (!options_.nsight_compute_files.empty()) {
+                process.sandbox.readable.push_back(options_.nsight_compute_files);
+            }
+        }
         process.output_limit = options_.output_limit;
         if (runner) {
             process.peer_fd = runner_channel[0];
@@ -444,7 +453,7 @@ bool needs_diagnosis(const CasePlan& plan, Status status) {
 // goes beside it, and what the reruns print goes nowhere.
 void diagnose_failures(const fs::path& program, const std::vector<CasePlan>& cases, const RunOptions& options,
                        RunResult& result) {
-    if (options.compute_sanitizer.empty() || options.diagnosis_runs <= 0) {
+    if (options.compute_sanitizer.empty() || !options.diagnose) {
         return;
     }
     std::optional<std::size_t> chosen;
@@ -473,7 +482,6 @@ void diagnose_failures(const fs::path& program, const std::vector<CasePlan>& cas
     if (result.cases[*chosen].status == Status::wrong_answer) {
         tools.insert(tools.end(), {SanitizerTool::initcheck, SanitizerTool::synccheck});
     }
-    tools.resize(std::min<std::size_t>(tools.size(), static_cast<std::size_t>(options.diagnosis_runs)));
     for (const SanitizerTool tool : tools) {
         runner.reopen({*chosen});
         std::string output;
@@ -491,26 +499,20 @@ void diagnose_failures(const fs::path& program, const std::vector<CasePlan>& cas
     result.seconds.diagnosis += Seconds(Clock::now() - started).count();
 }
 
-// The speed test of a submission below its top tier runs once more under Nsight Compute, its calls alone and
-// untimed, so that the profile of its kernels can say what slows them down. Its verdict and points stay those of
-// the timed run.
-void profile_slow_speed_test(const fs::path& program, const std::vector<CasePlan>& cases, const RunOptions& options,
-                             RunResult& result) {
-    if (options.nsight_compute.empty()) {
-        return;
-    }
-    const auto slow = std::find_if(cases.begin(), cases.end(), [&](const CasePlan& c) {
-        return c.timed && result.cases[static_cast<std::size_t>(&c - cases.data())].status == Status::slow;
-    });
-    if (slow == cases.end()) {
+}  // namespace
+
+void profile_case(const fs::path& program, const std::vector<CasePlan>& cases, std::size_t i,
+                  const RunOptions& options, RunResult& result) {
+    if (options.nsight_compute.empty() || !options.diagnose) {
         return;
     }
     const auto started = Clock::now();
-    const std::size_t i = static_cast<std::size_t>(slow - cases.begin());
+    // The profiler replays each kernel several times, saving and restoring the memory it writes: longer than one
+    // call, and on a busy machine longer still.
     std::vector<CasePlan> reruns = cases;
-    reruns[i].case_seconds = std::min(reruns[i].case_seconds, options.diagnosis_seconds);
+    reruns[i].case_seconds = std::min(reruns[i].case_seconds, 2 * options.diagnosis_seconds);
     RunOptions rerun_options = options;
-    rerun_options.sanitizer_startup_seconds = options.diagnosis_seconds;
+    rerun_options.sanitizer_startup_seconds = 2 * options.diagnosis_seconds;
     CaseRunner runner(program, reruns, rerun_options);
     const fs::path report = options.work_dir / "profile.csv";
     fs::remove(report);
@@ -519,20 +521,39 @@ void profile_slow_speed_test(const fs::path& program, const std::vector<CasePlan
     if (std::ifstream file(report); file) {
         csv.assign(std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>());
     }
+    // Why there is no profile, in the profiler's words: its first error ("==ERROR== ERR_NVGPUCTRPERM ..."), else the
+    // last thing it said.
+    const auto no_profile = [&](const std::string& why) {
+        const std::string output = csv + (processes.empty() ? std::string() : processes.back().output);
+        std::string said;
+        if (const auto at = output.find("==ERROR=="); at != std::string::npos) {
+            said = output.substr(at, output.find('\n', at) - at);
+        } else {
+            std::istringstream lines(output);
+            for (std::string line; std::getline(lines, line);) {
+                if (line.find_first_not_of(" \t\r") != std::string::npos) {
+                    said = line;
+                }
+            }
+        }
+        result.diagnosis_notes.push_back(fmt::format("the speed test could not be profiled: {}{}", why,
+                                                     said.empty() ? "" : ": " + said.substr(0, 300)));
+    };
     try {
+        const auto launches = read_profile(csv);
         const double copy_gbps = result.cases[i].measurements.value("copy_gbps", 0.0);
-        if (auto found = speed_diagnosis(read_profile(csv), static_cast<double>(cases[i].size()), copy_gbps)) {
+        if (auto found = speed_diagnosis(launches, static_cast<double>(cases[i].size()), copy_gbps)) {
             found->scope = "found on " + cases[i].id;
             found->tool_output = csv.substr(0, 64 * 1024);
             result.cases[i].diagnosis = std::move(*found);
+        } else {
+            no_profile("Nsight Compute saw no kernel of the submission's");
         }
-    } catch (const std::runtime_error&) {
-        // No profile (the profiler may not read the GPU's counters here): the verdict stands without a diagnosis.
+    } catch (const std::runtime_error& e) {
+        no_profile(processes.empty() ? e.what() : "Nsight Compute " + processes.back().status.describe());
     }
     result.seconds.diagnosis += Seconds(Clock::now() - started).count();
 }
-
-}  // namespace
 
 RunResult run_cases(const fs::path& program, const std::vector<CasePlan>& cases, const RunOptions& options) {
     CaseRunner runner(program, cases, options);
@@ -552,7 +573,6 @@ RunResult run_cases(const fs::path& program, const std::vector<CasePlan>& cases,
         check_races(runner, cases, race_checked, options);
     }
     diagnose_failures(program, cases, options, runner.result());
-    profile_slow_speed_test(program, cases, options, runner.result());
     return std::move(runner.result());
 }
 

@@ -29,8 +29,10 @@ std::vector<std::string> sanitizer_command(const std::string& compute_sanitizer,
         // The grader's own leaks (a buffer of a case cut short by a CUDA error) are not the submission's.
         command.insert(command.end(), {"--leak-check", "no"});
     }
-    command.insert(command.end(),
-                   {"--error-exitcode", std::to_string(sanitizer_error_exit_code), "--print-limit", "10"});
+    // The grader's own CUDA calls that fail by design (probing a kernel's parameters) are not the submission's
+    // errors, and would use up the print limit before the submission's own.
+    command.insert(command.end(), {"--report-api-errors", "no", "--error-exitcode",
+                                   std::to_string(sanitizer_error_exit_code), "--print-limit", "10"});
     return command;
 }
 

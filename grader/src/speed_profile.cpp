@@ -152,10 +152,29 @@ std::vector<KernelProfile> read_profile(const std::string& csv) {
     return launches;
 }
 
-std::optional<Diagnosis> speed_diagnosis(const std::vector<KernelProfile>& launches, double elements,
+std::optional<Diagnosis> speed_diagnosis(const std::vector<KernelProfile>& profiled, double elements,
                                          double copy_gbps) {
-    if (launches.empty()) {
+    if (profiled.empty()) {
         return std::nullopt;
+    }
+    // The launches of one kernel count as one: their times and counts added up, the rest (shares, ratios, the
+    // launch's shape) from the longest of them. How many launches there were is kept for the launch count.
+    std::vector<KernelProfile> launches;
+    for (const auto& launch : profiled) {
+        const auto same = std::find_if(launches.begin(), launches.end(),
+                                       [&](const KernelProfile& k) { return k.name == launch.name; });
+        if (same == launches.end()) {
+            launches.push_back(launch);
+            continue;
+        }
+        const bool longer = launch.metric("gpu__time_duration.sum") > same->metric("gpu__time_duration.sum");
+        KernelProfile merged = longer ? launch : *same;
+        for (const auto& [name, value] : launch.metrics) {
+            if (name.size() > 4 && name.compare(name.size() - 4, 4, ".sum") == 0) {
+                merged.metrics[name] = same->metric(name) + value;
+            }
+        }
+        *same = std::move(merged);
     }
     double total_ns = 0.0, dram_bytes = 0.0;
     for (const auto& k : launches) {
@@ -249,13 +268,13 @@ std::optional<Diagnosis> speed_diagnosis(const std::vector<KernelProfile>& launc
         }
     }
     // Launches cost a few microseconds each, whatever they do.
-    const double launch_ns = 3000.0 * static_cast<double>(launches.size());
-    if (launches.size() >= 4 && launch_ns > 0.2 * total_ns) {
+    const double launch_ns = 3000.0 * static_cast<double>(profiled.size());
+    if (profiled.size() >= 4 && launch_ns > 0.2 * total_ns) {
         findings.push_back({std::min(0.9, launch_ns / std::max(1.0, total_ns + launch_ns)),
                                 "launches", "many short launches",
                             fmt::format("{} kernel launches per call, {:.1f} us each on average: each launch costs "
                                         "about 3 us of its own",
-                                        launches.size(), total_ns / 1000.0 / static_cast<double>(launches.size())),
+                                        profiled.size(), total_ns / 1000.0 / static_cast<double>(profiled.size())),
                             "do more per launch: fewer levels (a wider tree per block), or one pass that combines "
                             "the blocks' results"});
     }

@@ -79,6 +79,17 @@ Toolchain find_toolchain(const std::optional<std::string>& preferred) {
             }
             toolchain.compute_sanitizer = find_beside(nvcc, "compute-sanitizer");
             toolchain.nsight_compute = find_beside(nvcc, "ncu");
+            if (!toolchain.nsight_compute.empty()) {
+                const fs::path root = fs::canonical(toolchain.nsight_compute, ec).parent_path().parent_path();
+                for (const auto& entry : fs::directory_iterator(root, ec)) {
+                    if (entry.path().filename().string().rfind("nsight-compute", 0) == 0) {
+                        toolchain.nsight_compute_files = entry.path();
+                    }
+                }
+                if (toolchain.nsight_compute_files.empty() && fs::is_directory("/opt/nvidia/nsight-compute", ec)) {
+                    toolchain.nsight_compute_files = "/opt/nvidia/nsight-compute";
+                }
+            }
             for (const char* dir : {CUGRADE_JSON_INCLUDE_DIR}) {
                 const fs::path path = dir;
                 // The system folders are searched anyway; naming them with -I reorders them and breaks libstdc++.

@@ -150,9 +150,9 @@ TEST_CASE("synccheck names a barrier that not every thread reaches") {
 
 TEST_CASE("each tool's command asks for the error exit code and a bounded report") {
     CHECK(sanitizer_command("cs", SanitizerTool::memcheck) ==
-          std::vector<std::string>{"cs", "--tool", "memcheck", "--leak-check", "no", "--error-exitcode", "86",
-                                   "--print-limit", "10"});
+          std::vector<std::string>{"cs", "--tool", "memcheck", "--leak-check", "no", "--report-api-errors", "no",
+                                   "--error-exitcode", "86", "--print-limit", "10"});
     CHECK(sanitizer_command("cs", SanitizerTool::racecheck) ==
-          std::vector<std::string>{"cs", "--tool", "racecheck", "--racecheck-report", "hazard", "--error-exitcode",
-                                   "86", "--print-limit", "10"});
+          std::vector<std::string>{"cs", "--tool", "racecheck", "--racecheck-report", "hazard", "--report-api-errors",
+                                   "no", "--error-exitcode", "86", "--print-limit", "10"});
 }

@@ -86,9 +86,15 @@ TEST_CASE("several kernels: each finding weighs by its kernel's share of the tim
     CHECK(mixed->summary.find("one_block_sum (87% of the time) runs 1 block") != std::string::npos);
     CHECK(mixed->evidence.front().find("global stores of copy_naive_transpose (13% of the time)") != std::string::npos);
 
-    KernelProfile tiny = sample("divergent_sum");
-    tiny.metrics["gpu__time_duration.sum"] = 2000.0;
-    const auto launches = speed_diagnosis({tiny, tiny, tiny, tiny, tiny, tiny}, elements, 3000.0);
+    // Six short kernels, one per level of a tree, say.
+    std::vector<KernelProfile> levels;
+    for (int level = 0; level < 6; ++level) {
+        KernelProfile tiny = sample("divergent_sum");
+        tiny.name = "level_" + std::to_string(level);
+        tiny.metrics["gpu__time_duration.sum"] = 2000.0;
+        levels.push_back(tiny);
+    }
+    const auto launches = speed_diagnosis(levels, elements, 3000.0);
     REQUIRE(launches);
     CHECK(launches->summary == "Nsight Compute: 6 kernel launches per call, 2.0 us each on average: each launch costs "
                                "about 3 us of its own");
@@ -102,4 +108,15 @@ TEST_CASE("the profiler's command profiles the submission's NVTX ranges with the
     REQUIRE(clock != command.end());
     CHECK(*(clock + 1) == "none");
     CHECK(command[command.size() - 3] == "/tmp/work/profile.csv");
+}
+
+TEST_CASE("the launches of one kernel count as one: its flaw is named once, with the times added up") {
+    const KernelProfile naive = sample("copy_naive_transpose");
+    const auto twice = speed_diagnosis({naive, naive, sample("one_block_sum")}, elements, 3000.0);
+    REQUIRE(twice);
+    // 2 x 0.316 ms of the naive transpose against 2.134 ms of the one block: 23% and 77% of the time.
+    CHECK(twice->summary.find("one_block_sum (77% of the time)") != std::string::npos);
+    REQUIRE(twice->evidence.size() == 2);
+    CHECK(twice->evidence[0] == "global stores of copy_naive_transpose (23% of the time) are uncoalesced: 32.0 sectors "
+                                "of 32 bytes per warp request, where 4 serve 32 consecutive floats");
 }

@@ -42,6 +42,7 @@ struct RunResult {
     std::vector<std::string> protections;  // what the harness reported it applied, beside the sandbox's own
     int forged_records = 0;         // records on the result channel without the run's token, ignored
     StageSeconds seconds;           // where the time went (build stays 0 here)
+    std::vector<std::string> diagnosis_notes;  // why a diagnosis could not be made: the profiler could not run, say
 };
 
 struct RunOptions {
@@ -52,6 +53,7 @@ struct RunOptions {
     std::size_t output_limit = 64 * 1024;  // of each stream (visible, hidden) and of each process
     std::string compute_sanitizer;      // runs the race-check cases; empty: they cannot run
     std::string nsight_compute;         // profiles a speed test below its top tier (ncu); empty: none is
+    std::filesystem::path nsight_compute_files;  // what ncu reads of its own, shown to the profiled run
     SandboxPolicy sandbox;              // for every harness process; its work_dir is work_dir
     // The submission's runner, started beside each harness process with no GPU, and its device code, which the
     // harness loads; empty: the harness runs without a runner.
@@ -60,10 +62,10 @@ struct RunOptions {
     // A GPU shared with other gradings (a batch): correctness cases run beside theirs, speed tests alone. Null: the
     // GPU is this grading's only.
     GpuGate* gpu_gate = nullptr;
-    // Failing cases run again under compute-sanitizer to find their cause, and a slow speed test under the
-    // profiler: at most this many sanitizer runs, each of one case, and every run at most diagnosis_seconds long. The errors it reports are looked for first in `student_files` (file
-    // names: "sum.cu"). 0: none.
-    int diagnosis_runs = 3;
+    // The smallest failing case runs again under compute-sanitizer to find its cause (run_cases), and a slow
+    // speed test under the profiler (profile_case); each run at most diagnosis_seconds long. The errors they report
+    // are looked for first in `student_files` (file names: "sum.cu"). False: no reruns.
+    bool diagnose = true;
     double diagnosis_seconds = 30.0;
     std::vector<std::string> student_files;
     // Set for every harness process on top of the sandbox's: CUDA_VISIBLE_DEVICES, for a batch on several GPUs.
@@ -72,6 +74,12 @@ struct RunOptions {
 
 RunResult run_cases(const std::filesystem::path& program, const std::vector<CasePlan>& cases,
                     const RunOptions& options);
+
+// Case `index`, a speed test below its top tier, runs once more under Nsight Compute, its calls alone and untimed,
+// so that the profile of its kernels can say what slows them down: its diagnosis goes into result.cases[index], or
+// why there is none into result.diagnosis_notes. Its verdict and measurements stay those of the timed run.
+void profile_case(const std::filesystem::path& program, const std::vector<CasePlan>& cases, std::size_t index,
+                  const RunOptions& options, RunResult& result);
 
 // The plan the harness reads (exercises/common/protocol.hpp), for the given cases. `skip_exit_handlers`: end the
 // harness with _exit after its last case (not under compute-sanitizer, which reports at a normal exit).
