@@ -35,6 +35,20 @@ std::string bar_chart(const std::vector<std::size_t>& counts, const std::vector<
 }
 
 // Each submission's speed figure as a dot on a logarithmic axis, the tier boundaries as dashed lines.
+// A table of how many students each text fits, the commonest first; "None." when empty.
+std::string count_table(const char* css_class, const char* what, const std::map<std::string, std::size_t>& counts) {
+    if (counts.empty()) {
+        return "<p>None.</p>\n";
+    }
+    std::vector<std::pair<std::string, std::size_t>> common(counts.begin(), counts.end());
+    std::stable_sort(common.begin(), common.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+    std::string table = fmt::format("<table class=\"{}\"><tr><th>{}</th><th>students</th></tr>\n", css_class, what);
+    for (const auto& [text, count] : common) {
+        table += fmt::format("<tr><td>{}</td><td>{}</td></tr>\n", markup_text(text), count);
+    }
+    return table + "</table>\n";
+}
+
 std::string speed_plot(const std::vector<std::pair<std::string, double>>& values, const std::vector<double>& bounds,
                        const std::string& metric) {
     std::vector<double> all;
@@ -209,32 +223,8 @@ std::string class_report_html(const std::string& title, const std::vector<ClassR
                             exercise.speed_metric == "bandwidth" ? "fraction of the copy bandwidth"
                                                                  : "time as a multiple of the reference's",
                             speed_plot(speeds, exercise.tier_bounds, exercise.speed_metric));
-        page += "<h3>What failing submissions share</h3>\n";
-        if (patterns.empty()) {
-            page += "<p>None.</p>\n";
-        } else {
-            std::vector<std::pair<std::string, std::size_t>> common(patterns.begin(), patterns.end());
-            std::stable_sort(common.begin(), common.end(),
-                             [](const auto& a, const auto& b) { return a.second > b.second; });
-            page += "<table class=\"patterns\"><tr><th>pattern</th><th>students</th></tr>\n";
-            for (const auto& [summary, count] : common) {
-                page += fmt::format("<tr><td>{}</td><td>{}</td></tr>\n", markup_text(summary), count);
-            }
-            page += "</table>\n";
-        }
-        page += "<h3>Most common diagnoses</h3>\n";
-        if (causes.empty()) {
-            page += "<p>None.</p>\n";
-        } else {
-            std::vector<std::pair<std::string, std::size_t>> common(causes.begin(), causes.end());
-            std::stable_sort(common.begin(), common.end(),
-                             [](const auto& a, const auto& b) { return a.second > b.second; });
-            page += "<table class=\"diagnoses\"><tr><th>cause</th><th>students</th></tr>\n";
-            for (const auto& [cause, count] : common) {
-                page += fmt::format("<tr><td>{}</td><td>{}</td></tr>\n", markup_text(cause), count);
-            }
-            page += "</table>\n";
-        }
+        page += "<h3>What failing submissions share</h3>\n" + count_table("patterns", "pattern", patterns);
+        page += "<h3>Most common diagnoses</h3>\n" + count_table("diagnoses", "cause", causes);
         page += "<h3>Build failures</h3>\n";
         page += build_failures.empty() ? std::string("<p>None.</p>\n")
                                        : fmt::format("<p class=\"build-failures\">{}</p>\n",

@@ -8,6 +8,8 @@
 #include <regex>
 #include <sstream>
 
+#include "kernel_name.hpp"
+
 namespace cugrade {
 
 std::string to_string(SanitizerTool tool) {
@@ -162,21 +164,6 @@ std::vector<Record> records_of(const std::string& output) {
 std::string base_name(const std::string& path) {
     const auto slash = path.find_last_of('/');
     return slash == std::string::npos ? path : path.substr(slash + 1);
-}
-
-// "void partial_sums<256u>(const float *, unsigned long)" -> "partial_sums<256u>".
-std::string kernel_name(std::string kernel) {
-    if (kernel.rfind("void ", 0) == 0) {
-        kernel.erase(0, 5);
-    }
-    int depth = 0;
-    for (std::size_t i = 0; i < kernel.size(); ++i) {
-        depth += kernel[i] == '<' ? 1 : kernel[i] == '>' ? -1 : 0;
-        if (kernel[i] == '(' && depth == 0) {
-            return kernel.substr(0, i);
-        }
-    }
-    return kernel;
 }
 
 std::string memory_space(const std::string& headline) {

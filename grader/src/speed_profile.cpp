@@ -6,6 +6,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "kernel_name.hpp"
+
 namespace cugrade {
 namespace {
 
@@ -75,18 +77,6 @@ std::optional<double> number(std::string text) {
     }
 }
 
-std::string without_parameters(const std::string& kernel) {
-    std::string name = kernel.rfind("void ", 0) == 0 ? kernel.substr(5) : kernel;
-    int depth = 0;
-    for (std::size_t i = 0; i < name.size(); ++i) {
-        depth += name[i] == '<' ? 1 : name[i] == '>' ? -1 : 0;
-        if (name[i] == '(' && depth == 0) {
-            return name.substr(0, i);
-        }
-    }
-    return name;
-}
-
 // One thing that slows the kernels down: how much of their time it likely costs (to put the likeliest first), what
 // shows it, and what to do.
 struct Finding {
@@ -137,7 +127,7 @@ std::vector<KernelProfile> read_profile(const std::string& csv) {
         KernelProfile launch;
         for (std::size_t i = 0; i < header.size(); ++i) {
             if (header[i] == "Kernel Name") {
-                launch.name = without_parameters(fields[i]);
+                launch.name = kernel_name(fields[i]);
             } else if (header[i].find("__") != std::string::npos) {
                 if (const auto value = number(fields[i])) {
                     launch.metrics[header[i]] = *value;
