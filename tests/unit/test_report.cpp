@@ -71,6 +71,9 @@ Report sample_report() {
                                 "too few blocks: idle SMs"};
     exercise.cases.push_back(speed);
     exercise.patterns = failure_patterns(exercise.cases);
+    exercise.diagnosis_notes = {"the speed test could not be profiled: Nsight Compute exited with code 1: ==ERROR== "
+                                "ERR_NVGPUCTRPERM - The user does not have permission to access NVIDIA GPU "
+                                "Performance Counters on the target device 0."};
     exercise.program_output = "debug: blocks=1024\n";
     exercise.protections = {"landlock (abi 7): files outside the working folder and the system's folders unreadable",
                             "seccomp (harness): no new processes, no network"};
