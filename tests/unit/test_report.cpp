@@ -132,6 +132,7 @@ TEST_CASE("a report where nothing ran says so in one row") {
         c.diagnosis.reset();
     }
     exercise.patterns = failure_patterns(exercise.cases);
+    exercise.diagnosis_notes.clear();
     std::ostringstream text;
     print_report(text, report, ReportOptions{false, 110});
     check_golden("report-build-failed.txt", text.str());
@@ -153,6 +154,7 @@ TEST_CASE("a submission rejected by the static checks gets one row and the list 
         c.diagnosis.reset();
     }
     exercise.patterns = failure_patterns(exercise.cases);
+    exercise.diagnosis_notes.clear();
     std::ostringstream text;
     print_report(text, report, ReportOptions{false, 110});
     check_golden("report-rejected.txt", text.str());
