@@ -160,9 +160,9 @@ CaseOutcome run_calls(const plan::Case& c, const CaseCalls<Signature>& calls) {
         return problem.empty() ? "" : which + ": " + problem;
     };
     // Profiled, one call shows the submission's kernels; each further call would repeat them.
-    const int calls = profile_only() ? 1 : c.calls;
-    for (int call = 1; call <= calls; ++call) {
-        const std::string which = "call " + std::to_string(call) + " of " + std::to_string(calls);
+    const int call_count = profile_only() ? 1 : c.calls;
+    for (int call = 1; call <= call_count; ++call) {
+        const std::string which = "call " + std::to_string(call) + " of " + std::to_string(call_count);
         if (std::string problem = checked_call(calls.submission, 0, which); !problem.empty()) {
             return CaseOutcome::wrong_answer(problem);
         }
