@@ -248,6 +248,7 @@ nlohmann::json diagnosis_json(const std::optional<Diagnosis>& diagnosis) {
     return {{"kind", diagnosis->kind},
             {"summary", diagnosis->summary},
             {"category", diagnosis->category},
+            {"topic", diagnosis->topic},
             {"scope", diagnosis->scope},
             {"evidence", diagnosis->evidence},
             {"hint", diagnosis->hint},
