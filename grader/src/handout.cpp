@@ -150,6 +150,10 @@ public:
         for (const auto& file : {exercise.directory / "exercise.yaml", exercise.contract_header, exercise.harness_source}) {
             copy_file_into(file, copy.exercises_dir() / exercise.name / file.filename());
         }
+        // exercise.yaml's readme_sections name sections of the README, which loading the exercise checks.
+        if (std::error_code ec; fs::is_regular_file(exercise.directory / "README.md", ec)) {
+            copy_file_into(exercise.directory / "README.md", copy.exercises_dir() / exercise.name / "README.md");
+        }
         const std::string reference = read_file(exercise.reference_source);
         const OpaqueSource opaque =
             with_opaque_names(reference, names_declared_elsewhere(exercise, toolchain, reference, root_));
