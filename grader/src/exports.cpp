@@ -61,6 +61,10 @@ nlohmann::json gradescope_results(const Report& report, const std::string& stude
             if (!shown[i].detail.empty()) {
                 output += ": " + shown[i].detail;
             }
+            if (shown[i].diagnosis) {
+                output.append("\n").append(diagnosis_cause(*shown[i].diagnosis));
+                output.append("\nlikely: ").append(shown[i].diagnosis->hint);
+            }
             tests.push_back({{"name", exercise.exercise + " " + shown[i].name},
                              {"score", c.points},
                              {"max_score", c.plan.max_points},

@@ -21,6 +21,18 @@ ExerciseReport failed_exercise(const std::string& exercise, const std::string& t
     return failed;
 }
 
+std::string diagnosis_cause(const Diagnosis& diagnosis) {
+    std::string text = diagnosis.summary;
+    if (!diagnosis.evidence.empty()) {
+        text += " (";
+        for (std::size_t i = 0; i < diagnosis.evidence.size(); ++i) {
+            text += (i == 0 ? "" : "; ") + diagnosis.evidence[i];
+        }
+        text += ")";
+    }
+    return text;
+}
+
 std::vector<ShownCase> shown_cases(const ExerciseReport& exercise, const ReportOptions& options) {
     std::vector<ShownCase> shown;
     int hidden = 0;
@@ -87,14 +99,7 @@ std::string gpu_description(const GpuInfo& gpu) {
 // A case's diagnosis, on lines of its own under the case's row.
 void print_diagnosis(std::ostream& out, const Diagnosis& diagnosis, int width) {
     const std::size_t text_width = width > 30 ? static_cast<std::size_t>(width) - 8 : 22;
-    std::string text = diagnosis.summary;
-    if (!diagnosis.evidence.empty()) {
-        text += " (";
-        for (std::size_t i = 0; i < diagnosis.evidence.size(); ++i) {
-            text += (i == 0 ? "" : "; ") + diagnosis.evidence[i];
-        }
-        text += ")";
-    }
+    const std::string text = diagnosis_cause(diagnosis);
     const auto lines = wrap(text, text_width);
     for (std::size_t i = 0; i < lines.size(); ++i) {
         out << (i == 0 ? "    " : "      ") << lines[i] << "\n";

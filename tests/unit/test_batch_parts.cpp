@@ -180,6 +180,12 @@ TEST_CASE("exports show hidden cases by verdict and points only") {
     hidden.points = 3;
     hidden.status = Status::passed;
     hidden.detail = "n = 4194304";
+    hidden.diagnosis = Diagnosis{"memory", "compute-sanitizer memcheck: an out-of-bounds read in k at sum.cu:3",
+                                 "found on secret/n=4194304/uniform", {"index 4194304 of an array of 4194304 elements"},
+                                 "guard the load"};
+    visible.diagnosis = Diagnosis{"memory", "compute-sanitizer memcheck: an out-of-bounds write in k at sum.cu:9",
+                                  "found on edges/n=1/integers", {"index 1 of an array of 1 elements"},
+                                  "guard the store"};
     exercise.cases = {visible, hidden};
     report.exercises.push_back(exercise);
 
@@ -192,6 +198,12 @@ TEST_CASE("exports show hidden cases by verdict and points only") {
     CHECK(gradescope["tests"][1]["name"] == "sum hidden-1");
     CHECK(gradescope["tests"][1]["visibility"] == "after_published");
     CHECK(gradescope.dump().find("4194304") == std::string::npos);
+    // Each test's output carries its diagnosis; a hidden one's without its evidence.
+    CHECK(gradescope["tests"][0]["output"].get<std::string>().find(
+              "\ncompute-sanitizer memcheck: an out-of-bounds write in k at sum.cu:9 (index 1 of an array of 1 "
+              "elements)\nlikely: guard the store") != std::string::npos);
+    CHECK(gradescope["tests"][1]["output"].get<std::string>().find("at sum.cu:3\nlikely: guard the load") !=
+          std::string::npos);
 
     const std::string xml = junit_xml(report);
     CHECK(xml.find("<failure message=\"wrong_answer\">expected 1, got &lt;2&gt; &amp; </failure>") !=

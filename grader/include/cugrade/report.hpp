@@ -93,6 +93,9 @@ struct ShownCase {
 };
 std::vector<ShownCase> shown_cases(const ExerciseReport& exercise, const ReportOptions& options);
 
+// A diagnosis as one line: its summary, then its evidence in parentheses; its hint follows as "likely: ...".
+std::string diagnosis_cause(const Diagnosis& diagnosis);
+
 void print_report(std::ostream& out, const Report& report, const ReportOptions& options);
 nlohmann::json report_to_json(const Report& report, const ReportOptions& options);
 
