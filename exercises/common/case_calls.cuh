@@ -8,6 +8,7 @@
 #include <nvtx3/nvToolsExt.h>
 
 #include <functional>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -15,6 +16,7 @@
 #include "case_plan.hpp"
 #include "channel.cuh"
 #include "cuda_check.cuh"
+#include "explanation.hpp"
 #include "guarded_buffer.cuh"
 #include "protocol.hpp"
 #include "remote_submission.cuh"
@@ -37,13 +39,20 @@ struct CaseOutcome {
     std::string status;
     std::string detail;
     nlohmann::json measurements = nlohmann::json::object();
+    std::optional<Explanation> explanation = std::nullopt;
 
     static CaseOutcome passed(nlohmann::json measurements = nlohmann::json::object()) {
         return {protocol::status_passed, "", std::move(measurements)};
     }
-    static CaseOutcome wrong_answer(std::string detail) {
-        return {protocol::status_wrong_answer, std::move(detail), nlohmann::json::object()};
+    static CaseOutcome wrong_answer(std::string detail, std::optional<Explanation> explanation = std::nullopt) {
+        return {protocol::status_wrong_answer, std::move(detail), nlohmann::json::object(), std::move(explanation)};
     }
+};
+
+// What a check found wrong with a call's outputs, and what the wrong answer is when the exercise can tell.
+struct Problem {
+    std::string detail;  // empty: nothing wrong
+    std::optional<Explanation> explanation = std::nullopt;
 };
 
 class Stream {
@@ -74,6 +83,8 @@ struct CaseCalls {
     std::vector<std::string> input_names;   // one per operand, as messages name them: "input", "matrix b"
     std::function<void(EntryPoint, cudaStream_t, int set)> invoke;  // calls an entry point on input set `set`
     std::function<std::string(int set)> check;                      // what is wrong with the outputs, or ""
+    // After a failed check: what the wrong answer is, where the exercise can tell (explanation.hpp). May be empty.
+    std::function<std::optional<Explanation>(int set)> explain;
     std::function<std::string(int set)> timed_check;                // after each timed call; empty: `check`
     std::vector<GuardedBuffer*> outputs;    // outputs and scratch: poisoned before every call, nothing past their ends
     double bytes = 0.0;                     // what the exercise must move at least
@@ -111,6 +122,12 @@ std::string broken_contract(const CaseCalls<Signature>& calls, const InputSnapsh
 
 template <class Signature>
 CaseOutcome run_calls(const plan::Case& c, const CaseCalls<Signature>& calls) {
+    // Profiled, the submission's kernels run with the GPU to themselves: in a batch, no other submission's work
+    // between the profiler's replays.
+    std::optional<GpuAlone> profiled_alone;
+    if (profile_only()) {
+        profiled_alone.emplace();
+    }
     Stream stream;
     InputSnapshot inputs;
     const SeededInputs& seeded = *calls.inputs;
@@ -142,7 +159,7 @@ CaseOutcome run_calls(const plan::Case& c, const CaseCalls<Signature>& calls) {
         }
     };
     const auto checked_call = [&](const typename CaseCalls<Signature>::EntryPoint& entry, int set,
-                                  const std::string& which) -> std::string {
+                                  const std::string& which) -> Problem {
         SharedGpu gpu;
         poison_outputs();
         const bool profiled = profile_only() && &entry == &calls.submission;
@@ -153,24 +170,33 @@ CaseOutcome run_calls(const plan::Case& c, const CaseCalls<Signature>& calls) {
         if (profiled) {
             nvtxRangePop();
         }
-        std::string problem = broken_contract(calls, inputs, set);
-        if (problem.empty()) {
-            problem = calls.check(set);
+        if (std::string broken = broken_contract(calls, inputs, set); !broken.empty()) {
+            return {which + ": " + broken};
         }
-        return problem.empty() ? "" : which + ": " + problem;
+        std::string wrong = calls.check(set);
+        if (wrong.empty()) {
+            return {};
+        }
+        std::optional<Explanation> explanation;
+        try {
+            explanation = calls.explain ? calls.explain(set) : std::nullopt;
+        } catch (const std::exception&) {
+            // An explanation that cannot be made leaves the wrong answer as it is, with its detail.
+        }
+        return {which + ": " + wrong, std::move(explanation)};
     };
     // Profiled, one call shows the submission's kernels; each further call would repeat them.
     const int call_count = profile_only() ? 1 : c.calls;
     for (int call = 1; call <= call_count; ++call) {
         const std::string which = "call " + std::to_string(call) + " of " + std::to_string(call_count);
-        if (std::string problem = checked_call(calls.submission, 0, which); !problem.empty()) {
-            return CaseOutcome::wrong_answer(problem);
+        if (Problem problem = checked_call(calls.submission, 0, which); !problem.detail.empty()) {
+            return CaseOutcome::wrong_answer(std::move(problem.detail), std::move(problem.explanation));
         }
     }
     nlohmann::json measurements = calls.measurements;
     if (c.timed && !profile_only()) {
-        if (std::string problem = checked_call(calls.reference, 0, "the reference's call"); !problem.empty()) {
-            return {protocol::status_harness_error, problem, {}};
+        if (Problem problem = checked_call(calls.reference, 0, "the reference's call"); !problem.detail.empty()) {
+            return {protocol::status_harness_error, std::move(problem.detail)};
         }
         GpuAlone alone;  // nobody else's cases on the GPU while the clocks run
         SampleTimer timer;

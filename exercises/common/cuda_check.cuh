@@ -81,6 +81,17 @@ T read_element(const T* device_pointer) {
     return value;
 }
 
+// `count` elements of device memory from `first` on, read from the host: the terms an explanation looks at.
+template <class T>
+std::vector<T> read_range(const T* device_pointer, std::size_t first, std::size_t count) {
+    std::vector<T> values(count);
+    if (count > 0) {
+        CUGRADE_CUDA_CHECK(
+            cudaMemcpy(values.data(), device_pointer + first, count * sizeof(T), cudaMemcpyDeviceToHost));
+    }
+    return values;
+}
+
 template <class T>
 void set_element(T* device_pointer, T value) {
     CUGRADE_CUDA_CHECK(cudaMemcpy(device_pointer, &value, sizeof value, cudaMemcpyHostToDevice));

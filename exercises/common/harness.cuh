@@ -138,11 +138,15 @@ inline int run_plan(int argc, char** argv, const std::function<CaseOutcome(const
         } catch (const std::exception& e) {
             outcome = {protocol::status_harness_error, e.what(), nlohmann::json::object()};
         }
-        channel.send({{"event", "result"},
-                      {"case", c.id},
-                      {"status", outcome.status},
-                      {"detail", outcome.detail},
-                      {"measurements", outcome.measurements}});
+        nlohmann::json result = {{"event", "result"},
+                                 {"case", c.id},
+                                 {"status", outcome.status},
+                                 {"detail", outcome.detail},
+                                 {"measurements", outcome.measurements}};
+        if (outcome.explanation) {
+            result["explanation"] = outcome.explanation->to_json();
+        }
+        channel.send(std::move(result));
     }
     return protocol::exit_done;
 }

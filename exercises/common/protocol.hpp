@@ -7,6 +7,8 @@
 //   {"event":"start","case":ID}                         the case ID begins
 //   {"event":"gpu","use":U}                             only when the plan has "gpu_gate": true (see below)
 //   {"event":"result","case":ID,"status":S,"detail":D,"measurements":{...}}
+//                                                       and for some wrong answers "explanation":{...}
+//                                                       (explanation.hpp)
 //   {"event":"fatal","detail":D}                        the harness cannot go on (not the submission's fault)
 // The submission's stdout and stderr never reach this channel.
 //

@@ -1,14 +1,21 @@
 // The check of an exercise whose answer is one float that sums many values (a sum, a dot product): the exact total
-// from the GPU, a tolerance from tolerance.hpp, and a message that says how far off the answer is.
+// from the GPU, a tolerance from tolerance.hpp, a message that says how far off the answer is, and what a wrong
+// total is when it is something simple (the total less its last terms, terms counted twice, NaN).
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <functional>
+#include <optional>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "describe.hpp"
+#include "explanation.hpp"
 #include "guarded_buffer.cuh"
+#include "left_out.hpp"
 #include "tolerance.hpp"
 
 namespace cugrade::harness {
@@ -29,6 +36,82 @@ inline std::string check_total(float obtained, const tolerance::SumReference& re
         return "";
     }
     return detail.str();
+}
+
+// The terms of a total as an explanation names and reads them: "element" and x[i], "product" and a[i] b[i].
+struct TotalTerms {
+    std::string noun;    // "element"
+    std::string plural;  // "elements"
+    // Terms first to first + count - 1, in double.
+    std::function<std::vector<double>(std::size_t first, std::size_t count)> read;
+};
+
+// What a total that failed its check is, when it is one of the mistakes students make most: terms at the end left
+// out (an index one short, the last partial block), the first term left out, terms added more than once (more than
+// the sum of every term's magnitude), NaN from finite terms (added into memory never set). Nothing otherwise. The
+// candidates are few, so that a wrong total matches one of them by chance only rarely.
+inline std::optional<Explanation> explain_total(float obtained, const tolerance::SumReference& reference,
+                                                double tolerance, std::size_t n, const TotalTerms& terms) {
+    if (is_poison(obtained)) {
+        return std::nullopt;  // the detail says it: never written
+    }
+    Explanation e;
+    if (!std::isfinite(obtained)) {
+        e.summary = "a result that is not a finite number from finite " + terms.plural +
+                    ": the result is added into before anything sets it";
+        e.category = "the result is added to before it is set";
+        e.hint = "cugrade fills outputs and scratch with NaN before each call, so a result that only ever has values "
+                 "added to it (atomicAdd into the result) stays NaN: set it first, with a write or "
+                 "cudaMemsetAsync on the call's stream";
+        e.topic = "scratch";
+        e.evidence.push_back("got " + describe_number(obtained) + ", expected " + describe_number(reference.sum));
+        return e;
+    }
+    const double got = obtained;
+    if (std::abs(got) > reference.abs_sum + tolerance) {
+        e.summary = "a result larger than all the " + terms.plural + " together could make: some " + terms.plural +
+                    " are added more than once";
+        e.category = "terms added more than once";
+        e.hint = "ranges of blocks that overlap: a grid-stride loop steps by the whole grid, blockDim.x * gridDim.x, "
+                 "and each block starts at blockIdx.x * blockDim.x";
+        e.topic = "grid";
+        e.evidence.push_back("got " + describe_number(got) + ", but the " + terms.plural + "' magnitudes add up to " +
+                             describe_number(reference.abs_sum));
+        return e;
+    }
+    if (n < 2) {
+        return std::nullopt;
+    }
+    // Left out at the end: an index one short, or the last partial block.
+    const std::vector<std::size_t> counts = left_out_counts(n);
+    const std::size_t last = counts.empty() ? 0 : counts.back();
+    const std::vector<double> tail = terms.read(n - last, last);
+    double left_out = 0.0;
+    std::size_t counted = 0;
+    for (const std::size_t k : counts) {
+        for (; counted < k; ++counted) {
+            left_out += tail[last - 1 - counted];
+        }
+        if (tolerance::within_tolerance(got, reference.sum - left_out, tolerance)) {
+            e = left_out_explanation(k, n, terms.noun, terms.plural);
+            e.evidence.push_back("expected " + describe_number(reference.sum) + ", got " + describe_number(got) +
+                                 ": the total of indices 0 to " + std::to_string(n - k - 1) + ", without " +
+                                 last_indices(k, n));
+            return e;
+        }
+    }
+    // Left out at the start: a loop that begins at 1.
+    const std::vector<double> head = terms.read(0, 1);
+    if (tolerance::within_tolerance(got, reference.sum - head[0], tolerance)) {
+        e.summary = "the first " + terms.noun + " is left out";
+        e.category = "the first " + terms.noun + " left out";
+        e.hint = "an index that starts at 1, or a first element read but not added";
+        e.topic = "bounds";
+        e.evidence.push_back("expected " + describe_number(reference.sum) + ", got " + describe_number(got) +
+                             ": the total without index 0");
+        return e;
+    }
+    return std::nullopt;
 }
 
 }  // namespace cugrade::harness

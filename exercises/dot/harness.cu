@@ -49,6 +49,18 @@ CaseOutcome run_case(const Case& c) {
         entry(inputs(set, 0), inputs(set, 1), n, result.get(), scratch.get(), stream);
     };
     calls.check = [&](int set) { return check_total(read_element(result.get()), references[set], tolerances[set], n); };
+    calls.explain = [&](int set) {
+        const TotalTerms products{"product", "products", [&](std::size_t first, std::size_t count) {
+                                      const std::vector<float> a = read_range(inputs(set, 0), first, count);
+                                      const std::vector<float> b = read_range(inputs(set, 1), first, count);
+                                      std::vector<double> product(count);
+                                      for (std::size_t i = 0; i < count; ++i) {
+                                          product[i] = static_cast<double>(a[i]) * b[i];
+                                      }
+                                      return product;
+                                  }};
+        return explain_total(read_element(result.get()), references[set], tolerances[set], n, products);
+    };
     calls.outputs = {&result, &scratch};
     calls.bytes = 2.0 * static_cast<double>(n) * sizeof(float);
     calls.measurements = {{"exact", tol::exactly_summable_in_float32(references[0])}, {"tolerance", tolerances[0]}};

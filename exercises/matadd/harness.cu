@@ -6,6 +6,7 @@
 
 #include "harness.cuh"
 #include "matadd.h"
+#include "matrix_mismatches.cuh"
 
 CUGRADE_REFERENCE(matadd);
 
@@ -34,6 +35,16 @@ __global__ void compare_sum_kernel(const float* a, const float* b, const float* 
         atomicMin(&found->first_wrong, first_wrong);
     }
 }
+
+// Element (row, col) of the right C.
+struct MatAddExpected {
+    const float* a;
+    const float* b;
+    std::size_t cols;
+    __device__ float operator()(std::size_t row, std::size_t col) const {
+        return __fadd_rn(a[row * cols + col], b[row * cols + col]);
+    }
+};
 
 std::string check_matadd(const float* a, const float* b, const float* c, std::size_t rows, std::size_t cols) {
     DeviceBuffer<Mismatches> counted(1);
@@ -69,6 +80,9 @@ CaseOutcome run_case(const Case& c) {
         entry(inputs(set, 0), inputs(set, 1), rows, cols, sum.get(), stream);
     };
     calls.check = [&](int set) { return check_matadd(inputs(set, 0), inputs(set, 1), sum.get(), rows, cols); };
+    calls.explain = [&](int set) -> std::optional<Explanation> {
+        return explain_matrix(sum.get(), rows, cols, MatAddExpected{inputs(set, 0), inputs(set, 1), cols}, "c");
+    };
     calls.outputs = {&sum};
     calls.bytes = 3.0 * static_cast<double>(rows * cols) * sizeof(float);
     return run_calls(c, calls);

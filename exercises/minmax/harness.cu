@@ -7,6 +7,7 @@
 
 #include "device_reduce.cuh"
 #include "harness.cuh"
+#include "left_out.hpp"
 #include "minmax.h"
 
 CUGRADE_REFERENCE(minmax);
@@ -18,45 +19,82 @@ using namespace cugrade::harness;
 struct Extremes {
     float min = INFINITY;
     float max = -INFINITY;
-    bool has_zero = false;
 };
 
 struct AsExtremes {
-    __host__ __device__ Extremes operator()(float x) const { return {x, x, x == 0.0f}; }
+    __host__ __device__ Extremes operator()(float x) const { return {x, x}; }
 };
 struct CombineExtremes {
     __host__ __device__ Extremes operator()(const Extremes& a, const Extremes& b) const {
-        return {fminf(a.min, b.min), fmaxf(a.max, b.max), a.has_zero || b.has_zero};
+        return {fminf(a.min, b.min), fmaxf(a.max, b.max)};
     }
 };
 
-// What is wrong with one of the two results, with a hint for the mistakes students make most.
-std::string check_one(const char* which, float obtained, float expected, const Extremes& e) {
+// What is wrong with one of the two results.
+std::string check_one(const char* which, float obtained, float expected) {
     if (obtained == expected) {  // exact; -0.0 == +0.0
         return "";
     }
     std::ostringstream detail;
-    detail << which << " expected " << describe_number(expected) << ", got " << describe_number(obtained);
-    if (is_poison(obtained)) {
-        detail << " (never written)";
-    } else if (obtained == 0.0f && !e.has_zero) {
-        detail << " (0 is not in the input: did the running " << which << " start at 0 instead of "
-               << (std::string(which) == "min" ? "+INFINITY" : "-INFINITY") << "?)";
-    }
+    detail << which << " expected " << describe_number(expected) << ", got " << describe_number(obtained)
+           << (is_poison(obtained) ? " (never written)" : "");
     return detail.str();
 }
 
 std::string check_minmax(const std::vector<float>& output, const Extremes& e, std::size_t n) {
-    if (e.min != e.max && output[0] == e.max && output[1] == e.min) {
-        return "n=" + std::to_string(n) + ": min and max are swapped (output[0] must hold the minimum)";
-    }
-    const std::string min_problem = check_one("min", output[0], e.min, e);
-    const std::string max_problem = check_one("max", output[1], e.max, e);
+    const std::string min_problem = check_one("min", output[0], e.min);
+    const std::string max_problem = check_one("max", output[1], e.max);
     if (min_problem.empty() && max_problem.empty()) {
         return "";
     }
     return "n=" + std::to_string(n) + ": " + min_problem + (min_problem.empty() || max_problem.empty() ? "" : "; ") +
            max_problem;
+}
+
+// The mistakes students make most: the two results swapped, a running extreme that starts at a value no element
+// holds (0 rather than +INFINITY for the minimum), and the last elements left out (the extremes of the others).
+std::optional<Explanation> explain_minmax(const std::vector<float>& output, const Extremes& e, const float* input,
+                                          std::size_t n) {
+    Explanation explanation;
+    if (e.min != e.max && output[0] == e.max && output[1] == e.min) {
+        explanation.summary = "the minimum and the maximum are swapped";
+        explanation.category = explanation.summary;
+        explanation.hint = "output[0] holds the minimum and output[1] the maximum: check the order of the writes, "
+                           "and which of fminf and fmaxf goes where";
+        explanation.evidence.push_back("output[0] is " + describe_number(output[0]) + ", the maximum; output[1] is " +
+                                       describe_number(output[1]) + ", the minimum");
+        return explanation;
+    }
+    const bool min_outside = output[0] < e.min, max_outside = output[1] > e.max;
+    if (!is_poison(output[0]) && !is_poison(output[1]) && (min_outside || max_outside)) {
+        const char* which = min_outside ? "minimum" : "maximum";
+        const float value = min_outside ? output[0] : output[1];
+        explanation.summary = std::string("the ") + which +
+                              " is a value no element holds: a running extreme that starts at a value that is not "
+                              "the identity of min or max";
+        explanation.category = "a starting value that is not the identity of min or max";
+        explanation.hint = "start the running minimum at +INFINITY and the maximum at -INFINITY (or both at the "
+                           "first element their thread reads), never at 0";
+        explanation.topic = "inputs";
+        explanation.evidence.push_back(
+            std::string("got ") + describe_number(value) + " for the " + which +
+            (e.min > e.max ? std::string(" of no elements, which is ") + describe_number(min_outside ? e.min : e.max)
+                           : ", but every element lies between " + describe_number(e.min) + " and " +
+                                 describe_number(e.max)));
+        return explanation;
+    }
+    for (const std::size_t k : left_out_counts(n)) {
+        const Extremes kept = reduce_on_device(input, n - k, AsExtremes{}, CombineExtremes{}, Extremes{});
+        if (output[0] == kept.min && output[1] == kept.max) {
+            explanation = left_out_explanation(k, n, "element", "elements");
+            explanation.evidence.push_back("got the minimum and maximum of indices 0 to " + std::to_string(n - k - 1) +
+                                           "; " + last_indices(k, n) + " hold" + (k == 1 ? "s" : "") + " " +
+                                           (output[0] != e.min ? "the minimum, " + describe_number(e.min)
+                                                               : "the maximum, " + describe_number(e.max)));
+            return explanation;
+        }
+    }
+    return std::nullopt;
 }
 
 CaseOutcome run_case(const Case& c) {
@@ -77,6 +115,7 @@ CaseOutcome run_case(const Case& c) {
         entry(inputs(set), n, output.get(), scratch.get(), stream);
     };
     calls.check = [&](int set) { return check_minmax(output.to_host(), expected[set], n); };
+    calls.explain = [&](int set) { return explain_minmax(output.to_host(), expected[set], inputs(set), n); };
     calls.outputs = {&output, &scratch};
     calls.bytes = static_cast<double>(n) * sizeof(float);
     return run_calls(c, calls);

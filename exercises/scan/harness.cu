@@ -84,18 +84,23 @@ private:
     int ready_ = -1;
 };
 
+Mismatches find_mismatches(const float* output, const Prefix* prefixes, std::size_t n, bool exclusive,
+                           bool all_integers, double lambda) {
+    DeviceBuffer<Mismatches> counted(1);
+    set_element(counted.get(), Mismatches{});
+    compare_prefixes_kernel<<<grid_for(n), 256>>>(output, prefixes, n, exclusive, all_integers, lambda,
+                                                  counted.get());
+    CUGRADE_CUDA_CHECK(cudaGetLastError());
+    return read_element(counted.get());
+}
+
 std::string check_scan(const float* output, ExactPrefixes& exact, int set, std::size_t n, bool exclusive,
                        bool all_integers, double lambda) {
     if (n == 0) {
         return "";
     }
     const Prefix* prefixes = exact.of(set);
-    DeviceBuffer<Mismatches> counted(1);
-    set_element(counted.get(), Mismatches{});
-    compare_prefixes_kernel<<<grid_for(n), 256>>>(output, prefixes, n, exclusive, all_integers, lambda,
-                                                  counted.get());
-    CUGRADE_CUDA_CHECK(cudaGetLastError());
-    const Mismatches found = read_element(counted.get());
+    const Mismatches found = find_mismatches(output, prefixes, n, exclusive, all_integers, lambda);
     if (found.wrong == 0) {
         return "";
     }
@@ -115,6 +120,63 @@ std::string check_scan(const float* output, ExactPrefixes& exact, int set, std::
                << describe_number(tolerance) << ")";
     }
     return detail.str();
+}
+
+// The mistakes students make most: the other kind of scan; right up to a block's boundary and never written after
+// it (too few blocks); right up to a block's boundary and, after it, each block's own scan without the totals of
+// the blocks before it.
+std::optional<Explanation> explain_scan(const float* output, ExactPrefixes& exact, int set, std::size_t n,
+                                        bool exclusive, bool all_integers, double lambda) {
+    const Prefix* prefixes = exact.of(set);
+    Explanation e;
+    if (find_mismatches(output, prefixes, n, !exclusive, all_integers, lambda).wrong == 0) {
+        e.summary = exclusive ? "the output is the inclusive scan where the exclusive one is asked for"
+                              : "the output is the exclusive scan where the inclusive one is asked for";
+        e.category = "the other scan: inclusive for exclusive or the reverse";
+        e.hint = "exclusive: output[i] is the sum of the inputs before i, so output[0] is 0; inclusive: it adds "
+                 "input i too";
+        e.topic = "parameter";
+        e.evidence.push_back("every element equals the " + std::string(exclusive ? "inclusive" : "exclusive") +
+                             " scan of the input");
+        return e;
+    }
+    const Mismatches found = find_mismatches(output, prefixes, n, exclusive, all_integers, lambda);
+    const std::size_t first = found.first_wrong;
+    const std::size_t block = first & (~first + 1);  // the largest power of two that divides it
+    if (first == 0 || block < 32) {
+        return std::nullopt;
+    }
+    const float obtained = read_element(output + first);
+    const std::string where = "output[0] to output[" + std::to_string(first - 1) + "] are right; output[" +
+                              std::to_string(first) + "] is the first wrong element, at a multiple of " +
+                              std::to_string(block);
+    if (is_poison(obtained) && found.wrong == n - first) {
+        e.summary = "nothing is written past a block's boundary: the grid covers only the first blocks";
+        e.category = "elements past the first blocks never written";
+        e.hint = "launch enough blocks for every element, (n + ELEMENTS_PER_BLOCK - 1) / ELEMENTS_PER_BLOCK, and "
+                 "carry each block's total to the blocks after it";
+        e.topic = "grid";
+        e.evidence = {where, "every element from output[" + std::to_string(first) + "] on is never written"};
+        return e;
+    }
+    const std::size_t terms = terms_of(first, exclusive);
+    const double before_block = read_element(prefixes + first - 1).sum;  // the first `first` inputs
+    const double expected = terms == 0 ? 0.0 : read_element(prefixes + terms - 1).sum;
+    const double own_scan = expected - before_block;
+    // At the block's first element its own scan is one input (inclusive) or none (exclusive): exact.
+    if (!is_poison(obtained) && tol::within_tolerance(obtained, own_scan, 1e-6 * std::abs(own_scan))) {
+        e.summary = "right up to a block's boundary; after it, each block's scan lacks the total of the blocks "
+                    "before it";
+        e.category = "blocks' offsets not added";
+        e.hint = "the blocks' totals are scanned too, and each block adds the sum of the totals before it to every "
+                 "element it writes";
+        e.topic = "combine";
+        e.evidence = {where, "output[" + std::to_string(first) + "] is " + describe_number(obtained) +
+                                 ", the block's own scan: " + describe_number(before_block) +
+                                 ", the sum of the inputs before the block, is missing"};
+        return e;
+    }
+    return std::nullopt;
 }
 
 CaseOutcome run_case(const Case& c) {
@@ -138,6 +200,9 @@ CaseOutcome run_case(const Case& c) {
     };
     calls.check = [&](int set) {
         return check_scan(output.get(), exact, set, n, exclusive, totals[set].all_integers, c.lambda);
+    };
+    calls.explain = [&](int set) {
+        return explain_scan(output.get(), exact, set, n, exclusive, totals[set].all_integers, c.lambda);
     };
     calls.outputs = {&output, &scratch};
     calls.bytes = 2.0 * static_cast<double>(n) * sizeof(float);

@@ -37,6 +37,13 @@ CaseOutcome run_case(const Case& c) {
         entry(inputs(set), n, result.get(), scratch.get(), stream);
     };
     calls.check = [&](int set) { return check_total(read_element(result.get()), references[set], tolerances[set], n); };
+    calls.explain = [&](int set) {
+        const TotalTerms elements{"element", "elements", [&](std::size_t first, std::size_t count) {
+                                      const std::vector<float> x = read_range(inputs(set), first, count);
+                                      return std::vector<double>(x.begin(), x.end());
+                                  }};
+        return explain_total(read_element(result.get()), references[set], tolerances[set], n, elements);
+    };
     calls.outputs = {&result, &scratch};
     calls.bytes = static_cast<double>(n) * sizeof(float);
     calls.measurements = {{"exact", tol::exactly_summable_in_float32(references[0])}, {"tolerance", tolerances[0]}};

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "harness.cuh"
+#include "matrix_mismatches.cuh"
 #include "transpose.h"
 
 CUGRADE_REFERENCE(transpose);
@@ -37,6 +38,13 @@ __global__ void compare_transpose_kernel(const float* input, const float* output
         atomicMin(&findings->first_wrong, first_wrong);
     }
 }
+
+// Element (x, y) of the right cols x rows output: input[y][x].
+struct TransposeExpected {
+    const float* input;
+    std::size_t cols;
+    __device__ float operator()(std::size_t x, std::size_t y) const { return input[y * cols + x]; }
+};
 
 // Says which elements are wrong (writes outside the output are run_calls' to find, before this).
 std::string check_transpose(const float* input, const float* output, std::size_t rows, std::size_t cols) {
@@ -90,6 +98,9 @@ CaseOutcome run_case(const Case& c) {
     };
     // Untimed calls are checked in full; timed calls are spot-checked.
     calls.check = [&](int set) { return check_transpose(inputs(set), output.get(), rows, cols); };
+    calls.explain = [&](int set) -> std::optional<Explanation> {
+        return explain_matrix(output.get(), cols, rows, TransposeExpected{inputs(set), cols}, "output");
+    };
     calls.timed_check = [&](int set) -> std::string {
         constexpr unsigned samples = 1 << 16;
         CUGRADE_CUDA_CHECK(cudaMemset(mismatches.get(), 0, sizeof(unsigned)));
