@@ -192,7 +192,9 @@ std::string class_report_html(const std::string& title, const std::vector<ClassR
             std::set<std::string> student_causes;
             for (const auto& c : graded->value("cases", nlohmann::json::array())) {
                 const auto& diagnosis = c.value("diagnosis", nlohmann::json());
-                if (diagnosis.is_object() && diagnosis.contains("category") && diagnosis["category"].is_string()) {
+                // A diagnosis that only describes (where a matrix's wrong elements lie) has no category to count.
+                if (diagnosis.is_object() && diagnosis.contains("category") && diagnosis["category"].is_string() &&
+                    !diagnosis["category"].get<std::string>().empty()) {
                     student_causes.insert(diagnosis["category"].get<std::string>());
                 }
             }

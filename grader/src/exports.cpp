@@ -62,8 +62,17 @@ nlohmann::json gradescope_results(const Report& report, const std::string& stude
                 output += ": " + shown[i].detail;
             }
             if (shown[i].diagnosis) {
-                output.append("\n").append(diagnosis_cause(*shown[i].diagnosis));
-                output.append("\nlikely: ").append(shown[i].diagnosis->hint);
+                const Diagnosis& diagnosis = *shown[i].diagnosis;
+                output.append("\n").append(diagnosis_cause(diagnosis));
+                if (!diagnosis.map.empty()) {
+                    output.append("\nwhere the wrong elements lie:");
+                    for (const auto& line : diagnosis.map) {
+                        output.append("\n  ").append(line);
+                    }
+                }
+                if (!diagnosis.hint.empty()) {
+                    output.append("\nlikely: ").append(diagnosis.hint);
+                }
             }
             tests.push_back({{"name", exercise.exercise + " " + shown[i].name},
                              {"score", c.points},

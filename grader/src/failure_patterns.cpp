@@ -84,8 +84,10 @@ std::vector<Diagnosis> failure_patterns(const std::vector<ScoredCase>& cases) {
 
     // Right on call 1 and wrong on a later call of the same input: the result depends on what an earlier call left
     // behind. One such case proves it; the cases after it may fail from their first call on.
+    // A race makes results vary from call to call, so a later call's failure says nothing of state then.
+    const bool racy = std::any_of(cases.begin(), cases.end(), [](const ScoredCase& c) { return c.status == Status::race; });
     std::vector<std::string> later_calls;
-    for (std::size_t i = 0; i < verdicts.cases.size(); ++i) {
+    for (std::size_t i = 0; i < verdicts.cases.size() && !racy; ++i) {
         if (verdicts.failing[i] && failing_call(verdicts.cases[i]->detail) > 1) {
             later_calls.push_back(verdicts.cases[i]->plan.id);
         }
@@ -159,6 +161,27 @@ std::vector<Diagnosis> failure_patterns(const std::vector<ScoredCase>& cases) {
         auto& bound = verdicts.failing[i] ? smallest_failure : largest_pass;
         bound = verdicts.failing[i] ? std::min(bound.value_or(size), size) : std::max(bound.value_or(size), size);
     }
+    // One size fails, and only it: an edge that no other size reaches.
+    std::set<std::vector<std::uint64_t>> failing_shapes, passing_shapes;
+    for (std::size_t i = 0; i < verdicts.cases.size(); ++i) {
+        (verdicts.failing[i] ? failing_shapes : passing_shapes).insert(verdicts.cases[i]->plan.shape);
+    }
+    const bool one_shape = failing_shapes.size() == 1 && passing_shapes.size() >= 2 &&
+                           !passing_shapes.contains(*failing_shapes.begin()) && largest_pass && smallest_failure &&
+                           *largest_pass > *smallest_failure;  // else "fails only above" says it
+    if (one_shape) {
+        const auto& shape = *failing_shapes.begin();
+        const bool all_timed_out = std::all_of(verdicts.cases.begin(), verdicts.cases.end(), [](const ScoredCase* c) {
+            return !failed(c->status) || c->status == Status::timed_out;
+        });
+        add(shape.size() == 2 ? fmt::format("fails only the {}x{} shape; every other shape passes", shape[0], shape[1])
+                              : fmt::format("fails only when n = {}; every other size passes", shape.empty() ? 0 : shape[0]),
+            all_timed_out ? "the call never ends at that size: a loop whose exit that size never reaches, or threads "
+                            "waiting for something that never comes"
+                          : "what is special at that size: an edge no other size reaches (one element, a single "
+                            "partial block)",
+            "bounds");
+    }
     if (largest_pass && *largest_pass == 0 && smallest_failure) {
         add("right only where there is nothing to compute, n = 0",
             "no result is written, or none that is right: start with the smallest sizes and compare with a sum by "
@@ -172,7 +195,17 @@ std::vector<Diagnosis> failure_patterns(const std::vector<ScoredCase>& cases) {
             "grid");
     }
 
-    if (matrices && separates(verdicts, [](const ScoredCase& c) { return c.plan.shape[0] != c.plan.shape[1]; })) {
+    // Every failure non-square, every square right, and nearly every non-square shape wrong (one may still pass:
+    // one column, where a swapped index visits each element once all the same).
+    const auto square = [](const ScoredCase& c) { return c.plan.shape[0] == c.plan.shape[1]; };
+    bool squares_pass = false, only_non_square = true;
+    std::size_t non_square = 0;
+    for (std::size_t i = 0; i < verdicts.cases.size() && matrices; ++i) {
+        squares_pass = squares_pass || (square(*verdicts.cases[i]) && !verdicts.failing[i]);
+        only_non_square = only_non_square && !(square(*verdicts.cases[i]) && verdicts.failing[i]);
+        non_square += !square(*verdicts.cases[i]);
+    }
+    if (matrices && squares_pass && only_non_square && verdicts.failures >= 0.8 * static_cast<double>(non_square)) {
         add("fails only non-square shapes",
             "rows and columns swapped somewhere: in an index (row * cols + col), a bound, or the grid's dimensions",
             "indexing");

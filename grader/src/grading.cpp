@@ -168,7 +168,7 @@ ExerciseReport grade_exercise(const GradingContext& context, const Exercise& exe
         // Each hint ends where the student README teaches the fix.
         const auto point = [&](Diagnosis& diagnosis) {
             if (const std::string where = readme_pointer(exercise, diagnosis.topic); !where.empty()) {
-                diagnosis.hint += "; " + where;
+                diagnosis.hint += (diagnosis.hint.empty() ? "" : "; ") + where;
             }
         };
         for (auto& pattern : report.patterns) {
@@ -256,9 +256,14 @@ ExerciseReport grade_exercise(const GradingContext& context, const Exercise& exe
         } else {
             context.gpu_proven = true;
             RunResult run = run_cases(program, cases, run_options);
-            // Only scoring tells a slow speed test from a fast one: the harness reports both as passed.
+            // Only scoring tells a slow speed test from a fast one: the harness reports both as passed. A speed
+            // test with a wrong answer that nothing explained is profiled too: its design may be the cause (an atomic
+            // per element that stalls a float32 total), and its speed is what it will be graded on once right.
             for (std::size_t i = 0; i < cases.size(); ++i) {
-                if (cases[i].timed && score_case(cases[i], run.cases[i], rubric).status == Status::slow) {
+                const Status status = cases[i].timed ? score_case(cases[i], run.cases[i], rubric).status : Status::passed;
+                const bool unexplained_wrong = status == Status::wrong_answer &&
+                                               (!run.cases[i].diagnosis || run.cases[i].diagnosis->category.empty());
+                if (status == Status::slow || unexplained_wrong) {
                     profile_case(program, cases, i, run_options, run);
                 }
             }

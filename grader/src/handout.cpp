@@ -3,13 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include <fcntl.h>
-#include <sys/file.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
 #include <regex>
 #include <sstream>
 
@@ -19,6 +13,7 @@
 #include "cugrade/error.hpp"
 #include "file_io.hpp"
 #include "harness_object.hpp"
+#include "machine_lock.hpp"
 #include "opaque_names.hpp"
 #include "staging.hpp"
 #include "visible_rubric.hpp"
@@ -127,17 +122,9 @@ void check_output_folder(const Course& course, const fs::path& output) {
 // uses it (a lock), holding a copy of what the harness compiles from.
 class KitWorkshop {
 public:
-    KitWorkshop() : root_(fs::temp_directory_path() / "cugrade-kit-build") {
-        fs::create_directories(root_);
-        lock_ = ::open((root_ / ".lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-        if (lock_ < 0 || ::flock(lock_, LOCK_EX) != 0) {
-            throw std::runtime_error(fmt::format("cannot lock '{}': {}", root_.string(), std::strerror(errno)));
-        }
-    }
-    ~KitWorkshop() {
-        clear();
-        ::close(lock_);  // and the lock with it
-    }
+    KitWorkshop()
+        : root_(created(fs::temp_directory_path() / "cugrade-kit-build")), lock_(root_ / ".lock") {}
+    ~KitWorkshop() { clear(); }
     KitWorkshop(const KitWorkshop&) = delete;
     KitWorkshop& operator=(const KitWorkshop&) = delete;
 
@@ -191,8 +178,13 @@ private:
         }
     }
 
+    static fs::path created(const fs::path& folder) {
+        fs::create_directories(folder);
+        return folder;
+    }
+
     fs::path root_;
-    int lock_ = -1;
+    MachineLock lock_;
 };
 
 }  // namespace

@@ -43,6 +43,7 @@ std::vector<ShownCase> shown_cases(const ExerciseReport& exercise, const ReportO
                 diagnosis->scope = "found on a hidden case";
                 diagnosis->evidence.clear();
                 diagnosis->tool_output.clear();
+                diagnosis->map.clear();
             }
             shown.push_back({fmt::format("hidden-{}", ++hidden), nullptr,
                              c.detail.empty() ? "" : "details of hidden cases are not shown", nlohmann::json::object(),
@@ -104,8 +105,16 @@ void print_diagnosis(std::ostream& out, const Diagnosis& diagnosis, int width) {
     for (std::size_t i = 0; i < lines.size(); ++i) {
         out << (i == 0 ? "    " : "      ") << lines[i] << "\n";
     }
-    for (const auto& line : wrap("likely: " + diagnosis.hint, text_width - 2)) {
-        out << "      " << line << "\n";
+    if (!diagnosis.map.empty()) {
+        out << "      where the wrong elements lie:\n";
+        for (const auto& line : diagnosis.map) {
+            out << "        " << line << "\n";
+        }
+    }
+    if (!diagnosis.hint.empty()) {
+        for (const auto& line : wrap("likely: " + diagnosis.hint, text_width - 2)) {
+            out << "      " << line << "\n";
+        }
     }
 }
 
@@ -257,7 +266,8 @@ nlohmann::json diagnosis_json(const std::optional<Diagnosis>& diagnosis) {
             {"scope", diagnosis->scope},
             {"evidence", diagnosis->evidence},
             {"hint", diagnosis->hint},
-            {"tool_output", diagnosis->tool_output}};
+            {"tool_output", diagnosis->tool_output},
+            {"map", diagnosis->map}};
 }
 
 nlohmann::json optional_text(const std::optional<std::string>& text) {

@@ -19,6 +19,8 @@
 #include <cstring>
 #include <memory>
 
+#include "answer_explanation.hpp"
+#include "machine_lock.hpp"
 #include "cugrade/process.hpp"
 #include "cugrade/speed_profile.hpp"
 #include "protocol.hpp"
@@ -289,6 +291,9 @@ private:
                 if (record.contains("measurements") && record["measurements"].is_object()) {
                     result.measurements = record["measurements"];
                 }
+                if (result.status == Status::wrong_answer) {
+                    result.diagnosis = answer_diagnosis(record);
+                }
                 settle(current, std::move(result));
                 current = none;
                 deadline = after(startup_seconds);
@@ -429,13 +434,20 @@ void check_races(CaseRunner& runner, const std::vector<CasePlan>& cases, const s
         const bool hazard = sanitizer_found_hazard(status);
         // A racy kernel can slow racecheck past the case's limit; a hazard it already reported still decides.
         if ((checked && hazard) || (result.status == Status::timed_out && !report.empty())) {
-            // The race is the cause to report, whether or not it spoiled this run's result.
+            // The race is the cause to report, whether or not it spoiled this run's result; the diagnosis says
+            // where it is.
             const std::string also_wrong =
                 result.status == Status::wrong_answer ? " (the result was wrong too: " + result.detail + ")" : "";
             result.status = Status::race;
-            result.detail = "compute-sanitizer racecheck: " +
-                            (report.empty() ? std::string("a race on shared memory") : report) +
-                            "; a __syncthreads() is missing between a write and another thread's read" + also_wrong;
+            result.detail = "compute-sanitizer racecheck found a race between threads" + also_wrong;
+            result.diagnosis = race_diagnosis(output);
+            if (!result.diagnosis) {
+                result.diagnosis = Diagnosis{"race", "compute-sanitizer racecheck: a race on shared memory",
+                                             "this case", {}, "a __syncthreads() is missing between a write and "
+                                             "another thread's read", "", "a race on shared memory (racecheck)",
+                                             "barrier"};
+            }
+            result.diagnosis->scope = "this case";
         }
     }
 }
@@ -448,7 +460,7 @@ bool needs_diagnosis(const CasePlan& plan, Status status) {
 
 // A failing case runs once more, alone, under compute-sanitizer, to find what went wrong: memcheck for a crash, a
 // CUDA error or a wrong answer, then initcheck and synccheck for a wrong answer that memcheck does not explain. The
-// smallest visible failing case is the one, since instrumented code runs many times slower and a student may see
+// smallest visible failing case whose wrong answer the harness did not explain is the one, since instrumented code runs many times slower and a student may see
 // all of it; a hidden case only when no visible case fails. Its verdict stays that of the graded run: the diagnosis
 // goes beside it, and what the reruns print goes nowhere.
 void diagnose_failures(const fs::path& program, const std::vector<CasePlan>& cases, const RunOptions& options,
@@ -462,8 +474,12 @@ void diagnose_failures(const fs::path& program, const std::vector<CasePlan>& cas
         const bool than_visible = cases[than].visibility == Visibility::visible;
         return visible != than_visible ? visible : cases[i].size() < cases[than].size();
     };
+    // A wrong answer the harness already explained needs no rerun: its cause is named.
+    const auto explained = [&](std::size_t i) {
+        return result.cases[i].diagnosis && !result.cases[i].diagnosis->category.empty();
+    };
     for (std::size_t i = 0; i < cases.size(); ++i) {
-        if (needs_diagnosis(cases[i], result.cases[i].status) && (!chosen || better(i, *chosen))) {
+        if (needs_diagnosis(cases[i], result.cases[i].status) && !explained(i) && (!chosen || better(i, *chosen))) {
             chosen = i;
         }
     }
@@ -516,19 +532,28 @@ void profile_case(const fs::path& program, const std::vector<CasePlan>& cases, s
     CaseRunner runner(program, reruns, rerun_options);
     const fs::path report = options.work_dir / "profile.csv";
     fs::remove(report);
-    const auto processes = runner.run({i}, profiler_command(options.nsight_compute, report), {.profile = true});
+    std::vector<CaseRunner::Ended> processes;
+    {
+        // The GPU's performance counters serve one profiler at a time: other graders of this machine (a batch's
+        // other workers, a second instructor) wait here, outside the profile's time limit.
+        const MachineLock counters(fs::temp_directory_path() / "cugrade-nsight-compute.lock");
+        processes = runner.run({i}, profiler_command(options.nsight_compute, report), {.profile = true});
+    }
     std::string csv;
     if (std::ifstream file(report); file) {
         csv.assign(std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>());
     }
-    // Why there is no profile, in the profiler's words: its first error ("==ERROR== ERR_NVGPUCTRPERM ..."), else the
-    // last thing it said.
+    // Why there is no profile, in the profiler's words: its first error ("==ERROR== ERR_NVGPUCTRPERM ..."), else its
+    // first warning ("==WARNING== No kernels were profiled"), else the last thing it said, unless it ran out of time
+    // (then what it said last is whatever it was doing, not why).
     const auto no_profile = [&](const std::string& why) {
         const std::string output = csv + (processes.empty() ? std::string() : processes.back().output);
         std::string said;
-        if (const auto at = output.find("==ERROR=="); at != std::string::npos) {
+        const auto error = output.find("==ERROR==");
+        const auto warning = output.find("==WARNING==");
+        if (const auto at = error != std::string::npos ? error : warning; at != std::string::npos) {
             said = output.substr(at, output.find('\n', at) - at);
-        } else {
+        } else if (processes.empty() || !processes.back().status.timed_out) {
             std::istringstream lines(output);
             for (std::string line; std::getline(lines, line);) {
                 if (line.find_first_not_of(" \t\r") != std::string::npos) {
@@ -542,7 +567,8 @@ void profile_case(const fs::path& program, const std::vector<CasePlan>& cases, s
     try {
         const auto launches = read_profile(csv);
         const double copy_gbps = result.cases[i].measurements.value("copy_gbps", 0.0);
-        if (auto found = speed_diagnosis(launches, static_cast<double>(cases[i].size()), copy_gbps)) {
+        const double minimum_bytes = result.cases[i].measurements.value("bytes", 0.0);
+        if (auto found = speed_diagnosis(launches, {static_cast<double>(cases[i].size()), copy_gbps, minimum_bytes})) {
             found->scope = "found on " + cases[i].id;
             found->tool_output = csv.substr(0, 64 * 1024);
             result.cases[i].diagnosis = std::move(*found);

@@ -1,6 +1,7 @@
 #include "cugrade/sanitizer_report.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -283,6 +284,52 @@ Diagnosis diagnose(SanitizerTool tool, const Record& record) {
 }
 
 }  // namespace
+
+std::optional<Diagnosis> race_diagnosis(const std::string& output) {
+    const std::string report = first_race_report(output);
+    if (report.empty()) {
+        return std::nullopt;
+    }
+    // "Potential RAW hazard detected at __shared__ 0x580 in block (2,0,0): Write Thread (96,0,0) at K(...) in
+    // sum.cu:16; Read Thread (32,0,0) at K(...) in sum.cu:16"
+    static const std::regex headline(R"(^Potential (RAW|WAR|WAW) hazard detected at (\w+) 0x[0-9a-fA-F]+ in block \(([\d,]+)\))");
+    static const std::regex accessed(R"((Write|Read) Thread \(([\d,]+)\) at (.+?) in (\S+):(\d+))");
+    Diagnosis diagnosis;
+    diagnosis.kind = "race";
+    diagnosis.category = "a race on shared memory (racecheck)";
+    diagnosis.topic = "barrier";
+    diagnosis.hint = "a __syncthreads() between a thread's write to shared memory and another thread's read of it "
+                     "(or its next write); in a loop of steps, one at the end of every step";
+    diagnosis.tool_output = report;
+    std::smatch match;
+    if (!std::regex_search(report, match, headline)) {
+        diagnosis.summary = "compute-sanitizer racecheck: " + report;
+        return diagnosis;
+    }
+    const std::string kind = match[1] == "RAW" ? "a read after a write" : match[1] == "WAR" ? "a write after a read"
+                                                                                            : "two writes";
+    const std::string space = memory_space(match[2]);
+    const std::string block = match[3];
+    if (space != "shared memory") {
+        diagnosis.category = "a race on " + space + " (racecheck)";
+    }
+    std::vector<std::string> places, threads;
+    std::string kernel;
+    for (auto it = std::sregex_iterator(report.begin(), report.end(), accessed); it != std::sregex_iterator(); ++it) {
+        const std::smatch& access = *it;
+        std::string verb = access[1] == "Write" ? "a write" : "a read";
+        places.push_back(fmt::format("{} at {}:{}", verb, base_name(access[4]), std::string(access[5])));
+        threads.push_back(fmt::format("thread ({}) {}", std::string(access[2]), access[1] == "Write" ? "writes" : "reads"));
+        kernel = kernel_name(access[3]);
+    }
+    diagnosis.summary = fmt::format("compute-sanitizer racecheck: {} on {} with no barrier between{}{}", kind, space,
+                                    kernel.empty() ? "" : " in " + kernel,
+                                    places.size() == 2 ? ": " + places[0] + " and " + places[1] : "");
+    if (!threads.empty()) {
+        diagnosis.evidence.push_back(fmt::format("block ({}): {}", block, fmt::join(threads, ", ")));
+    }
+    return diagnosis;
+}
 
 std::optional<Diagnosis> first_sanitizer_error(SanitizerTool tool, const std::string& output,
                                                const std::vector<std::string>& student_files) {

@@ -20,6 +20,10 @@ const std::vector<std::string> metric_names = {
     "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum",
     "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum",
     "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum",
+    "smsp__sass_average_data_bytes_per_sector_mem_global_op_ld.pct",
+    "smsp__sass_average_data_bytes_per_sector_mem_global_op_st.pct",
+    "l1tex__t_bytes_pipe_lsu_mem_local_op_ld.sum",
+    "l1tex__t_bytes_pipe_lsu_mem_local_op_st.sum",
     "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",
     "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum",
     "smsp__inst_executed_op_shared_ld.sum",
@@ -142,8 +146,8 @@ std::vector<KernelProfile> read_profile(const std::string& csv) {
     return launches;
 }
 
-std::optional<Diagnosis> speed_diagnosis(const std::vector<KernelProfile>& profiled, double elements,
-                                         double copy_gbps) {
+std::optional<Diagnosis> speed_diagnosis(const std::vector<KernelProfile>& profiled, const SpeedTestFigures& test) {
+    const double elements = test.elements, copy_gbps = test.copy_gbps;
     if (profiled.empty()) {
         return std::nullopt;
     }
@@ -171,11 +175,17 @@ std::optional<Diagnosis> speed_diagnosis(const std::vector<KernelProfile>& profi
         total_ns += k.metric("gpu__time_duration.sum");
         dram_bytes += k.metric("dram__bytes_read.sum") + k.metric("dram__bytes_write.sum");
     }
+    const double gbps = total_ns > 0 ? dram_bytes / total_ns : 0.0;  // bytes per ns = GB/s
     std::vector<Finding> findings;
-    // Each kernel's findings count by its share of the time.
+    // Each kernel's findings count by its share of the time; a kernel of a tenth of it cannot be why the whole is
+    // slow (a final one-block pass over the partials, say).
     for (const auto& k : launches) {
         const double time = k.metric("gpu__time_duration.sum");
         const double part = total_ns > 0 ? time / total_ns : 1.0 / static_cast<double>(launches.size());
+        if (part < 0.1) {
+            continue;
+        }
+        const std::size_t kernel_findings = findings.size();
         const std::string where = launches.size() == 1 ? k.name : fmt::format("{} ({} of the time)", k.name,
                                                                               share(time, total_ns));
         const double sms = k.metric("launch__sm_count");
@@ -204,13 +214,24 @@ std::optional<Diagnosis> speed_diagnosis(const std::vector<KernelProfile>& profi
         for (const auto& [op, words] : {std::pair{"ld", "loads"}, std::pair{"st", "stores"}}) {
             const double requests = k.metric(fmt::format("l1tex__t_requests_pipe_lsu_mem_global_op_{}.sum", op));
             const double sectors = k.metric(fmt::format("l1tex__t_sectors_pipe_lsu_mem_global_op_{}.sum", op));
-            // A warp's 32 consecutive floats are 4 sectors of 32 bytes, its 32 float4s 16: more is uncoalesced.
-            if (requests > 0 && sectors / requests > 16.5) {
-                findings.push_back({part * std::min(1.0, (sectors / requests - 4.0) / 28.0),
+            // The share of each 32-byte sector's bytes that the threads asked for: 100% when a warp's accesses are
+            // consecutive, whatever their width. Without it (an older profiler), sectors per request: a warp's 32
+            // consecutive floats are 4 sectors, its 32 float4s 16, so more than 16 is uncoalesced at any width.
+            const double used_pct =
+                k.metric(fmt::format("smsp__sass_average_data_bytes_per_sector_mem_global_op_{}.pct", op));
+            const bool uncoalesced = used_pct > 0 ? used_pct < 50.0 : requests > 0 && sectors / requests > 16.5;
+            if (uncoalesced && requests > 0) {
+                const double waste = used_pct > 0 ? 1.0 - used_pct / 100.0
+                                                  : std::min(1.0, (sectors / requests - 4.0) / 28.0);
+                findings.push_back({part * waste,
                                 "coalescing", fmt::format("uncoalesced global {}", words),
-                                    fmt::format("global {} of {} are uncoalesced: {:.1f} sectors of 32 bytes per "
-                                                "warp request, where 4 serve 32 consecutive floats",
-                                                words, where, sectors / requests),
+                                    used_pct > 0
+                                        ? fmt::format("global {} of {} are uncoalesced: {:.0f}% of each 32-byte sector "
+                                                      "they fetch is used ({:.1f} sectors per warp request)",
+                                                      words, where, used_pct, sectors / requests)
+                                        : fmt::format("global {} of {} are uncoalesced: {:.1f} sectors of 32 bytes per "
+                                                      "warp request, where 4 serve 32 consecutive floats",
+                                                      words, where, sectors / requests),
                                     "let consecutive threads (threadIdx.x) touch consecutive addresses; for a "
                                     "strided access, go through a tile in shared memory"});
             }
@@ -235,6 +256,18 @@ std::optional<Diagnosis> speed_diagnosis(const std::vector<KernelProfile>& profi
                                 "branches split warps (an if on threadIdx.x % (2 * s), say): keep the active "
                                 "threads contiguous, so whole warps take the same branch"});
         }
+        const double local_bytes =
+            k.metric("l1tex__t_bytes_pipe_lsu_mem_local_op_ld.sum") + k.metric("l1tex__t_bytes_pipe_lsu_mem_local_op_st.sum");
+        const double kernel_dram = k.metric("dram__bytes_read.sum") + k.metric("dram__bytes_write.sum");
+        if (kernel_dram > 0 && local_bytes > 0.1 * kernel_dram) {
+            findings.push_back({part * std::min(0.8, local_bytes / kernel_dram),
+                                "occupancy", "local memory: spilled registers",
+                                fmt::format("{} moves {:.0f} MB through local memory ({:.0f} registers per thread): "
+                                            "registers spilled, or an array indexed at run time",
+                                            where, local_bytes / 1e6, k.metric("launch__registers_per_thread")),
+                                "keep per-thread arrays small and indexed by constants (unrolled loops), or give the "
+                                "compiler more registers with fewer threads per block (__launch_bounds__)"});
+        }
         const double achieved = k.metric("sm__warps_active.avg.pct_of_peak_sustained_active");
         const double theoretical = k.metric("sm__maximum_warps_per_active_cycle_pct");
         if (theoretical > 0 && theoretical < 50.0 && achieved < 40.0) {
@@ -256,6 +289,31 @@ std::optional<Diagnosis> speed_diagnosis(const std::vector<KernelProfile>& profi
                                 "fewer registers or less shared memory per block, or blocks of 128 to 512 threads, "
                                 "let more warps hide the memory's latency"});
         }
+        // Narrow loads, each thread's next load waiting on its last: coalesced, on every SM, with nothing else
+        // wrong, yet far from the copy's bandwidth.
+        const double load_requests = k.metric("l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum");
+        const double load_sectors = k.metric("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum");
+        if (findings.size() == kernel_findings && blocks >= sms && copy_gbps > 0 && gbps < 0.85 * copy_gbps && load_requests > 0 && load_sectors / load_requests <= 4.5 &&
+            load_sectors * 32.0 > 0.5 * kernel_dram) {
+            findings.push_back({part * 0.6 * (1.0 - gbps / copy_gbps),
+                                "vector_loads", "narrow loads, few in flight",
+                                fmt::format("{} loads 4 bytes per thread at a time ({:.1f} sectors per warp request) "
+                                            "and reaches {} of the copy's bandwidth: too few bytes in flight",
+                                            where, load_sectors / load_requests, share(gbps, copy_gbps)),
+                                "load 16 bytes per thread (float4, at an aligned start) or several independent "
+                                "elements per loop iteration, so that more loads are in flight at once"});
+        }
+    }
+    // Bytes beyond what the exercise must move: passes that write data out and read it back.
+    if (test.minimum_bytes > 0 && dram_bytes > 1.4 * test.minimum_bytes) {
+        findings.push_back({0.9 * (1.0 - test.minimum_bytes / dram_bytes),
+                            "traffic", "more memory traffic than needed",
+                            fmt::format("the kernels move {:.0f} MB where the exercise needs {:.0f} MB: {:.1f}x the "
+                                        "minimum, each element read or written about {:.0f} times",
+                                        dram_bytes / 1e6, test.minimum_bytes / 1e6, dram_bytes / test.minimum_bytes,
+                                        dram_bytes / test.minimum_bytes),
+                            "read each input once and write each output once: keep partial results on chip and pass "
+                            "only the blocks' totals between passes, or do it in one pass"});
     }
     // Launches cost a few microseconds each, whatever they do.
     const double launch_ns = 3000.0 * static_cast<double>(profiled.size());
@@ -268,12 +326,13 @@ std::optional<Diagnosis> speed_diagnosis(const std::vector<KernelProfile>& profi
                             "do more per launch: fewer levels (a wider tree per block), or one pass that combines "
                             "the blocks' results"});
     }
+    // What can explain only a twentieth of the time is not why the kernels are slow.
+    std::erase_if(findings, [](const Finding& f) { return f.weight < 0.05; });
     std::stable_sort(findings.begin(), findings.end(), [](const Finding& a, const Finding& b) {
         return a.weight > b.weight;
     });
     Diagnosis diagnosis;
     diagnosis.kind = "speed";
-    const double gbps = total_ns > 0 ? dram_bytes / total_ns : 0.0;  // bytes per ns = GB/s
     const std::string bandwidth =
         copy_gbps > 0 ? fmt::format("the kernels moved {:.0f} MB at {:.0f} GB/s: {} of the copy's {:.0f} GB/s",
                                     dram_bytes / 1e6, gbps, share(gbps, copy_gbps), copy_gbps)

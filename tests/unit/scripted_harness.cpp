@@ -9,6 +9,7 @@
 //   leak   prints the extents of every case this process has run so far (as a submission could, from a static),
 //          then reports passed
 //   timed  asks for the GPU alone (a speed test), then reports passed
+//   explained  reports a wrong answer with an explanation (explanation.hpp) whose topic is not a known one
 // With "gpu_gate" in the plan each case first asks for the GPU as the real harness does, and waits for the grant.
 // Every genuine record carries the run's token, as the real harness's do; "ready" names one protection.
 // A plan with any case id starting with "early" makes the harness abort before it is ready.
@@ -96,6 +97,15 @@ int main(int argc, char** argv) {
             std::printf("seen: %s\n", seen.c_str());
             std::fflush(stdout);
             send(channel, {{"event", "result"}, {"case", id}, {"status", "passed"}, {"detail", ""}});
+        } else if (starts_with(id, "explained")) {
+            send(channel, {{"event", "result"}, {"case", id}, {"status", "wrong_answer"},
+                           {"detail", "expected 3, got 2"},
+                           {"explanation", {{"summary", "the last element is left out"},
+                                            {"category", "the last elements left out"},
+                                            {"hint", "a bound one short"},
+                                            {"topic", "not a topic"},
+                                            {"evidence", {"the total of indices 0 to 1, without index 2", 7}},
+                                            {"map", {".#", std::string(200, '#')}}}}});
         } else if (starts_with(id, "noisy")) {
             std::printf("{\"event\":\"result\",\"case\":\"%s\",\"status\":\"passed\"}\n", id.c_str());
             std::fflush(stdout);

@@ -52,9 +52,9 @@ TEST_CASE("readme_sections names known topics and sections the README has, at th
     CHECK(error_of("readme_sections:\n  bounds: The last block\n") == "no error");
     CHECK(error_of("readme_sections:\n  bounds: Bounds\n") == "no error");
     CHECK(error_of("readme_sections:\n  edges: The last block\n") ==
-          "exercise.yaml:6:3: unknown diagnosis topic 'edges' (known: state, bounds, grid, indexing, inputs, "
+          "exercise.yaml:6:3: unknown diagnosis topic 'edges' (known: state, bounds, grid, combine, indexing, inputs, "
           "parameter, shared_memory, alignment, scratch, barrier, atomics, coalescing, bank_conflicts, divergence, "
-          "occupancy, launches)");
+          "occupancy, vector_loads, traffic, launches)");
     CHECK(error_of("readme_sections:\n  bounds: The first block\n") ==
           "exercise.yaml:6:11: no section 'The first block' in " +
           (fresh_folder("exercise", "unused").parent_path() / "course" / "exercises" / "toy" / "README.md").string());

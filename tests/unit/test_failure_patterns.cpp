@@ -86,6 +86,10 @@ TEST_CASE("matrices: non-square shapes, and sides that are not a multiple of the
         verdict("shapes", {8191, 8193}, "uniform", Status::cuda_error),
     };
     CHECK(summaries(square) == std::vector<std::string>{"fails only non-square shapes"});
+    // One column: a swapped index still visits each element once. The failures are still all non-square.
+    square.push_back(verdict("shapes", {33, 31}, "uniform", Status::wrong_answer));
+    square.push_back(verdict("shapes", {4097, 1}, "uniform", Status::passed));
+    CHECK(summaries(square) == std::vector<std::string>{"fails only non-square shapes"});
 
     std::vector<ScoredCase> tiles = {
         verdict("shapes", {32, 32}, "uniform", Status::passed), verdict("shapes", {64, 96}, "uniform", Status::passed),
@@ -93,6 +97,35 @@ TEST_CASE("matrices: non-square shapes, and sides that are not a multiple of the
     };
     CHECK(summaries(tiles) ==
           std::vector<std::string>{"fails every shape whose rows or columns are not a multiple of 32"});
+}
+
+TEST_CASE("one size fails and every other passes: the edge is named, and a hang gets its own hint") {
+    std::vector<ScoredCase> cases;
+    for (const std::uint64_t n : {0, 1, 2, 31, 1025}) {
+        for (const char* input : {"integers", "signed"}) {
+            cases.push_back(verdict("edges", {n}, input, n == 1 ? Status::timed_out : Status::passed));
+        }
+    }
+    const auto found = failure_patterns(cases);
+    REQUIRE(found.size() == 1);
+    CHECK(found[0].summary == "fails only when n = 1; every other size passes");
+    CHECK(found[0].hint.find("never ends") != std::string::npos);
+    // The largest size alone is "fails only above".
+    for (auto& c : cases) {
+        c.status = c.plan.shape[0] == 1025 ? Status::wrong_answer : Status::passed;
+    }
+    CHECK(summaries(cases) == std::vector<std::string>{"fails only above 31 elements: right up to 31, wrong from 1025 on"});
+}
+
+TEST_CASE("with a race among the cases, a later call's failure is not taken for state left behind") {
+    ScoredCase race = verdict("races", {1025}, "i", Status::race);
+    race.plan.race_check = true;
+    std::vector<ScoredCase> cases = {
+        race,
+        verdict("edges", {33}, "integers", Status::wrong_answer, "call 2 of 3: n=33: expected 66, got 65"),
+        verdict("edges", {32}, "integers", Status::passed),
+    };
+    CHECK(summaries(cases).empty());
 }
 
 TEST_CASE("one kind of input fails, the others pass") {

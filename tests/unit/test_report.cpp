@@ -41,8 +41,17 @@ Report sample_report() {
     exercise.build.diagnostics = "student/sum.cu:12: warning #177-D: variable \"unused\" was declared but never referenced\n";
     exercise.cases.push_back(scored("edges/n=1/integers", Visibility::visible, Status::passed, 1.25, 1.25, ""));
     exercise.cases.push_back(scored("edges/n=256/integers", Visibility::visible, Status::passed, 1.25, 1.25, ""));
-    exercise.cases.push_back(scored("edges/n=257/integers", Visibility::visible, Status::wrong_answer, 0, 1.25,
-                                    "call 1 of 3: n=257: expected 514, got 512 (off by 2, tolerance 0)"));
+    ScoredCase explained = scored("edges/n=257/integers", Visibility::visible, Status::wrong_answer, 0, 1.25,
+                                  "call 1 of 3: n=257: expected 514, got 512 (off by 2, tolerance 0)");
+    explained.diagnosis = Diagnosis{"answer",
+                                    "the last element is left out",
+                                    "this case",
+                                    {"expected 514, got 512: the total of indices 0 to 255, without index 256"},
+                                    "a bound one short: i < n - 1 or i + 1 < n where i < n is meant",
+                                    "",
+                                    "the last elements left out",
+                                    "bounds"};
+    exercise.cases.push_back(explained);
     exercise.cases.push_back(scored("edges/n=1025/integers", Visibility::visible, Status::wrong_answer, 0, 1.25,
                                     "call 1 of 3: n=1025: expected 2050, got 2048 (off by 2, tolerance 0)"));
     ScoredCase hidden = scored("large/n=4194301/integers", Visibility::hidden, Status::wrong_answer, 0, 5,
@@ -115,6 +124,34 @@ TEST_CASE("the JSON report matches its golden file and keeps hidden cases hidden
     CHECK(json.dump().find("4194301") == std::string::npos);
     const auto instructor = report_to_json(sample_report(), ReportOptions{true, 110});
     CHECK(instructor["exercises"][0]["cases"][4]["diagnosis"]["evidence"].size() == 2);
+}
+
+TEST_CASE("a wrong matrix's map shows under its case, and a hidden case's stays out of every form") {
+    Report report = sample_report();
+    ExerciseReport& exercise = report.exercises[0];
+    ScoredCase matrix = scored("edges/3x1025/signed", Visibility::visible, Status::wrong_answer, 0, 1, "3x1025: wrong");
+    matrix.plan.shape = {3, 1025};
+    matrix.diagnosis = Diagnosis{"answer", "about 2% of the elements are wrong", "this case",
+                                 {"c[0][1024] expected 1, got nan (never written)"}, "", "", "", "",
+                                 {"...............#", "...............#", "...............#"}};
+    exercise.cases.push_back(matrix);
+    matrix.plan.visibility = Visibility::hidden;
+    exercise.cases.push_back(matrix);
+
+    std::ostringstream text;
+    print_report(text, report, ReportOptions{false, 110});
+    const std::string shown = text.str();
+    const auto map_at = shown.find("      where the wrong elements lie:\n        ...............#\n");
+    CHECK(map_at != std::string::npos);
+    // Once: the hidden case shows its summary, not its map.
+    CHECK(shown.find("where the wrong elements lie:", map_at + 20) == std::string::npos);
+    CHECK(shown.find("about 2% of the elements are wrong") != shown.rfind("about 2% of the elements are wrong"));
+
+    const auto json = report_to_json(report, ReportOptions{false, 110});
+    const auto& cases = json["exercises"][0]["cases"];
+    CHECK(cases[6]["diagnosis"]["map"].size() == 3);
+    CHECK(cases[7]["diagnosis"]["map"].empty());
+    CHECK(cases[7]["diagnosis"]["evidence"].empty());
 }
 
 TEST_CASE("a report where nothing ran says so in one row") {

@@ -190,3 +190,18 @@ TEST_CASE("work that holds a shared GPU for long does not keep others out while 
     hanging.change(GpuGate::Use::none);
     CHECK(speed_test.get());
 }
+
+TEST_CASE("a wrong answer the harness explains gets the explanation as its diagnosis, read as untrusted text") {
+    const RunResult result = run({"explained-1", "fail-2"});
+    REQUIRE(result.cases.size() == 2);
+    REQUIRE(result.cases[0].diagnosis);
+    const Diagnosis& diagnosis = *result.cases[0].diagnosis;
+    CHECK(diagnosis.kind == "answer");
+    CHECK(diagnosis.summary == "the last element is left out");
+    CHECK(diagnosis.category == "the last elements left out");
+    CHECK(diagnosis.scope == "this case");
+    CHECK(diagnosis.topic.empty());  // not one of diagnosis_topics
+    CHECK(diagnosis.evidence == std::vector<std::string>{"the total of indices 0 to 1, without index 2"});
+    CHECK(diagnosis.map == std::vector<std::string>{".#", std::string(80, '#')});
+    CHECK_FALSE(result.cases[1].diagnosis);
+}

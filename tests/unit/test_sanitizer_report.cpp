@@ -46,6 +46,24 @@ TEST_CASE("the first racecheck hazard becomes one line") {
     CHECK(first_race_report("========= RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)\n").empty());
 }
 
+TEST_CASE("racecheck's first hazard becomes a diagnosis with both lines and the threads") {
+    const std::string output =
+        "========= COMPUTE-SANITIZER\n"
+        "========= Error: Potential RAW hazard detected at __shared__ 0x580 in block (2,0,0) :\n"
+        "=========     Write Thread (96,0,0) at partial_sums(const float *, unsigned long, float *)+0x2f0 in /tmp/x/sum.cu:16\n"
+        "=========     Read Thread (32,0,0) at partial_sums(const float *, unsigned long, float *)+0x2d0 in /tmp/x/sum.cu:17\n"
+        "=========     Current Value : 0\n";
+    const auto found = race_diagnosis(output);
+    REQUIRE(found);
+    CHECK(found->kind == "race");
+    CHECK(found->summary == "compute-sanitizer racecheck: a read after a write on shared memory with no barrier "
+                            "between in partial_sums: a write at sum.cu:16 and a read at sum.cu:17");
+    CHECK(found->evidence == std::vector<std::string>{"block (2,0,0): thread (96,0,0) writes, thread (32,0,0) reads"});
+    CHECK(found->category == "a race on shared memory (racecheck)");
+    CHECK(found->topic == "barrier");
+    CHECK_FALSE(race_diagnosis("========= RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)\n"));
+}
+
 TEST_CASE("memcheck's first error becomes a diagnosis with the kernel, the student's line and the index") {
     const auto found = first_sanitizer_error(SanitizerTool::memcheck, write_past_the_end, {"sum.cu"});
     REQUIRE(found);

@@ -45,23 +45,23 @@ TEST_CASE("the profiler's report gives each launch its kernel's name and its met
 }
 
 TEST_CASE("uncoalesced stores, bank conflicts, one block and an atomic per element are each named with their figure") {
-    const auto naive = speed_diagnosis({sample("copy_naive_transpose")}, elements, 3000.0);
+    const auto naive = speed_diagnosis({sample("copy_naive_transpose")}, {elements, 3000.0});
     REQUIRE(naive);
     CHECK(naive->kind == "speed");
     CHECK(naive->summary == "Nsight Compute: global stores of copy_naive_transpose are uncoalesced: 32.0 sectors of 32 "
                             "bytes per warp request, where 4 serve 32 consecutive floats");
     CHECK(naive->hint.find("consecutive threads") != std::string::npos);
 
-    const auto unpadded = speed_diagnosis({sample("unpadded_transpose")}, elements, 3000.0);
+    const auto unpadded = speed_diagnosis({sample("unpadded_transpose")}, {elements, 3000.0});
     REQUIRE(unpadded);
     CHECK(unpadded->summary == "Nsight Compute: shared-memory loads of unpadded_transpose have 32.2-way bank conflicts");
     CHECK(unpadded->hint.find("TILE+1") != std::string::npos);
 
-    const auto one_block = speed_diagnosis({sample("one_block_sum")}, elements, 3000.0);
+    const auto one_block = speed_diagnosis({sample("one_block_sum")}, {elements, 3000.0});
     REQUIRE(one_block);
     CHECK(one_block->summary == "Nsight Compute: one_block_sum runs 1 block on a GPU of 132 SMs: 1 of 132 SMs busy");
 
-    const auto atomics = speed_diagnosis({sample("atomic_sum")}, elements, 3000.0);
+    const auto atomics = speed_diagnosis({sample("atomic_sum")}, {elements, 3000.0});
     REQUIRE(atomics);
     CHECK(atomics->summary == "Nsight Compute: atomic_sum issues 524288 atomic instructions on global memory, one per "
                               "warp for every 32 elements: atomics on one address serialise");
@@ -69,19 +69,54 @@ TEST_CASE("uncoalesced stores, bank conflicts, one block and an atomic per eleme
 }
 
 TEST_CASE("the bandwidth the kernels reach is the last evidence, and a profile with nothing wrong says so") {
-    const auto tree = speed_diagnosis({sample("divergent_sum")}, elements, 3000.0);
+    // Coalesced 4-byte loads on every SM, with nothing else wrong, at a fifth of the copy's bandwidth.
+    const auto tree = speed_diagnosis({sample("divergent_sum")}, {elements, 3000.0});
     REQUIRE(tree);
-    CHECK(tree->summary == "Nsight Compute: the kernels moved 69 MB at 586 GB/s: 20% of the copy's 3000 GB/s; nothing "
-                           "stands out in how the kernels use the GPU");
-    const auto naive = speed_diagnosis({sample("copy_naive_transpose")}, elements, 0.0);
+    CHECK(tree->summary == "Nsight Compute: divergent_sum loads 4 bytes per thread at a time (4.0 sectors per warp "
+                           "request) and reaches 20% of the copy's bandwidth: too few bytes in flight");
+    CHECK(tree->topic == "vector_loads");
+    // The same kernel where a copy is no faster: nothing stands out.
+    const auto at_copy_speed = speed_diagnosis({sample("divergent_sum")}, {elements, 600.0});
+    REQUIRE(at_copy_speed);
+    CHECK(at_copy_speed->summary == "Nsight Compute: the kernels moved 69 MB at 586 GB/s: 98% of the copy's 600 GB/s; "
+                                    "nothing stands out in how the kernels use the GPU");
+    const auto naive = speed_diagnosis({sample("copy_naive_transpose")}, {elements, 0.0});
     REQUIRE(naive);
     CHECK(naive->evidence.back().rfind("the kernels moved ", 0) == 0);
-    CHECK_FALSE(speed_diagnosis({}, elements, 3000.0));
+    CHECK_FALSE(speed_diagnosis({}, {elements, 3000.0}));
+}
+
+TEST_CASE("bytes beyond the exercise's minimum, spilled registers and a sector's unused bytes are named") {
+    // A scan that writes its data out and reads it back: twice the bytes it needs.
+    const KernelProfile tree = sample("divergent_sum");
+    const double moved = tree.metric("dram__bytes_read.sum") + tree.metric("dram__bytes_write.sum");
+    const auto twice = speed_diagnosis({tree}, {elements, 600.0, moved / 2.0});
+    REQUIRE(twice);
+    CHECK(twice->summary == "Nsight Compute: the kernels move 69 MB where the exercise needs 35 MB: 2.0x the minimum, "
+                            "each element read or written about 2 times");
+    CHECK(twice->topic == "traffic");
+
+    KernelProfile spills = tree;
+    spills.metrics["l1tex__t_bytes_pipe_lsu_mem_local_op_ld.sum"] = moved / 2.0;
+    spills.metrics["l1tex__t_bytes_pipe_lsu_mem_local_op_st.sum"] = moved / 2.0;
+    spills.metrics["launch__registers_per_thread"] = 255.0;
+    const auto spilled = speed_diagnosis({spills}, {elements, 600.0});
+    REQUIRE(spilled);
+    CHECK(spilled->summary == "Nsight Compute: divergent_sum moves 69 MB through local memory (255 registers per "
+                              "thread): registers spilled, or an array indexed at run time");
+
+    // Two floats used of each sector's eight: a warp across 16 rows, 2 columns each (threadIdx.x along the rows).
+    KernelProfile strided = tree;
+    strided.metrics["smsp__sass_average_data_bytes_per_sector_mem_global_op_ld.pct"] = 25.0;
+    const auto uncoalesced = speed_diagnosis({strided}, {elements, 600.0});
+    REQUIRE(uncoalesced);
+    CHECK(uncoalesced->summary == "Nsight Compute: global loads of divergent_sum are uncoalesced: 25% of each 32-byte "
+                                  "sector they fetch is used (4.0 sectors per warp request)");
 }
 
 TEST_CASE("several kernels: each finding weighs by its kernel's share of the time, and many short launches show") {
     // The one-block kernel takes most of the time: its idle SMs come first, the transposes' flaws after.
-    const auto mixed = speed_diagnosis({sample("copy_naive_transpose"), sample("one_block_sum")}, elements, 3000.0);
+    const auto mixed = speed_diagnosis({sample("copy_naive_transpose"), sample("one_block_sum")}, {elements, 3000.0});
     REQUIRE(mixed);
     CHECK(mixed->summary.find("one_block_sum (87% of the time) runs 1 block") != std::string::npos);
     CHECK(mixed->evidence.front().find("global stores of copy_naive_transpose (13% of the time)") != std::string::npos);
@@ -94,7 +129,7 @@ TEST_CASE("several kernels: each finding weighs by its kernel's share of the tim
         tiny.metrics["gpu__time_duration.sum"] = 2000.0;
         levels.push_back(tiny);
     }
-    const auto launches = speed_diagnosis(levels, elements, 3000.0);
+    const auto launches = speed_diagnosis(levels, {elements, 3000.0});
     REQUIRE(launches);
     CHECK(launches->summary == "Nsight Compute: 6 kernel launches per call, 2.0 us each on average: each launch costs "
                                "about 3 us of its own");
@@ -112,7 +147,7 @@ TEST_CASE("the profiler's command profiles the submission's NVTX ranges with the
 
 TEST_CASE("the launches of one kernel count as one: its flaw is named once, with the times added up") {
     const KernelProfile naive = sample("copy_naive_transpose");
-    const auto twice = speed_diagnosis({naive, naive, sample("one_block_sum")}, elements, 3000.0);
+    const auto twice = speed_diagnosis({naive, naive, sample("one_block_sum")}, {elements, 3000.0});
     REQUIRE(twice);
     // 2 x 0.316 ms of the naive transpose against 2.134 ms of the one block: 23% and 77% of the time.
     CHECK(twice->summary.find("one_block_sum (77% of the time)") != std::string::npos);

@@ -9,8 +9,9 @@
 namespace cugrade {
 
 struct Diagnosis {
-    // "pattern": what the failing cases share; "memory": compute-sanitizer memcheck; "uninitialized": initcheck;
-    // "barrier": synccheck; "speed": Nsight Compute's profile of a slow speed test.
+    // "pattern": what the failing cases share; "answer": what the harness found the wrong answer to be;
+    // "memory": compute-sanitizer memcheck; "uninitialized": initcheck; "barrier": synccheck; "race": racecheck;
+    // "speed": Nsight Compute's profile of a slow speed test.
     std::string kind;
     std::string summary;                // one line: the cause, where it is, with nothing of the case's size or input
     std::string scope;                  // how many cases show it: "9 of 12 visible cases"; or the case it was found on
@@ -23,6 +24,8 @@ struct Diagnosis {
     // What the fix is about, one of diagnosis_topics: an exercise.yaml's `readme_sections` names the README section
     // that teaches it, and the hint points there.
     std::string topic = {};
+    // A picture of where a matrix's wrong elements lie, a line per row of cells (explanation.hpp draws it).
+    std::vector<std::string> map = {};
 };
 
 // The topics a diagnosis can have, each with what it covers.
@@ -30,6 +33,7 @@ inline const std::vector<std::pair<std::string, std::string>> diagnosis_topics =
     {"state", "state left on the device by one call: counters and flags to reset"},
     {"bounds", "the last, partial block or tile; reads and writes past the end of an array"},
     {"grid", "the grid's size: ceiling division, grid-stride loops, enough blocks for every SM"},
+    {"combine", "combining the blocks' results: each block's total, and what the blocks before it add up to"},
     {"indexing", "rows and columns in an index, a bound or the grid"},
     {"inputs", "values that only some inputs bring out: signs, zeros, a starting value"},
     {"parameter", "one setting of an exercise parameter, such as an exclusive scan"},
@@ -42,6 +46,8 @@ inline const std::vector<std::pair<std::string, std::string>> diagnosis_topics =
     {"bank_conflicts", "shared-memory bank conflicts and padding"},
     {"divergence", "warps whose threads take different branches"},
     {"occupancy", "registers, shared memory and block size against the warps an SM holds"},
+    {"vector_loads", "wide (16-byte) loads and several loads in flight per thread"},
+    {"traffic", "bytes moved: each input read once and each output written once"},
     {"launches", "how many kernel launches a call makes"},
 };
 

@@ -23,6 +23,10 @@ std::vector<std::string> sanitizer_command(const std::string& compute_sanitizer,
 // What racecheck reported, as one line: the first hazard, or empty when none.
 std::string first_race_report(const std::string& output);
 
+// racecheck's first hazard as a diagnosis: the kind of race, the memory, the kernel, the two accesses' lines and
+// which threads made them. Nothing when racecheck reported none.
+std::optional<Diagnosis> race_diagnosis(const std::string& output);
+
 // The first error `tool` reported, as a diagnosis: where (kernel, file:line), what (an out-of-bounds write of 4
 // bytes, a read of memory nobody wrote, a barrier not every thread reaches) and the tool's facts (thread, block, how
 // far outside the allocation). An error in one of `student_files` (file names, no folders) comes before one

@@ -28,12 +28,19 @@ std::vector<std::string> profiler_command(const std::string& ncu, const std::fil
 // The launches in ncu's `--csv --page raw` report; throws std::runtime_error when it is not one.
 std::vector<KernelProfile> read_profile(const std::string& csv);
 
+// What the speed test measured beside the profile.
+struct SpeedTestFigures {
+    double elements = 0.0;       // the case's size
+    double copy_gbps = 0.0;      // what a plain copy reached in the speed test (0: unknown)
+    double minimum_bytes = 0.0;  // what the exercise must move at least (0: unknown)
+};
+
 // What the speed test's figures and the kernels' metrics say about why the submission is slow, the likeliest cause
 // first: a grid that leaves SMs idle, an atomic per element, uncoalesced loads or stores, shared-memory bank
-// conflicts, divergent warps, low occupancy and its limiter, many short launches; with the figure that shows each,
-// and the bandwidth the kernels reach against the copy's. `elements` is the case's size; `copy_gbps` what the speed
-// test measured for a copy (0: unknown). Nothing when no kernel ran.
-std::optional<Diagnosis> speed_diagnosis(const std::vector<KernelProfile>& launches, double elements,
-                                         double copy_gbps);
+// conflicts, divergent warps, spilled registers, narrow loads, low occupancy and its limiter, more bytes than the
+// exercise needs, many short launches; with the figure that shows each, and the bandwidth the kernels reach against
+// the copy's. A kernel of under a tenth of the time, and a finding that explains under a twentieth of it, are left
+// out. Nothing when no kernel ran.
+std::optional<Diagnosis> speed_diagnosis(const std::vector<KernelProfile>& launches, const SpeedTestFigures& test);
 
 }  // namespace cugrade
