@@ -22,8 +22,10 @@
 //   patterns: [TEXT]              optional: the diagnosis the bug must get: for each TEXT, one of the patterns the
 //                                 failing cases share (failure_patterns.hpp) contains it; checked when a GPU ran
 //                                 the cases
-//   diagnosis: [TEXT]             optional: the compute-sanitizer rerun's diagnosis of a failing case (sanitizer_report.hpp)
-//                                 contains each TEXT in its summary or evidence; checked when a GPU ran the cases
+//   diagnosis: [TEXT]             optional: each TEXT is in the summary or evidence of some case's diagnosis (the
+//                                 harness's explanation of a wrong answer, a compute-sanitizer rerun, racecheck,
+//                                 Nsight Compute's profile of the speed test: docs/diagnoses.md); checked when a GPU
+//                                 ran the cases
 //
 // Without a GPU, the cases that were graded anyway (a build failure, a submission rejected before it ran) are
 // checked; if any case was skipped the result is 77, unless something mismatched.
@@ -124,6 +126,17 @@ int main(int argc, char** argv) {
         if (const char* dir = std::getenv("CUGRADE_FIXTURE_REPORTS"); dir != nullptr && *dir != '\0') {
             const auto name = exercise_name + "-" + std::filesystem::path(argv[2]).filename().string() + ".json";
             std::ofstream(std::filesystem::path(dir) / name) << report_to_json(report, ReportOptions{true, 140}).dump(2);
+            // Where the grading's time went, which no report shows: what scripts/diagnosis_table.py reads.
+            if (report.exercises.size() == 1) {
+                const StageSeconds& t = report.exercises[0].seconds;
+                std::filesystem::create_directories(std::filesystem::path(dir) / "seconds");
+                std::ofstream(std::filesystem::path(dir) / "seconds" / name)
+                    << nlohmann::json{{"build", t.build},           {"startup", t.startup},
+                                      {"correctness", t.correctness}, {"race_check", t.race_check},
+                                      {"speed", t.speed},           {"diagnosis", t.diagnosis},
+                                      {"gpu_wait", t.gpu_wait}}
+                           .dump(2);
+            }
         }
 
         int mismatches = 0;
