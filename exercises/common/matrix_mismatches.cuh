@@ -218,13 +218,11 @@ Explanation explain_matrix(const float* output, std::size_t rows, std::size_t co
                                     : "about " + std::to_string(cell_rows) + " x " + std::to_string(cell_cols) +
                                           " elements") +
         ": # every element wrong, + some, . none");
-    std::vector<unsigned long long> cells(matrix_map::max_rows * matrix_map::max_cols);
-    CUGRADE_CUDA_CHECK(cudaMemcpy(cells.data(), found.get()->cells, cells.size() * sizeof(unsigned long long),
-                                  cudaMemcpyDeviceToHost));
+    // The first pass's counts: each later pass starts from zero.
     for (unsigned r = 0; r < map_rows; ++r) {
         std::string line;
         for (unsigned c = 0; c < map_cols; ++c) {
-            const unsigned long long in_cell = cells[r * map_cols + c];
+            const unsigned long long in_cell = counts.cells[r * map_cols + c];
             const std::size_t size = items_in_part(rows, map_rows, r) * items_in_part(cols, map_cols, c);
             line += in_cell == 0 ? '.' : in_cell >= size ? '#' : '+';
         }

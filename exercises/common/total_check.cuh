@@ -79,6 +79,15 @@ inline std::optional<Explanation> explain_total(float obtained, const tolerance:
                              describe_number(reference.abs_sum));
         return e;
     }
+    if (got == 0.0 && !tolerance::within_tolerance(0.0, reference.sum, tolerance)) {
+        e.summary = "the result is 0, as if no " + terms.noun + " were added";
+        e.category = "no " + terms.noun + " added: the result is 0";
+        e.hint = "a grid of n / THREADS blocks has no block at all when n is below THREADS: round up, (n + THREADS - "
+                 "1) / THREADS; or the total is never written to the result";
+        e.topic = "grid";
+        e.evidence.push_back("expected " + describe_number(reference.sum) + ", got 0");
+        return e;
+    }
     if (n < 2) {
         return std::nullopt;
     }

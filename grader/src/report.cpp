@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <set>
 #include <sstream>
 
 #include "cugrade/diagnosis.hpp"
@@ -97,8 +98,9 @@ std::string gpu_description(const GpuInfo& gpu) {
     return gpu.available ? fmt::format("{} ({})", gpu.name, gpu.arch()) : "none: " + gpu.unavailable_reason;
 }
 
-// A case's diagnosis, on lines of its own under the case's row.
-void print_diagnosis(std::ostream& out, const Diagnosis& diagnosis, int width) {
+// A case's diagnosis, on lines of its own under the case's row; its hint only where an earlier case did not give the
+// same one (twenty cases with one cause say it once).
+void print_diagnosis(std::ostream& out, const Diagnosis& diagnosis, int width, std::set<std::string>& hints_given) {
     const std::size_t text_width = width > 30 ? static_cast<std::size_t>(width) - 8 : 22;
     const std::string text = diagnosis_cause(diagnosis);
     const auto lines = wrap(text, text_width);
@@ -111,7 +113,7 @@ void print_diagnosis(std::ostream& out, const Diagnosis& diagnosis, int width) {
             out << "        " << line << "\n";
         }
     }
-    if (!diagnosis.hint.empty()) {
+    if (!diagnosis.hint.empty() && hints_given.insert(diagnosis.hint).second) {
         for (const auto& line : wrap("likely: " + diagnosis.hint, text_width - 2)) {
             out << "      " << line << "\n";
         }
@@ -165,6 +167,7 @@ void print_exercise(std::ostream& out, const ExerciseReport& exercise, const Rep
 
     out << fmt::format("\n  {:<{}}  {:<{}}  {:<{}}  {:>{}}\n", "case", name_width, "status", status_width, "detail",
                        detail_width, "points", points_width);
+    std::set<std::string> hints_given;
     for (std::size_t i = 0; i < rows.size(); ++i) {
         const auto& c = rows[i];
         const auto detail = wrap(shown[i].detail, detail_width);
@@ -175,7 +178,7 @@ void print_exercise(std::ostream& out, const ExerciseReport& exercise, const Rep
             out << fmt::format("  {:<{}}  {:<{}}  {}\n", "", name_width, "", status_width, detail[line]);
         }
         if (shown[i].diagnosis) {
-            print_diagnosis(out, *shown[i].diagnosis, options.width);
+            print_diagnosis(out, *shown[i].diagnosis, options.width, hints_given);
         }
     }
     out << fmt::format("  {:<{}}  {:>{}}\n\n", "total", name_width + 2 + status_width + 2 + detail_width,

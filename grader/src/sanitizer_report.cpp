@@ -292,7 +292,9 @@ std::optional<Diagnosis> race_diagnosis(const std::string& output) {
     }
     // "Potential RAW hazard detected at __shared__ 0x580 in block (2,0,0): Write Thread (96,0,0) at K(...) in
     // sum.cu:16; Read Thread (32,0,0) at K(...) in sum.cu:16"
-    static const std::regex headline(R"(^Potential (RAW|WAR|WAW) hazard detected at (\w+) 0x[0-9a-fA-F]+ in block \(([\d,]+)\))");
+    // racecheck reports a race between threads of one warp as a warning: "Warning: (Warp Level Programming)
+    // Potential RAW hazard ...".
+    static const std::regex headline(R"(Potential (RAW|WAR|WAW) hazard detected at (\w+) 0x[0-9a-fA-F]+ in block \(([\d,]+)\))");
     static const std::regex accessed(R"((Write|Read) Thread \(([\d,]+)\) at (.+?) in (\S+):(\d+))");
     Diagnosis diagnosis;
     diagnosis.kind = "race";
@@ -322,7 +324,15 @@ std::optional<Diagnosis> race_diagnosis(const std::string& output) {
         threads.push_back(fmt::format("thread ({}) {}", std::string(access[2]), access[1] == "Write" ? "writes" : "reads"));
         kernel = kernel_name(access[3]);
     }
-    diagnosis.summary = fmt::format("compute-sanitizer racecheck: {} on {} with no barrier between{}{}", kind, space,
+    const bool in_one_warp = report.find("Warp Level Programming") != std::string::npos;
+    if (in_one_warp) {
+        diagnosis.category = "a race between threads of one warp (racecheck)";
+        diagnosis.hint = "threads of one warp do not run in lockstep: a __syncwarp() between a write to shared memory "
+                         "and another lane's read of it (or a __syncthreads() where all the block's threads meet)";
+    }
+    diagnosis.summary = fmt::format("compute-sanitizer racecheck: {} on {} {}{}{}", kind, space,
+                                    in_one_warp ? "between threads of one warp, with no __syncwarp() between"
+                                                : "with no barrier between",
                                     kernel.empty() ? "" : " in " + kernel,
                                     places.size() == 2 ? ": " + places[0] + " and " + places[1] : "");
     if (!threads.empty()) {

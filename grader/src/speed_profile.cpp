@@ -220,7 +220,12 @@ std::optional<Diagnosis> speed_diagnosis(const std::vector<KernelProfile>& profi
             const double used_pct =
                 k.metric(fmt::format("smsp__sass_average_data_bytes_per_sector_mem_global_op_{}.pct", op));
             const bool uncoalesced = used_pct > 0 ? used_pct < 50.0 : requests > 0 && sectors / requests > 16.5;
-            if (uncoalesced && requests > 0) {
+            // One float per block (a partial sum) fills an eighth of its sector, and costs nothing: only accesses of
+            // several sectors each that are a tenth of the kernel's global traffic or more count.
+            const double all_sectors = k.metric("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum") +
+                                       k.metric("l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum");
+            const bool matters = requests > 0 && sectors / requests >= 2.0 && sectors >= 0.1 * all_sectors;
+            if (uncoalesced && matters) {
                 const double waste = used_pct > 0 ? 1.0 - used_pct / 100.0
                                                   : std::min(1.0, (sectors / requests - 4.0) / 28.0);
                 findings.push_back({part * waste,

@@ -147,6 +147,17 @@ TEST_CASE("a wrong matrix's map shows under its case, and a hidden case's stays 
     CHECK(shown.find("where the wrong elements lie:", map_at + 20) == std::string::npos);
     CHECK(shown.find("about 2% of the elements are wrong") != shown.rfind("about 2% of the elements are wrong"));
 
+    // One hint for many cases with one cause: given under the first only.
+    ScoredCase again = scored("edges/n=1023/integers", Visibility::visible, Status::wrong_answer, 0, 1, "wrong");
+    again.diagnosis = exercise.cases[2].diagnosis;
+    Report twice = report;
+    twice.exercises[0].cases.push_back(again);
+    std::ostringstream twice_text;
+    print_report(twice_text, twice, ReportOptions{false, 110});
+    const std::string hint = "likely: a bound one short";
+    CHECK(twice_text.str().find(hint) != std::string::npos);
+    CHECK(twice_text.str().find(hint) == twice_text.str().rfind(hint));
+
     const auto json = report_to_json(report, ReportOptions{false, 110});
     const auto& cases = json["exercises"][0]["cases"];
     CHECK(cases[6]["diagnosis"]["map"].size() == 3);

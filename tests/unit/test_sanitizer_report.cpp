@@ -62,6 +62,18 @@ TEST_CASE("racecheck's first hazard becomes a diagnosis with both lines and the 
     CHECK(found->category == "a race on shared memory (racecheck)");
     CHECK(found->topic == "barrier");
     CHECK_FALSE(race_diagnosis("========= RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)\n"));
+
+    // Between lanes of one warp racecheck warns, as it did for tests/fixtures/scan/missing_syncthreads.
+    const std::string in_one_warp =
+        "========= Warning: (Warp Level Programming) Potential RAW hazard detected at __shared__ 0x414 in block (1,0,0) :\n"
+        "=========     Write Thread (2,0,0) at blelloch_blocks(const float *, unsigned long, float *, int, float *)+0x5a0 in scan.cu:26\n"
+        "=========     Read Thread (1,0,0) at blelloch_blocks(const float *, unsigned long, float *, int, float *)+0x590 in scan.cu:26\n";
+    const auto warp = race_diagnosis(in_one_warp);
+    REQUIRE(warp);
+    CHECK(warp->summary == "compute-sanitizer racecheck: a read after a write on shared memory between threads of one "
+                           "warp, with no __syncwarp() between in blelloch_blocks: a write at scan.cu:26 and a read at "
+                           "scan.cu:26");
+    CHECK(warp->hint.find("__syncwarp()") != std::string::npos);
 }
 
 TEST_CASE("memcheck's first error becomes a diagnosis with the kernel, the student's line and the index") {
