@@ -261,8 +261,7 @@ ExerciseReport grade_exercise(const GradingContext& context, const Exercise& exe
             // per element that stalls a float32 total), and its speed is what it will be graded on once right.
             for (std::size_t i = 0; i < cases.size(); ++i) {
                 const Status status = cases[i].timed ? score_case(cases[i], run.cases[i], rubric).status : Status::passed;
-                const bool unexplained_wrong = status == Status::wrong_answer &&
-                                               (!run.cases[i].diagnosis || run.cases[i].diagnosis->category.empty());
+                const bool unexplained_wrong = status == Status::wrong_answer && !names_cause(run.cases[i].diagnosis);
                 if (status == Status::slow || unexplained_wrong) {
                     profile_case(program, cases, i, run_options, run);
                 }

@@ -475,11 +475,9 @@ void diagnose_failures(const fs::path& program, const std::vector<CasePlan>& cas
         return visible != than_visible ? visible : cases[i].size() < cases[than].size();
     };
     // A wrong answer the harness already explained needs no rerun: its cause is named.
-    const auto explained = [&](std::size_t i) {
-        return result.cases[i].diagnosis && !result.cases[i].diagnosis->category.empty();
-    };
     for (std::size_t i = 0; i < cases.size(); ++i) {
-        if (needs_diagnosis(cases[i], result.cases[i].status) && !explained(i) && (!chosen || better(i, *chosen))) {
+        if (needs_diagnosis(cases[i], result.cases[i].status) && !names_cause(result.cases[i].diagnosis) &&
+            (!chosen || better(i, *chosen))) {
             chosen = i;
         }
     }

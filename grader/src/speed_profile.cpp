@@ -211,6 +211,8 @@ std::optional<Diagnosis> speed_diagnosis(const std::vector<KernelProfile>& profi
                                 "add within the block first (shared memory or warp shuffles), then one atomicAdd "
                                 "per block"});
         }
+        const double all_sectors = k.metric("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum") +
+                                   k.metric("l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum");
         for (const auto& [op, words] : {std::pair{"ld", "loads"}, std::pair{"st", "stores"}}) {
             const double requests = k.metric(fmt::format("l1tex__t_requests_pipe_lsu_mem_global_op_{}.sum", op));
             const double sectors = k.metric(fmt::format("l1tex__t_sectors_pipe_lsu_mem_global_op_{}.sum", op));
@@ -222,8 +224,6 @@ std::optional<Diagnosis> speed_diagnosis(const std::vector<KernelProfile>& profi
             const bool uncoalesced = used_pct > 0 ? used_pct < 50.0 : requests > 0 && sectors / requests > 16.5;
             // One float per block (a partial sum) fills an eighth of its sector, and costs nothing: only accesses of
             // several sectors each that are a tenth of the kernel's global traffic or more count.
-            const double all_sectors = k.metric("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum") +
-                                       k.metric("l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum");
             const bool matters = requests > 0 && sectors / requests >= 2.0 && sectors >= 0.1 * all_sectors;
             if (uncoalesced && matters) {
                 const double waste = used_pct > 0 ? 1.0 - used_pct / 100.0

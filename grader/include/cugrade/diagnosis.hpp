@@ -2,6 +2,7 @@
 // student is shown of it never names a hidden case, its size or its input.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -27,6 +28,12 @@ struct Diagnosis {
     // A picture of where a matrix's wrong elements lie, a line per row of cells (explanation.hpp draws it).
     std::vector<std::string> map = {};
 };
+
+// Whether a case's diagnosis names a cause, so that no rerun need look for one: a diagnosis that only describes (where
+// a matrix's wrong elements lie) has no category.
+inline bool names_cause(const std::optional<Diagnosis>& diagnosis) {
+    return diagnosis && !diagnosis->category.empty();
+}
 
 // The topics a diagnosis can have, each with what it covers.
 inline const std::vector<std::pair<std::string, std::string>> diagnosis_topics = {
