@@ -20,20 +20,12 @@
 #include "guarded_buffer.cuh"
 #include "protocol.hpp"
 #include "remote_submission.cuh"
+#include "run_mode.hpp"
 #include "seeded_input.cuh"
 #include "statistics.hpp"
 #include "timing.cuh"
 
 namespace cugrade::harness {
-
-// Set for a run under Nsight Compute (the plan's "profile"), which grades nothing: each case makes its submission's
-// calls, each inside an NVTX range named "submission" so that the profiler sees only the submission's kernels, and
-// no timing follows. One harness process runs one plan, so this is the process's setting.
-inline bool& profile_only() {
-    static bool profile = false;
-    return profile;
-}
-inline constexpr const char* submission_range = "submission";
 
 struct CaseOutcome {
     std::string status;
@@ -111,6 +103,9 @@ std::string broken_contract(const CaseCalls<Signature>& calls, const InputSnapsh
             return overrun;
         }
     }
+    if (inputs.size() == 0) {
+        return "";  // a profiled run takes no snapshot of its inputs: it grades nothing
+    }
     const std::size_t operands = calls.inputs->operands();
     for (std::size_t k = 0; k < operands; ++k) {
         if (std::string changed = inputs.changed(static_cast<std::size_t>(set) * operands + k); !changed.empty()) {
@@ -122,17 +117,11 @@ std::string broken_contract(const CaseCalls<Signature>& calls, const InputSnapsh
 
 template <class Signature>
 CaseOutcome run_calls(const plan::Case& c, const CaseCalls<Signature>& calls) {
-    // Profiled, the submission's kernels run with the GPU to themselves: in a batch, no other submission's work
-    // between the profiler's replays.
-    std::optional<GpuAlone> profiled_alone;
-    if (profile_only()) {
-        profiled_alone.emplace();
-    }
     Stream stream;
     InputSnapshot inputs;
     const SeededInputs& seeded = *calls.inputs;
     const int sets = seeded.sets();
-    {
+    if (!profile_only()) {
         SharedGpu gpu;
         for (int set = 0; set < sets; ++set) {
             for (std::size_t k = 0; k < seeded.operands(); ++k) {
@@ -163,12 +152,18 @@ CaseOutcome run_calls(const plan::Case& c, const CaseCalls<Signature>& calls) {
         SharedGpu gpu;
         poison_outputs();
         const bool profiled = profile_only() && &entry == &calls.submission;
-        if (profiled) {
-            nvtxRangePushA(submission_range);
-        }
-        call_submission([&] { calls.invoke(entry, stream, set); }, which);
-        if (profiled) {
-            nvtxRangePop();
+        {
+            // Profiled, the submission's kernels run with the GPU and its performance counters to themselves: no
+            // other submission's work between the profiler's replays, and no other profile.
+            std::optional<GpuAlone> profiled_alone;
+            if (profiled) {
+                profiled_alone.emplace();
+                nvtxRangePushA(submission_range);
+            }
+            call_submission([&] { calls.invoke(entry, stream, set); }, which);
+            if (profiled) {
+                nvtxRangePop();
+            }
         }
         if (std::string broken = broken_contract(calls, inputs, set); !broken.empty()) {
             return {which + ": " + broken};

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "cuda_check.cuh"
+#include "run_mode.hpp"
 
 namespace cugrade::harness {
 
@@ -52,15 +53,6 @@ __global__ void count_written_kernel(const float* begin, std::size_t n, unsigned
     if (count > 0) {
         atomicAdd(written, count);
     }
-}
-
-// Set for a rerun under compute-sanitizer (the plan's "bare_buffers"), which diagnoses and grades nothing: buffers
-// then have no guard regions and no poison, so that a write past an output's end falls outside every allocation,
-// where memcheck reports the line that wrote, and a read of scratch nothing wrote is one that initcheck sees. One
-// harness process runs one plan, so this is the process's setting.
-inline bool& bare_buffers() {
-    static bool bare = false;
-    return bare;
 }
 
 // A device buffer of `count` floats with poisoned guard regions of `guard` floats on both sides. `hint` ends the

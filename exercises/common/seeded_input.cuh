@@ -15,6 +15,7 @@
 #include "case_plan.hpp"
 #include "channel.cuh"
 #include "cuda_check.cuh"
+#include "run_mode.hpp"
 
 namespace cugrade::harness {
 
@@ -96,7 +97,7 @@ public:
                                      " inputs; this exercise takes " + std::to_string(operands));
         }
         SharedGpu gpu;
-        const int sets = c.timed ? 3 : 1;
+        const int sets = c.timed && !profile_only() ? 3 : 1;
         for (int set = 0; set < sets; ++set) {
             for (std::size_t k = 0; k < operands; ++k) {
                 const plan::Input& input = c.inputs.size() == 1 ? c.inputs[0] : c.inputs[k];

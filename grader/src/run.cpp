@@ -33,6 +33,9 @@ using Seconds = std::chrono::duration<double>;
 
 Clock::time_point after(double seconds) { return Clock::now() + std::chrono::duration_cast<Clock::duration>(Seconds(seconds)); }
 
+// The machine's one lock on the GPUs' performance counters, for every profiled run of every cugrade.
+fs::path profiler_lock_file() { return fs::temp_directory_path() / "cugrade-nsight-compute.lock"; }
+
 // A secret for one harness process: records that lack it are not the harness's.
 std::string make_token() {
     std::random_device random;
@@ -43,10 +46,18 @@ std::string make_token() {
     return token;
 }
 
-// What became of the case that was running when the process ended without reporting it.
-CaseResult interrupted(const ExitStatus& status, double case_seconds) {
+// What became of the case that was running when the process ended without reporting it. `tool`: the tool it ran
+// under ("racecheck"), or empty.
+CaseResult interrupted(const ExitStatus& status, double case_seconds, const std::string& tool) {
     if (!status.limit.empty()) {
         return {Status::limit_exceeded, fmt::format("the program {}", status.describe())};
+    }
+    if (status.timed_out && !tool.empty()) {
+        return {Status::timed_out,
+                fmt::format("{} stopped after {} s: the case did not finish under compute-sanitizer, which runs "
+                            "kernels many times slower: an endless loop, blocks waiting on each other, or far too "
+                            "slow",
+                            tool, case_seconds)};
     }
     if (status.timed_out) {
         return {Status::timed_out,
@@ -82,8 +93,11 @@ struct RunMode {
     // Outputs and scratch without guard regions or poison, for compute-sanitizer to see every access outside an
     // array and every read of memory nothing wrote.
     bool bare_buffers = false;
-    // The submission's calls only, inside NVTX ranges for the profiler, and no timing.
+    // The submission's calls only, inside NVTX ranges for the profiler, and no timing. The profiled calls hold the
+    // GPU's performance counters, which serve one profiler of the machine at a time, and the GPU alone.
     bool profile = false;
+    // The tool the harness runs under, as messages name it ("racecheck"); empty: none.
+    std::string tool;
 };
 
 // Runs cases in harness processes, restarting after each failure, and records what became of every case.
@@ -149,7 +163,9 @@ private:
         }
         const fs::path plan_file = options_.work_dir / fmt::format("plan-{}.json", run_.processes + 1);
         nlohmann::json plan = make_plan(plan_cases, /*skip_exit_handlers=*/launcher.empty(), options_.device_code);
-        plan["gpu_gate"] = options_.gpu_gate != nullptr;
+        // A profiled run always asks before its profiled calls: the counters are the machine's, batch or not.
+        const bool answers_gpu_requests = options_.gpu_gate != nullptr || mode.profile;
+        plan["gpu_gate"] = answers_gpu_requests;
         plan["bare_buffers"] = mode.bare_buffers;
         plan["profile"] = mode.profile;
         std::ofstream(plan_file) << plan.dump(2);
@@ -206,6 +222,7 @@ private:
         ++run_.processes;
 
         GpuGate::Hold gpu(options_.gpu_gate);  // what this process holds of a shared GPU
+        std::optional<MachineLock> counters;   // a profiled run's hold on the performance counters
         const auto process_started = Clock::now();
         auto case_started = process_started;
         double waited = 0.0, in_cases = 0.0;  // of this process's time
@@ -263,12 +280,20 @@ private:
                 started_any = true;
                 deadline = after(cases_[current].case_seconds);
                 case_started = Clock::now();
-            } else if (event == "gpu" && options_.gpu_gate != nullptr) {
+            } else if (event == "gpu" && answers_gpu_requests) {
                 const std::string use = record.value("use", "");
                 const GpuGate::Use wanted = use == "shared"      ? GpuGate::Use::shared
                                             : use == "exclusive" ? GpuGate::Use::exclusive
                                                                  : GpuGate::Use::none;
                 const auto asked = Clock::now();
+                if (mode.profile && wanted != GpuGate::Use::exclusive) {
+                    counters.reset();
+                }
+                if (mode.profile && wanted == GpuGate::Use::exclusive && !counters) {
+                    // Other graders of this machine (a batch's other workers, a second instructor) profile one at a
+                    // time; only the profiled calls wait here, not the profiler's start or the case's inputs.
+                    counters.emplace(profiler_lock_file());
+                }
                 gpu.change(wanted);
                 const double wait = Seconds(Clock::now() - asked).count();
                 waited += wait;
@@ -284,6 +309,7 @@ private:
                 }
             } else if (event == "result" && current != none && id == cases_[current].id) {
                 gpu.change(GpuGate::Use::none);
+                counters.reset();
                 case_ended(cases_[current]);
                 CaseResult result;
                 result.status = status_from_string(record.value("status", "")).value_or(Status::harness_error);
@@ -302,6 +328,7 @@ private:
             }
         }
         gpu.change(GpuGate::Use::none);
+        counters.reset();
         if (current != none) {
             case_ended(cases_[current]);
         }
@@ -332,7 +359,7 @@ private:
         stream.truncated = stream.truncated || truncated || output.size() > room;
 
         if (current != none) {
-            settle(current, interrupted(status, cases_[current].case_seconds));
+            settle(current, interrupted(status, cases_[current].case_seconds, mode.tool));
         } else if (!started_any) {
             // It ended before its first case: whatever stopped it would stop every restart too.
             CaseResult result;
@@ -342,8 +369,12 @@ private:
                 result = {Status::limit_exceeded, fmt::format("the program {} before running any case",
                                                               status.describe())};
             } else if (status.timed_out) {
-                result = {Status::timed_out, fmt::format("the program did not start its first case within {} s",
-                                                         startup_seconds)};
+                result = {Status::timed_out,
+                          mode.tool.empty()
+                              ? fmt::format("the program did not start its first case within {} s", startup_seconds)
+                              : fmt::format("{} stopped after {} s: the program did not start its first case under "
+                                            "compute-sanitizer",
+                                            mode.tool, startup_seconds)};
             } else {
                 result = {status.signal != 0 ? Status::crashed : Status::exited_early,
                           fmt::format("the program {} before running any case", status.describe())};
@@ -415,7 +446,7 @@ void check_races(CaseRunner& runner, const std::vector<CasePlan>& cases, const s
             one_at_a_time.insert(one_at_a_time.end(), together->begin(), together->end());
             continue;
         }
-        const auto processes = runner.run(*together, racecheck);
+        const auto processes = runner.run(*together, racecheck, {.tool = "racecheck"});
         if (std::any_of(processes.begin(), processes.end(), hazard_reported)) {
             runner.reopen(*together);
             one_at_a_time.insert(one_at_a_time.end(), together->begin(), together->end());
@@ -423,7 +454,7 @@ void check_races(CaseRunner& runner, const std::vector<CasePlan>& cases, const s
     }
     std::sort(one_at_a_time.begin(), one_at_a_time.end());
     for (const std::size_t i : one_at_a_time) {
-        const auto processes = runner.run({i}, racecheck);
+        const auto processes = runner.run({i}, racecheck, {.tool = "racecheck"});
         if (processes.empty()) {
             continue;
         }
@@ -484,29 +515,46 @@ void diagnose_failures(const fs::path& program, const std::vector<CasePlan>& cas
     if (!chosen) {
         return;
     }
+    // The reruns of one grading share one budget, whatever the submission does under the tools.
     const auto started = Clock::now();
+    const auto budget_end = after(options.diagnosis_seconds);
     std::vector<CasePlan> reruns = cases;
-    for (auto& c : reruns) {
-        c.case_seconds = std::min(c.case_seconds, options.diagnosis_seconds);
-    }
     RunOptions rerun_options = options;
-    rerun_options.sanitizer_startup_seconds = options.diagnosis_seconds;
     CaseRunner runner(program, reruns, rerun_options);
     std::vector<SanitizerTool> tools = {SanitizerTool::memcheck};
     if (result.cases[*chosen].status == Status::wrong_answer) {
         tools.insert(tools.end(), {SanitizerTool::initcheck, SanitizerTool::synccheck});
     }
+    const std::string where = cases[*chosen].visibility == Visibility::visible ? "on " + cases[*chosen].id
+                                                                                : "on a hidden case";
     for (const SanitizerTool tool : tools) {
+        const double left = Seconds(budget_end - Clock::now()).count();
+        if (left < 1.0) {
+            result.diagnosis_notes.push_back(fmt::format(
+                "compute-sanitizer's {} did not run {}: the reruns' {} s were spent", to_string(tool), where,
+                options.diagnosis_seconds));
+            break;
+        }
+        reruns[*chosen].case_seconds = std::min(cases[*chosen].case_seconds, left);
+        rerun_options.sanitizer_startup_seconds = left;
         runner.reopen({*chosen});
         std::string output;
+        bool stopped = false;
         for (const auto& process : runner.run({*chosen}, sanitizer_command(options.compute_sanitizer, tool),
-                                              {.bare_buffers = true})) {
+                                              {.bare_buffers = true, .tool = to_string(tool)})) {
             output += process.output;
+            stopped = stopped || process.status.timed_out;
         }
         if (auto found = first_sanitizer_error(tool, output, options.student_files)) {
             found->scope = cases[*chosen].visibility == Visibility::visible ? "found on " + cases[*chosen].id
                                                                             : "found on a hidden case";
             result.cases[*chosen].diagnosis = std::move(*found);
+            break;
+        }
+        if (stopped) {
+            result.diagnosis_notes.push_back(fmt::format("compute-sanitizer's {} stopped after {:.0f} s {}",
+                                                         to_string(tool), Seconds(Clock::now() - started).count(),
+                                                         where));
             break;
         }
     }
@@ -522,21 +570,16 @@ void profile_case(const fs::path& program, const std::vector<CasePlan>& cases, s
     }
     const auto started = Clock::now();
     // The profiler replays each kernel several times, saving and restoring the memory it writes: longer than one
-    // call, and on a busy machine longer still.
+    // call. Waiting for the counters, which other profiles of the machine may hold, is not counted.
     std::vector<CasePlan> reruns = cases;
-    reruns[i].case_seconds = std::min(reruns[i].case_seconds, 2 * options.diagnosis_seconds);
+    reruns[i].case_seconds = std::min(reruns[i].case_seconds, options.diagnosis_seconds);
     RunOptions rerun_options = options;
-    rerun_options.sanitizer_startup_seconds = 2 * options.diagnosis_seconds;
+    rerun_options.sanitizer_startup_seconds = options.diagnosis_seconds;
     CaseRunner runner(program, reruns, rerun_options);
     const fs::path report = options.work_dir / "profile.csv";
     fs::remove(report);
-    std::vector<CaseRunner::Ended> processes;
-    {
-        // The GPU's performance counters serve one profiler at a time: other graders of this machine (a batch's
-        // other workers, a second instructor) wait here, outside the profile's time limit.
-        const MachineLock counters(fs::temp_directory_path() / "cugrade-nsight-compute.lock");
-        processes = runner.run({i}, profiler_command(options.nsight_compute, report), {.profile = true});
-    }
+    const std::vector<CaseRunner::Ended> processes =
+        runner.run({i}, profiler_command(options.nsight_compute, report), {.profile = true, .tool = "Nsight Compute"});
     std::string csv;
     if (std::ifstream file(report); file) {
         csv.assign(std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>());
@@ -574,7 +617,10 @@ void profile_case(const fs::path& program, const std::vector<CasePlan>& cases, s
             no_profile("Nsight Compute saw no kernel of the submission's");
         }
     } catch (const std::runtime_error& e) {
-        no_profile(processes.empty() ? e.what() : "Nsight Compute " + processes.back().status.describe());
+        no_profile(processes.empty()                     ? e.what()
+                   : processes.back().status.timed_out ? fmt::format("Nsight Compute stopped after {} s",
+                                                                      options.diagnosis_seconds)
+                                                         : "Nsight Compute " + processes.back().status.describe());
     }
     result.seconds.diagnosis += Seconds(Clock::now() - started).count();
 }

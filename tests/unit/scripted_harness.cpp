@@ -10,7 +10,10 @@
 //          then reports passed
 //   timed  asks for the GPU alone (a speed test), then reports passed
 //   explained  reports a wrong answer with an explanation (explanation.hpp) whose topic is not a known one
-// With "gpu_gate" in the plan each case first asks for the GPU as the real harness does, and waits for the grant.
+//   toolhang   reports a wrong answer, but never reports under a diagnosis's tool (a plan with "bare_buffers" or
+//              "profile"), as a kernel that compute-sanitizer or the profiler slows past every limit
+// With "gpu_gate" in the plan each case first asks for the GPU as the real harness does, and waits for the grant: the
+// GPU alone for a "timed" case and for every case of a profiled run, as the real harness asks around a profiled call.
 // Every genuine record carries the run's token, as the real harness's do; "ready" names one protection.
 // A plan with any case id starting with "early" makes the harness abort before it is ready.
 #include <signal.h>
@@ -63,6 +66,8 @@ int main(int argc, char** argv) {
     std::ifstream plan_file(argv[1]);
     const auto plan = nlohmann::json::parse(plan_file);
     const bool gpu_gate = plan.value("gpu_gate", false);
+    const bool profile = plan.value("profile", false);
+    const bool under_tool = profile || plan.value("bare_buffers", false);
     for (const auto& c : plan["cases"]) {
         if (starts_with(c["id"].get<std::string>(), "early")) {
             std::abort();
@@ -75,11 +80,11 @@ int main(int argc, char** argv) {
         seen += c["shape"].dump() + " ";
         send(channel, {{"event", "start"}, {"case", id}});
         if (gpu_gate) {
-            use_gpu(channel, channel_fd, starts_with(id, "timed") ? "exclusive" : "shared");
+            use_gpu(channel, channel_fd, starts_with(id, "timed") || profile ? "exclusive" : "shared");
         }
         if (starts_with(id, "crash")) {
             ::raise(SIGSEGV);
-        } else if (starts_with(id, "hang")) {
+        } else if (starts_with(id, "hang") || (starts_with(id, "toolhang") && under_tool)) {
             while (true) {
                 ::pause();
             }

@@ -45,6 +45,24 @@ bool still_running(const std::future<RunResult>& run, std::chrono::milliseconds 
 
 RunResult run(const std::vector<std::string>& ids) { return run_plans(plans(ids)); }
 
+// Options whose compute-sanitizer and Nsight Compute are a stand-in that runs the program as they would, in a
+// folder of its own.
+RunOptions with_tools(const std::string& folder, double diagnosis_seconds) {
+    const auto dir = std::filesystem::temp_directory_path() / ("cugrade-test-run" + folder);
+    std::filesystem::create_directories(dir);
+    RunOptions options;
+    options.work_dir = dir;
+    options.startup_seconds = 5.0;
+    options.compute_sanitizer = CUGRADE_TEST_DATA "/unit/tool_stand_in.sh";
+    options.nsight_compute = CUGRADE_TEST_DATA "/unit/tool_stand_in.sh";
+    options.diagnosis_seconds = diagnosis_seconds;
+    return options;
+}
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
 }  // namespace
 
 TEST_CASE("each failure is pinned on its own case and the remaining cases still run") {
@@ -204,4 +222,58 @@ TEST_CASE("a wrong answer the harness explains gets the explanation as its diagn
     CHECK(diagnosis.evidence == std::vector<std::string>{"the total of indices 0 to 1, without index 2"});
     CHECK(diagnosis.map == std::vector<std::string>{".#", std::string(80, '#')});
     CHECK_FALSE(result.cases[1].diagnosis);
+}
+
+TEST_CASE("a race check that never ends is stopped at its case's limit and says so; the other cases keep theirs") {
+    std::vector<CasePlan> cases = plans({"pass-1", "hang-race", "pass-race"});
+    cases[1].race_check = cases[2].race_check = true;
+    const auto started = std::chrono::steady_clock::now();
+    const RunResult result = run_cases(CUGRADE_SCRIPTED_HARNESS, cases, with_tools("-racecheck", 5.0));
+    CHECK(seconds_since(started) < 8.0);
+    CHECK(result.cases[0].status == Status::passed);
+    CHECK(result.cases[1].status == Status::timed_out);
+    CHECK(result.cases[1].detail ==
+          "racecheck stopped after 1 s: the case did not finish under compute-sanitizer, which runs kernels many "
+          "times slower: an endless loop, blocks waiting on each other, or far too slow");
+    CHECK(result.cases[2].status == Status::passed);
+    CHECK(result.seconds.race_check > 0.9);
+}
+
+TEST_CASE("the compute-sanitizer reruns of a failing case that never ends stop within their budget and say so") {
+    std::vector<CasePlan> cases = plans({"pass-1", "toolhang-2"});
+    cases[1].case_seconds = 10.0;
+    const auto started = std::chrono::steady_clock::now();
+    const RunResult result = run_cases(CUGRADE_SCRIPTED_HARNESS, cases, with_tools("-reruns", 2.0));
+    // memcheck, then initcheck and synccheck for a wrong answer: all three within one budget of 2 s.
+    CHECK(seconds_since(started) < 5.0);
+    CHECK(result.cases[1].status == Status::wrong_answer);
+    CHECK(result.cases[1].detail == "expected 1, got 2");
+    CHECK_FALSE(result.cases[1].diagnosis);
+    REQUIRE(result.diagnosis_notes.size() == 1);
+    CHECK(result.diagnosis_notes[0] == "compute-sanitizer's memcheck stopped after 2 s on toolhang-2");
+    CHECK(result.seconds.diagnosis < 3.0);
+}
+
+TEST_CASE("a profile that never ends is stopped at its bound, gives the counters back, and the grading goes on") {
+    std::vector<CasePlan> cases = plans({"toolhang-timed"});
+    cases[0].timed = true;
+    cases[0].case_seconds = 10.0;
+    GpuGate gate;
+    RunOptions options = with_tools("-profile", 1.5);
+    options.gpu_gate = &gate;
+    RunResult result;
+    result.cases.resize(1);
+    result.cases[0].status = Status::passed;
+    const auto started = std::chrono::steady_clock::now();
+    profile_case(CUGRADE_SCRIPTED_HARNESS, cases, 0, options, result);
+    CHECK(seconds_since(started) < 4.0);
+    REQUIRE(result.diagnosis_notes.size() == 1);
+    CHECK(result.diagnosis_notes[0] == "the speed test could not be profiled: Nsight Compute stopped after 1.5 s");
+    CHECK(result.cases[0].status == Status::passed);
+    // The profiled call held the GPU alone and the machine's counters: both are free again.
+    CHECK_FALSE(gate.exclusive_held());
+    CHECK(gate.exclusive_seconds() > 1.0);
+    const auto again = std::chrono::steady_clock::now();
+    profile_case(CUGRADE_SCRIPTED_HARNESS, cases, 0, options, result);
+    CHECK(seconds_since(again) < 4.0);
 }

@@ -76,6 +76,44 @@ TEST_CASE("racecheck's first hazard becomes a diagnosis with both lines and the 
     CHECK(warp->hint.find("__syncwarp()") != std::string::npos);
 }
 
+TEST_CASE("racecheck's analysis becomes a diagnosis with both lines and the number of hazards") {
+    const std::string output =
+        "========= COMPUTE-SANITIZER\n"
+        "========= Error: Race reported between Write access at partial_sums(const float *, unsigned long, float *)+0x2f0 in /tmp/x/sum.cu:16\n"
+        "=========     and Read access at partial_sums(const float *, unsigned long, float *)+0x2d0 in /tmp/x/sum.cu:17 [32 hazards]\n"
+        "=========     and Write access at partial_sums(const float *, unsigned long, float *)+0x2f0 in /tmp/x/sum.cu:16 [4 hazards]\n"
+        "========= \n"
+        "========= RACECHECK SUMMARY: 1 hazard displayed (1 error, 0 warnings)\n";
+    CHECK(first_race_report(output) ==
+          "Race reported between Write access at partial_sums(const float *, unsigned long, float *) in /tmp/x/sum.cu:16; "
+          "and Read access at partial_sums(const float *, unsigned long, float *) in /tmp/x/sum.cu:17 [32 hazards]; "
+          "and Write access at partial_sums(const float *, unsigned long, float *) in /tmp/x/sum.cu:16 [4 hazards]");
+    const auto found = race_diagnosis(output);
+    REQUIRE(found);
+    CHECK(found->summary == "compute-sanitizer racecheck: a write and a read on shared memory with no barrier between "
+                            "in partial_sums: a write at sum.cu:16 and a read at sum.cu:17");
+    CHECK(found->evidence == std::vector<std::string>{"32 hazards between these two lines in one launch"});
+    CHECK(found->category == "a race on shared memory (racecheck)");
+    CHECK(found->topic == "barrier");
+
+    const std::string two_writes =
+        "========= Error: Race reported between Write access at tree(float *)+0x60 in minmax.cu:9\n"
+        "=========     and Write access at tree(float *)+0x60 in minmax.cu:9 [124 hazards]\n";
+    REQUIRE(race_diagnosis(two_writes));
+    CHECK(race_diagnosis(two_writes)->summary == "compute-sanitizer racecheck: two writes on shared memory with no "
+                                                 "barrier between in tree: a write at minmax.cu:9 and a write at "
+                                                 "minmax.cu:9");
+
+    const std::string in_one_warp =
+        "========= Warning: (Warp Level Programming) Race reported between Write access at blelloch_blocks(float *)+0x5a0 in scan.cu:26\n"
+        "=========     and Read access at blelloch_blocks(float *)+0x590 in scan.cu:26 [31 hazards]\n";
+    const auto warp = race_diagnosis(in_one_warp);
+    REQUIRE(warp);
+    CHECK(warp->summary == "compute-sanitizer racecheck: a write and a read on shared memory between threads of one "
+                           "warp, with no __syncwarp() between in blelloch_blocks: a write at scan.cu:26 and a read at "
+                           "scan.cu:26");
+}
+
 TEST_CASE("memcheck's first error becomes a diagnosis with the kernel, the student's line and the index") {
     const auto found = first_sanitizer_error(SanitizerTool::memcheck, write_past_the_end, {"sum.cu"});
     REQUIRE(found);
@@ -183,6 +221,6 @@ TEST_CASE("each tool's command asks for the error exit code and a bounded report
           std::vector<std::string>{"cs", "--tool", "memcheck", "--leak-check", "no", "--report-api-errors", "no",
                                    "--error-exitcode", "86", "--print-limit", "10"});
     CHECK(sanitizer_command("cs", SanitizerTool::racecheck) ==
-          std::vector<std::string>{"cs", "--tool", "racecheck", "--racecheck-report", "hazard", "--report-api-errors",
+          std::vector<std::string>{"cs", "--tool", "racecheck", "--racecheck-report", "analysis", "--report-api-errors",
                                    "no", "--error-exitcode", "86", "--print-limit", "10"});
 }

@@ -48,8 +48,9 @@ struct RunResult {
 struct RunOptions {
     std::filesystem::path work_dir;     // a private folder for the plan files; the program runs there
     double startup_seconds = 60.0;      // from start to "ready", and between cases
-    // The same under compute-sanitizer, which instruments every module as CUDA starts: minutes on a busy machine.
-    double sanitizer_startup_seconds = 240.0;
+    // The same under compute-sanitizer, which instruments every module as CUDA starts: about 1.5 s alone on an
+    // H100, longer beside a batch's other harnesses.
+    double sanitizer_startup_seconds = 30.0;
     std::size_t output_limit = 64 * 1024;  // of each stream (visible, hidden) and of each process
     std::string compute_sanitizer;      // runs the race-check cases; empty: they cannot run
     std::string nsight_compute;         // profiles a speed test below its top tier (ncu); empty: none is
@@ -63,10 +64,11 @@ struct RunOptions {
     // GPU is this grading's only.
     GpuGate* gpu_gate = nullptr;
     // The smallest failing case runs again under compute-sanitizer to find its cause (run_cases), and a slow
-    // speed test under the profiler (profile_case); each run at most diagnosis_seconds long. The errors they report
-    // are looked for first in `student_files` (file names: "sum.cu"). False: no reruns.
+    // speed test under the profiler (profile_case): the sanitizer's reruns at most diagnosis_seconds together, the
+    // profile at most as long, waiting for the performance counters aside. The errors they report are looked for
+    // first in `student_files` (file names: "sum.cu"). False: no reruns.
     bool diagnose = true;
-    double diagnosis_seconds = 30.0;
+    double diagnosis_seconds = 20.0;
     std::vector<std::string> student_files;
     // Set for every harness process on top of the sandbox's: CUDA_VISIBLE_DEVICES, for a batch on several GPUs.
     std::vector<std::pair<std::string, std::string>> environment;

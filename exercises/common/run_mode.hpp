@@ -1,0 +1,25 @@
+// How this harness process runs its cases, beside grading them: what the plan says for a diagnosis's rerun. One
+// harness process runs one plan, so each is the process's setting.
+#pragma once
+
+namespace cugrade::harness {
+
+// Set for a rerun under compute-sanitizer (the plan's "bare_buffers"), which diagnoses and grades nothing: buffers
+// then have no guard regions and no poison, so that a write past an output's end falls outside every allocation,
+// where memcheck reports the line that wrote, and a read of scratch nothing wrote is one that initcheck sees.
+inline bool& bare_buffers() {
+    static bool bare = false;
+    return bare;
+}
+
+// Set for a run under Nsight Compute (the plan's "profile"), which grades nothing: each case makes one call of the
+// submission's, inside an NVTX range named "submission" so that the profiler sees only the submission's kernels, on
+// one set of inputs with no snapshot of them (the profiler saves and restores every allocation around each replay of
+// a kernel), and no timing follows.
+inline bool& profile_only() {
+    static bool profile = false;
+    return profile;
+}
+inline constexpr const char* submission_range = "submission";
+
+}  // namespace cugrade::harness
