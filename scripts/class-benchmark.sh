@@ -1,0 +1,140 @@
+#!/usr/bin/env bash
+# What grading a class costs (docs/batch.md, docs/performance.md), on a class made from the fixture corpus: student i
+# gets, for each of sum, minmax and transpose, fixture i (mod the count) of that exercise (correct, slow, wrong, racy,
+# crashing, hanging or not compiling), with a line naming the student appended, so that every file is distinct and
+# built on its own.
+#   scripts/class-benchmark.sh 100     the class graded from an empty cache with the defaults (diagnoses on): wall
+#                                      time, builds, the time per stage summed over the students, the slowest
+#                                      students, the GPU's busy fraction; then the same class again with nothing
+#                                      changed (a rerun); then every fixture used graded alone with `cugrade check`,
+#                                      and each student's verdicts and points compared with their fixture's
+#   PHASES="class rerun" ...           only some phases: class, rerun, alone, compare, resume (default: the first
+#                                      four). resume: the class again into a second folder, killed with SIGKILL at
+#                                      three random moments and resumed; the gradebooks must be identical.
+#   GPU_JOBS=N, LIMIT=SECONDS ...      students graded at once on the GPU (default: cugrade's); stop the class after
+#                                      LIMIT seconds, so that a lease's time limit still leaves the figures
+# Figures go to $OUT (default build/class-benchmark)/figures.txt. Needs build/grader/cugrade.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+students=${1:-${STUDENTS:-100}}
+phases=" ${PHASES:-class rerun alone compare} "
+out=$(realpath -m "${OUT:-build/class-benchmark}")
+cugrade=$PWD/build/grader/cugrade
+exercises=(sum minmax transpose)
+figures=$out/figures.txt
+mkdir -p "$out"
+has() { [[ $phases == *" $1 "* ]]; }
+seconds_since() { awk -v start="$1" -v end="$(date +%s.%N)" 'BEGIN { printf "%.1f", end - start }'; }
+
+# The class, and which fixture each of its files came from (fixtures.txt: student exercise fixture).
+if has class || [ ! -d "$out/class" ]; then
+    rm -rf "$out/class" "$out/results" "$out/cache" "$out/fixtures.txt"
+    mkdir -p "$out/class"
+    for exercise in "${exercises[@]}"; do
+        mapfile -t fixtures < <(find "tests/fixtures/$exercise" -mindepth 1 -maxdepth 1 -type d | sort)
+        for ((i = 0; i < students; i++)); do
+            student=$(printf "s%04d" "$i")
+            fixture=${fixtures[$((i % ${#fixtures[@]}))]}
+            mkdir -p "$out/class/$student"
+            { cat "$fixture/$exercise.cu"; echo "// class benchmark: $student"; } > "$out/class/$student/$exercise.cu"
+            echo "$student $exercise $fixture" >> "$out/fixtures.txt"
+        done
+    done
+    : > "$figures"
+fi
+grade() {
+    "$cugrade" grade "$out/class" -o "$1" --cache-dir "$out/cache" --require-sandbox none ${GPU_JOBS:+--gpu-jobs "$GPU_JOBS"}
+}
+
+if has class; then
+    echo "class: $students students x ${#exercises[@]} exercises (${exercises[*]}) from tests/fixtures, every file distinct" |
+        tee -a "$figures"
+    nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | tee -a "$figures"
+    echo "cores: $(nproc)" | tee -a "$figures"
+    if command -v nvidia-smi >/dev/null; then
+        nvidia-smi --query-gpu=utilization.gpu --format=csv,noheader,nounits -lms 500 > "$out/gpu-utilization.txt" &
+        sampler=$!
+    fi
+    start=$(date +%s.%N)
+    timeout -s INT "${LIMIT:-0}" "$cugrade" grade "$out/class" -o "$out/results" --cache-dir "$out/cache" \
+        --require-sandbox none ${GPU_JOBS:+--gpu-jobs "$GPU_JOBS"} > "$out/grade.txt" 2> "$out/grade.log"
+    echo "cold (empty cache, diagnoses on): $(seconds_since "$start") s" | tee -a "$figures"
+    [ -n "${sampler:-}" ] && kill "$sampler" 2>/dev/null
+    grep -E "^cugrade: (graded|time in each stage|grading on|built)" "$out/grade.log" | tee -a "$figures"
+    if [ -s "$out/gpu-utilization.txt" ]; then
+        awk '{ n++; sum += $1; busy += ($1 > 0) } END { if (n) printf "GPU busy in %.0f%% of samples, mean utilisation %.0f%%\n", 100 * busy / n, sum / n }' \
+            "$out/gpu-utilization.txt" | tee -a "$figures"
+    fi
+    # Each student's line: "cugrade: [k/N] ID: STATUS POINTS (S s: build B, harness start H, ...)".
+    echo "the slowest students (seconds of the batch's time, all three exercises):" | tee -a "$figures"
+    grep -E '^cugrade: \[[0-9]+/[0-9]+\] ' "$out/grade.log" | sed -E 's/^cugrade: \[[0-9]+\/[0-9]+\] //' |
+        awk -F'[(]' '{ split($2, t, " "); print t[1] "\t" $0 }' | sort -rn | head -8 | cut -f2- | tee -a "$figures"
+    awk -F, 'NR > 2 { count[$(NF-1)]++ } END { for (s in count) printf "status %s: %d\n", s, count[s] }' \
+        "$out/results/gradebook.csv" | sort | tee -a "$figures"
+fi
+
+if has rerun; then
+    start=$(date +%s.%N)
+    grade "$out/results" > /dev/null 2> "$out/rerun.log"
+    echo "rerun with nothing changed: $(seconds_since "$start") s" | tee -a "$figures"
+fi
+
+if has alone; then
+    # Every fixture the class used, graded alone, one at a time, with the same cache.
+    rm -rf "$out/alone" && mkdir -p "$out/alone"
+    start=$(date +%s.%N)
+    awk '{ print $2, $3 }' "$out/fixtures.txt" | sort -u | while read -r exercise fixture; do
+        "$cugrade" check "$fixture" -e "$exercise" --cache-dir "$out/cache" \
+            --json "$out/alone/$exercise-$(basename "$fixture").json" > /dev/null 2>&1
+    done
+    echo "every fixture alone with cugrade check: $(seconds_since "$start") s" | tee -a "$figures"
+fi
+
+if has compare; then
+    python3 - "$out" <<'PY' | tee -a "$figures"
+import json, pathlib, sys
+out = pathlib.Path(sys.argv[1])
+cases_differ, points_differ, tiers_differ, compared = [], [], [], 0
+for line in (out / "fixtures.txt").read_text().splitlines():
+    student, exercise, fixture = line.split()
+    name = pathlib.Path(fixture).name
+    alone_file = out / "alone" / f"{exercise}-{name}.json"
+    graded_file = out / "results" / "students" / student / "results-instructor.json"
+    if not alone_file.exists() or not graded_file.exists():
+        continue
+    pick = lambda path: next(e for e in json.loads(path.read_text())["exercises"] if e["exercise"] == exercise)
+    alone, graded = pick(alone_file), pick(graded_file)
+    compared += 1
+    a = {c["id"]: c for c in alone.get("cases", [])}
+    for c in graded.get("cases", []):
+        other = a.get(c["id"])
+        if other is None or other["status"] != c["status"]:
+            cases_differ.append(f"{student} {exercise}/{name} {c['id']}: {other and other['status']} alone, {c['status']} in the class")
+        if other is not None and c.get("group") == "speed" and abs(other["points"] - c["points"]) > 1e-9:
+            tiers_differ.append(f"{student} {exercise}/{name}: speed {other['points']} alone, {c['points']} in the class")
+    if abs(alone.get("points", 0) - graded.get("points", 0)) > 0.006:
+        points_differ.append(f"{student} {exercise}/{name}: {alone.get('points')} alone, {graded.get('points')} in the class")
+print(f"verdicts against each fixture graded alone: {compared} submissions compared, {len(cases_differ)} cases with "
+      f"another status, {len(points_differ)} submissions with other points, {len(tiers_differ)} changed speed tiers")
+for line in (cases_differ + points_differ + tiers_differ)[:40]:
+    print("  " + line)
+PY
+fi
+
+if has resume; then
+    # Killed with SIGKILL at three random moments, then resumed (the cache is warm now: the kills land in grading).
+    rm -rf "$out/resumed"
+    for moment in 1 2 3; do
+        grade "$out/resumed" 2>> "$out/resumed.log" >/dev/null &
+        pid=$!
+        sleep "$(awk -v seed="$RANDOM" 'BEGIN { srand(seed); printf "%.1f", 2 + rand() * 20 }')"
+        kill -9 "$pid" 2>/dev/null
+        wait "$pid" 2>/dev/null
+    done
+    grade "$out/resumed" 2>> "$out/resumed.log" >/dev/null
+    graded=$(grep -cE '^cugrade: \[[0-9]+/[0-9]+\]' "$out/resumed.log")
+    twice=$(grep -oE '^cugrade: \[[0-9]+/[0-9]+\] [^:]+' "$out/resumed.log" | awk '{print $3}' | sort | uniq -d | wc -l)
+    if cmp -s "$out/results/gradebook.csv" "$out/resumed/gradebook.csv"; then same=identical; else same=DIFFERENT; fi
+    echo "killed 3 times and resumed: $graded gradings for $students students, $twice graded twice, gradebook $same" |
+        tee -a "$figures"
+fi
