@@ -13,6 +13,8 @@
 #                                      three random moments and resumed; the gradebooks must be identical.
 #   GPU_JOBS=N, LIMIT=SECONDS ...      students graded at once on the GPU (default: cugrade's); stop the class after
 #                                      LIMIT seconds, so that a lease's time limit still leaves the figures
+# The class's trace (every harness process, its tool and seconds: `cugrade grade --trace`) is $OUT/trace.jsonl;
+# scripts/trace_summary.py sums it by tool.
 # Figures go to $OUT (default build/class-benchmark)/figures.txt. Needs build/grader/cugrade.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -28,7 +30,7 @@ seconds_since() { awk -v start="$1" -v end="$(date +%s.%N)" 'BEGIN { printf "%.1
 
 # The class, and which fixture each of its files came from (fixtures.txt: student exercise fixture).
 if has class || [ ! -d "$out/class" ]; then
-    rm -rf "$out/class" "$out/results" "$out/cache" "$out/fixtures.txt"
+    rm -rf "$out/class" "$out/results" "$out/cache" "$out/fixtures.txt" "$out/trace.jsonl"
     mkdir -p "$out/class"
     for exercise in "${exercises[@]}"; do
         mapfile -t fixtures < <(find "tests/fixtures/$exercise" -mindepth 1 -maxdepth 1 -type d | sort)
@@ -57,7 +59,8 @@ if has class; then
     fi
     start=$(date +%s.%N)
     timeout -s INT "${LIMIT:-0}" "$cugrade" grade "$out/class" -o "$out/results" --cache-dir "$out/cache" \
-        --require-sandbox none ${GPU_JOBS:+--gpu-jobs "$GPU_JOBS"} > "$out/grade.txt" 2> "$out/grade.log"
+        --require-sandbox none ${GPU_JOBS:+--gpu-jobs "$GPU_JOBS"} --trace "$out/trace.jsonl" \
+        > "$out/grade.txt" 2> "$out/grade.log"
     echo "cold (empty cache, diagnoses on): $(seconds_since "$start") s" | tee -a "$figures"
     [ -n "${sampler:-}" ] && kill "$sampler" 2>/dev/null
     grep -E "^cugrade: (graded|time in each stage|grading on|built)" "$out/grade.log" | tee -a "$figures"

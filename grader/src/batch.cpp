@@ -669,6 +669,9 @@ BatchSummary grade_class(const Course& course, const BatchOptions& options) {
     setup.diagnose = options.diagnose;
     GradingContext context = make_grading_context(course, setup);
     summary.gpu = context.gpu;
+    if (!options.trace.empty()) {
+        context.trace = std::make_shared<RunTrace>(options.trace);
+    }
 
     // Who to grade: --only names them; otherwise everyone whose results are missing or out of date.
     std::vector<std::size_t> to_grade;

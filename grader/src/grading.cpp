@@ -236,6 +236,8 @@ ExerciseReport grade_exercise(const GradingContext& context, const Exercise& exe
         run_options.sandbox.processes_of_others = others_processes(context, run_options.sandbox);
         run_options.sandbox.work_dir = scratch.path();
         run_options.gpu_gate = context.gpu_gate.get();
+        run_options.trace = context.trace.get();
+        run_options.trace_label = submission.shown.string();
         if (!context.gpu_device.empty()) {
             run_options.environment.emplace_back("CUDA_VISIBLE_DEVICES", context.gpu_device);
         }

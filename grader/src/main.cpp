@@ -157,6 +157,9 @@ int main(int argc, char** argv) {
     grade_command->add_flag("--force", batch.force, "grade every student again, even with up-to-date results");
     grade_command->add_flag("--no-diagnosis", no_diagnosis,
                             "skip the reruns that diagnose failing cases and slow speed tests");
+    grade_command->add_option("--trace", batch.trace,
+                              "append a JSON line per harness process to this file: its submission, tool, cases, "
+                              "seconds and waits (names hidden cases: for instructors)");
     grade_command->add_option("--only", batch.only, "grade this student again, and no one else (repeatable)");
     grade_command->add_option("--jobs,-j", batch.jobs, "builds at once (default: one per CPU core)");
     grade_command->add_option("--gpus", batch.gpus, "grade on these GPUs, e.g. 0,1 (default: every visible GPU)")

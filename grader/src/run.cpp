@@ -289,12 +289,13 @@ private:
                 if (mode.profile && wanted != GpuGate::Use::exclusive) {
                     counters.reset();
                 }
+                gpu.change(wanted);
                 if (mode.profile && wanted == GpuGate::Use::exclusive && !counters) {
-                    // Other graders of this machine (a batch's other workers, a second instructor) profile one at a
-                    // time; only the profiled calls wait here, not the profiler's start or the case's inputs.
+                    // Other graders of this machine (a second instructor, another batch) profile one at a time; only
+                    // the profiled calls wait here, not the profiler's start or the case's inputs. Taken once the
+                    // GPU is this process's alone: a batch's other workers never wait on it, then.
                     counters.emplace(profiler_lock_file());
                 }
-                gpu.change(wanted);
                 const double wait = Seconds(Clock::now() - asked).count();
                 waited += wait;
                 run_.seconds.gpu_wait += wait;
@@ -353,6 +354,16 @@ private:
         // compute-sanitizer's own start and end (it instruments every module CUDA loads) are the race check's cost.
         const double outside_cases = std::max(0.0, Seconds(Clock::now() - process_started).count() - in_cases - waited);
         (launcher.empty() ? run_.seconds.startup : run_.seconds.race_check) += outside_cases;
+        if (options_.trace != nullptr) {
+            options_.trace->record({{"submission", options_.trace_label},
+                                    {"tool", mode.tool.empty() ? "none" : mode.tool},
+                                    {"cases", plan_cases.size()},
+                                    {"first_case", plan_cases.front()->id},
+                                    {"seconds", Seconds(Clock::now() - process_started).count()},
+                                    {"in_cases", in_cases},
+                                    {"waited_for_gpu", waited},
+                                    {"ended", status.describe()}});
+        }
         const std::size_t room =
             options_.output_limit > stream.text.size() ? options_.output_limit - stream.text.size() : 0;
         stream.text += output.substr(0, room);
@@ -558,6 +569,8 @@ void diagnose_failures(const fs::path& program, const std::vector<CasePlan>& cas
             break;
         }
     }
+    result.seconds.gpu_wait += runner.result().seconds.gpu_wait;
+    result.seconds.diagnosis -= runner.result().seconds.gpu_wait;
     result.seconds.diagnosis += Seconds(Clock::now() - started).count();
 }
 
@@ -580,6 +593,8 @@ void profile_case(const fs::path& program, const std::vector<CasePlan>& cases, s
     fs::remove(report);
     const std::vector<CaseRunner::Ended> processes =
         runner.run({i}, profiler_command(options.nsight_compute, report), {.profile = true, .tool = "Nsight Compute"});
+    const double waited = runner.result().seconds.gpu_wait;  // for the GPU alone and the counters
+    result.seconds.gpu_wait += waited;
     std::string csv;
     if (std::ifstream file(report); file) {
         csv.assign(std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>());
@@ -622,7 +637,7 @@ void profile_case(const fs::path& program, const std::vector<CasePlan>& cases, s
                                                                       options.diagnosis_seconds)
                                                          : "Nsight Compute " + processes.back().status.describe());
     }
-    result.seconds.diagnosis += Seconds(Clock::now() - started).count();
+    result.seconds.diagnosis += Seconds(Clock::now() - started).count() - waited;
 }
 
 RunResult run_cases(const fs::path& program, const std::vector<CasePlan>& cases, const RunOptions& options) {

@@ -3,6 +3,7 @@
 #include "cugrade/run.hpp"
 
 #include <chrono>
+#include <fstream>
 #include <filesystem>
 #include <future>
 #include <thread>
@@ -276,4 +277,34 @@ TEST_CASE("a profile that never ends is stopped at its bound, gives the counters
     const auto again = std::chrono::steady_clock::now();
     profile_case(CUGRADE_SCRIPTED_HARNESS, cases, 0, options, result);
     CHECK(seconds_since(again) < 4.0);
+}
+
+TEST_CASE("the trace records every harness process: its submission, tool, cases, seconds and how it ended") {
+    const auto file = std::filesystem::temp_directory_path() / "cugrade-test-run-trace.jsonl";
+    std::filesystem::remove(file);
+    std::vector<CasePlan> cases = plans({"pass-1", "crash-2", "pass-race"});
+    cases[2].race_check = true;
+    RunOptions options = with_tools("-trace", 5.0);
+    RunTrace trace(file);
+    options.trace = &trace;
+    options.trace_label = "alice/sum.cu";
+    run_cases(CUGRADE_SCRIPTED_HARNESS, cases, options);
+    std::ifstream lines(file);
+    std::vector<nlohmann::json> records;
+    for (std::string line; std::getline(lines, line);) {
+        records.push_back(nlohmann::json::parse(line));
+    }
+    REQUIRE(records.size() == 3);  // the plain cases, the race check, the crash's rerun under memcheck
+    CHECK(records[0]["submission"] == "alice/sum.cu");
+    CHECK(records[0]["tool"] == "none");
+    CHECK(records[0]["cases"] == 2);
+    CHECK(records[0]["ended"] == "was killed by signal 11 (SIGSEGV)");
+    CHECK(records[1]["tool"] == "racecheck");
+    CHECK(records[1]["first_case"] == "pass-race");
+    CHECK(records[2]["tool"] == "memcheck");
+    CHECK(records[2]["first_case"] == "crash-2");
+    for (const auto& record : records) {
+        CHECK(record["seconds"].get<double>() >= record["in_cases"].get<double>());
+        CHECK(record["at"].get<double>() >= 0.0);
+    }
 }

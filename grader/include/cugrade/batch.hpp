@@ -43,6 +43,7 @@ struct BatchOptions {
     std::ostream* log = nullptr;                   // a line per student graded
     bool live = false;                             // `log` is a terminal: one progress line, rewritten in place
     bool diagnose = true;                          // rerun failing and slow cases for a diagnosis (--no-diagnosis)
+    std::filesystem::path trace;                   // a JSON line per harness process (run_trace.hpp); empty: none
 };
 
 struct BatchSummary {

@@ -16,6 +16,7 @@
 #include "cugrade/gpu_gate.hpp"
 #include "cugrade/report.hpp"
 #include "cugrade/rubric.hpp"
+#include "cugrade/run_trace.hpp"
 #include "cugrade/sandbox.hpp"
 #include "cugrade/submission.hpp"
 #include "cugrade/toolchain.hpp"
@@ -44,6 +45,8 @@ struct GradingContext {
     mutable bool gpu_proven = false;
     // Failing cases rerun under compute-sanitizer and a slow speed test profiled, for a diagnosis of each.
     bool diagnose = true;
+    // Where every harness process is recorded; shared by a batch's workers. Null: nowhere.
+    std::shared_ptr<RunTrace> trace;
 };
 
 struct GradingSetup {

@@ -12,6 +12,7 @@
 #include "cugrade/diagnosis.hpp"
 #include "cugrade/gpu_gate.hpp"
 #include "cugrade/rubric.hpp"
+#include "cugrade/run_trace.hpp"
 #include "cugrade/sanitizer_report.hpp"
 #include "cugrade/sandbox.hpp"
 #include "cugrade/stage_seconds.hpp"
@@ -70,6 +71,9 @@ struct RunOptions {
     bool diagnose = true;
     double diagnosis_seconds = 20.0;
     std::vector<std::string> student_files;
+    // Where each harness process is recorded (run_trace.hpp), under `trace_label` (the submission's file); null: nowhere.
+    RunTrace* trace = nullptr;
+    std::string trace_label;
     // Set for every harness process on top of the sandbox's: CUDA_VISIBLE_DEVICES, for a batch on several GPUs.
     std::vector<std::pair<std::string, std::string>> environment;
 };

@@ -1,0 +1,25 @@
+#!/usr/bin/env python3
+"""Sums a grading trace (cugrade grade --trace FILE) by tool: processes, seconds, seconds waiting for the GPU, the
+longest process, and how the processes ended; then the submissions that cost the most."""
+import collections
+import json
+import sys
+
+records = [json.loads(line) for line in open(sys.argv[1]) if line.strip()]
+by_tool = collections.defaultdict(list)
+by_submission = collections.Counter()
+for r in records:
+    by_tool[r["tool"]].append(r)
+    by_submission[r["submission"]] += r["seconds"]
+print(f"{'tool':<16} {'processes':>9} {'seconds':>9} {'waited':>8} {'longest':>8}  endings")
+for tool, rs in sorted(by_tool.items(), key=lambda item: -sum(r["seconds"] for r in item[1])):
+    endings = collections.Counter(r["ended"] for r in rs)
+    print(f"{tool:<16} {len(rs):>9} {sum(r['seconds'] for r in rs):>9.1f} {sum(r['waited_for_gpu'] for r in rs):>8.1f} "
+          f"{max(r['seconds'] for r in rs):>8.1f}  " + ", ".join(f"{n} {e}" for e, n in endings.most_common(3)))
+print("the costliest submissions (seconds of harness processes):")
+for submission, seconds in by_submission.most_common(8):
+    tools = collections.Counter()
+    for r in records:
+        if r["submission"] == submission:
+            tools[r["tool"]] += r["seconds"]
+    print(f"  {seconds:6.1f} s  {submission}: " + ", ".join(f"{t} {s:.1f}" for t, s in tools.most_common()))
