@@ -94,7 +94,7 @@ struct RunMode {
     // array and every read of memory nothing wrote.
     bool bare_buffers = false;
     // The submission's calls only, inside NVTX ranges for the profiler, and no timing. The profiled calls hold the
-    // GPU's performance counters, which serve one profiler of the machine at a time, and the GPU alone.
+    // GPU alone.
     bool profile = false;
     // The tool the harness runs under, as messages name it ("racecheck"); empty: none.
     std::string tool;
@@ -163,7 +163,7 @@ private:
         }
         const fs::path plan_file = options_.work_dir / fmt::format("plan-{}.json", run_.processes + 1);
         nlohmann::json plan = make_plan(plan_cases, /*skip_exit_handlers=*/launcher.empty(), options_.device_code);
-        // A profiled run always asks before its profiled calls: the counters are the machine's, batch or not.
+        // A profiled run asks for the GPU alone around its profiled call, batch or not.
         const bool answers_gpu_requests = options_.gpu_gate != nullptr || mode.profile;
         plan["gpu_gate"] = answers_gpu_requests;
         plan["bare_buffers"] = mode.bare_buffers;
@@ -222,7 +222,6 @@ private:
         ++run_.processes;
 
         GpuGate::Hold gpu(options_.gpu_gate);  // what this process holds of a shared GPU
-        std::optional<MachineLock> counters;   // a profiled run's hold on the performance counters
         const auto process_started = Clock::now();
         auto case_started = process_started;
         double waited = 0.0, in_cases = 0.0;  // of this process's time
@@ -286,16 +285,7 @@ private:
                                             : use == "exclusive" ? GpuGate::Use::exclusive
                                                                  : GpuGate::Use::none;
                 const auto asked = Clock::now();
-                if (mode.profile && wanted != GpuGate::Use::exclusive) {
-                    counters.reset();
-                }
                 gpu.change(wanted);
-                if (mode.profile && wanted == GpuGate::Use::exclusive && !counters) {
-                    // Other graders of this machine (a second instructor, another batch) profile one at a time; only
-                    // the profiled calls wait here, not the profiler's start or the case's inputs. Taken once the
-                    // GPU is this process's alone: a batch's other workers never wait on it, then.
-                    counters.emplace(profiler_lock_file());
-                }
                 const double wait = Seconds(Clock::now() - asked).count();
                 waited += wait;
                 run_.seconds.gpu_wait += wait;
@@ -310,7 +300,6 @@ private:
                 }
             } else if (event == "result" && current != none && id == cases_[current].id) {
                 gpu.change(GpuGate::Use::none);
-                counters.reset();
                 case_ended(cases_[current]);
                 CaseResult result;
                 result.status = status_from_string(record.value("status", "")).value_or(Status::harness_error);
@@ -329,7 +318,6 @@ private:
             }
         }
         gpu.change(GpuGate::Use::none);
-        counters.reset();
         if (current != none) {
             case_ended(cases_[current]);
         }
@@ -581,9 +569,24 @@ void profile_case(const fs::path& program, const std::vector<CasePlan>& cases, s
     if (options.nsight_compute.empty() || !options.diagnose) {
         return;
     }
+    // Nsight Compute runs one profile of a machine at a time, whole processes of its own included, and a second
+    // ncu waits for the first: profiles take turns here, outside any time limit, and a profile that would wait
+    // longer than profile_wait_seconds (a batch whose other workers profile too) is left out rather than hold its
+    // worker idle.
+    const auto asked = Clock::now();
+    const MachineLock profiler(profiler_lock_file(), Seconds(options.profile_wait_seconds));
+    const double lock_wait = Seconds(Clock::now() - asked).count();
+    result.seconds.gpu_wait += lock_wait;
+    if (!profiler.held()) {
+        result.diagnosis_notes.push_back(fmt::format(
+            "the speed test was not profiled: other profiles held Nsight Compute for {} s (they take turns on a "
+            "machine; cugrade check alone profiles it)",
+            options.profile_wait_seconds));
+        return;
+    }
     const auto started = Clock::now();
     // The profiler replays each kernel several times, saving and restoring the memory it writes: longer than one
-    // call. Waiting for the counters, which other profiles of the machine may hold, is not counted.
+    // call. Waiting for the GPU alone around the profiled call is not counted.
     std::vector<CasePlan> reruns = cases;
     reruns[i].case_seconds = std::min(reruns[i].case_seconds, options.diagnosis_seconds);
     RunOptions rerun_options = options;
@@ -593,7 +596,7 @@ void profile_case(const fs::path& program, const std::vector<CasePlan>& cases, s
     fs::remove(report);
     const std::vector<CaseRunner::Ended> processes =
         runner.run({i}, profiler_command(options.nsight_compute, report), {.profile = true, .tool = "Nsight Compute"});
-    const double waited = runner.result().seconds.gpu_wait;  // for the GPU alone and the counters
+    const double waited = runner.result().seconds.gpu_wait;  // for the GPU alone around the profiled call
     result.seconds.gpu_wait += waited;
     std::string csv;
     if (std::ifstream file(report); file) {

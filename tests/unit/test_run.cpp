@@ -1,6 +1,7 @@
 // The run loop against a scripted harness: every kind of failure lands on its own case, the others still run.
 #include "catch.hpp"
 #include "cugrade/run.hpp"
+#include "machine_lock.hpp"
 
 #include <chrono>
 #include <fstream>
@@ -307,4 +308,25 @@ TEST_CASE("the trace records every harness process: its submission, tool, cases,
         CHECK(record["seconds"].get<double>() >= record["in_cases"].get<double>());
         CHECK(record["at"].get<double>() >= 0.0);
     }
+}
+
+TEST_CASE("a profile whose turn does not come in time is left out with a note, and holds nothing") {
+    std::vector<CasePlan> cases = plans({"timed-1"});
+    cases[0].timed = true;
+    RunOptions options = with_tools("-profile-turn", 5.0);
+    options.profile_wait_seconds = 0.5;
+    RunResult result;
+    result.cases.resize(1);
+    result.cases[0].status = Status::passed;
+    {
+        const MachineLock another_profile(std::filesystem::temp_directory_path() / "cugrade-nsight-compute.lock");
+        const auto started = std::chrono::steady_clock::now();
+        profile_case(CUGRADE_SCRIPTED_HARNESS, cases, 0, options, result);
+        CHECK(seconds_since(started) < 2.0);
+    }
+    REQUIRE(result.diagnosis_notes.size() == 1);
+    CHECK(result.diagnosis_notes[0] == "the speed test was not profiled: other profiles held Nsight Compute for 0.5 s "
+                                       "(they take turns on a machine; cugrade check alone profiles it)");
+    CHECK(result.seconds.gpu_wait >= 0.5);
+    CHECK_FALSE(result.cases[0].diagnosis);
 }
