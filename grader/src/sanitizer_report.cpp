@@ -57,29 +57,42 @@ std::string first_race_report(const std::string& output) {
     static const std::regex before_colon(R"(\s+:\s*$)");
     std::istringstream lines(output);
     std::string report;
+    bool analysis = false;
     int accesses = 0;
     for (std::string line; std::getline(lines, line);) {
         const bool headline = line.find("hazard detected") != std::string::npos ||
                               line.find("Race reported") != std::string::npos;
-        const bool access = !report.empty() && (line.find(" Thread (") != std::string::npos ||
-                                                line.find(" and ") != std::string::npos);
-        if (report.empty() ? !headline : !access) {
-            if (!report.empty()) {
-                break;
-            }
-            continue;
-        }
         line = std::regex_replace(line, prefix, "");
         line = std::regex_replace(line, offset, "");
         line = std::regex_replace(line, before_colon, ":");
         line = std::regex_replace(line, spaces, " ");
-        if (!report.empty()) {
-            report += accesses++ == 0 && report.back() == ':' ? " " : "; ";
+        while (!line.empty() && line.back() == ' ') {
+            line.pop_back();
         }
-        report += line;
-        if (accesses == 2) {
+        if (report.empty()) {
+            if (headline) {
+                report = line;
+                analysis = line.find("Race reported") != std::string::npos;
+            }
+            continue;
+        }
+        if (headline || line.empty()) {
+            break;  // the next report, or the end of this one
+        }
+        if (analysis) {
+            // Each racing access begins with "and"; a long kernel name goes on a line of its own, as does the
+            // count of hazards: "and Read access at", "tree(const float *, ...) in minmax.cu:9", "[2540 hazards]".
+            const bool next_access = line.rfind("and ", 0) == 0;
+            if (next_access && ++accesses > 2) {
+                break;
+            }
+            report += (next_access ? "; " : " ") + line;
+            continue;
+        }
+        if (line.find(" Thread (") == std::string::npos || ++accesses > 2) {
             break;
         }
+        report += (accesses == 1 && report.back() == ':' ? " " : "; ") + line;
     }
     return report;
 }

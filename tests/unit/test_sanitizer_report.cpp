@@ -96,6 +96,25 @@ TEST_CASE("racecheck's analysis becomes a diagnosis with both lines and the numb
     CHECK(found->category == "a race on shared memory (racecheck)");
     CHECK(found->topic == "barrier");
 
+    // A long kernel name goes on a line of its own, as racecheck printed it for tests/fixtures/minmax/missing_syncthreads.
+    const std::string wrapped =
+        "========= Error: Race reported between Read access at\n"
+        "=========     tree(const float *, unsigned long, float *, float *)+0x150 in /tmp/x/minmax.cu:9\n"
+        "=========     and Write access at\n"
+        "=========     tree(const float *, unsigned long, float *, float *)+0x170 in /tmp/x/minmax.cu:9\n"
+        "=========     [2540 hazards]\n"
+        "========= \n";
+    CHECK(first_race_report(wrapped) ==
+          "Race reported between Read access at tree(const float *, unsigned long, float *, float *) in "
+          "/tmp/x/minmax.cu:9; and Write access at tree(const float *, unsigned long, float *, float *) in "
+          "/tmp/x/minmax.cu:9 [2540 hazards]");
+    REQUIRE(race_diagnosis(wrapped));
+    CHECK(race_diagnosis(wrapped)->summary == "compute-sanitizer racecheck: a write and a read on shared memory with "
+                                              "no barrier between in tree: a read at minmax.cu:9 and a write at "
+                                              "minmax.cu:9");
+    CHECK(race_diagnosis(wrapped)->evidence ==
+          std::vector<std::string>{"2540 hazards between these two lines in one launch"});
+
     const std::string two_writes =
         "========= Error: Race reported between Write access at tree(float *)+0x60 in minmax.cu:9\n"
         "=========     and Write access at tree(float *)+0x60 in minmax.cu:9 [124 hazards]\n";
