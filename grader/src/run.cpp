@@ -11,6 +11,7 @@
 #include <regex>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 #include <sys/socket.h>
 #include <unistd.h>
@@ -593,15 +594,30 @@ void profile_case(const fs::path& program, const std::vector<CasePlan>& cases, s
     rerun_options.sanitizer_startup_seconds = options.diagnosis_seconds;
     CaseRunner runner(program, reruns, rerun_options);
     const fs::path report = options.work_dir / "profile.csv";
-    fs::remove(report);
-    const std::vector<CaseRunner::Ended> processes =
-        runner.run({i}, profiler_command(options.nsight_compute, report), {.profile = true, .tool = "Nsight Compute"});
+    const auto profile_once = [&] {
+        fs::remove(report);
+        auto ended = runner.run({i}, profiler_command(options.nsight_compute, report),
+                                {.profile = true, .tool = "Nsight Compute"});
+        std::string written;
+        if (std::ifstream file(report); file) {
+            written.assign(std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>());
+        }
+        return std::pair{std::move(ended), std::move(written)};
+    };
+    auto [processes, csv] = profile_once();
+    // Nsight Compute sometimes fails to set a kernel up for replay while other processes use the GPU ("==ERROR==
+    // Failed to prepare kernel for profiling", exit code 9): once more, while the budget lasts.
+    const auto said = [&](const char* words) {
+        return csv.find(words) != std::string::npos ||
+               (!processes.empty() && processes.back().output.find(words) != std::string::npos);
+    };
+    const bool not_prepared = said("Failed to prepare kernel");
+    if (not_prepared && Seconds(Clock::now() - started).count() < options.diagnosis_seconds / 2) {
+        runner.reopen({i});
+        std::tie(processes, csv) = profile_once();
+    }
     const double waited = runner.result().seconds.gpu_wait;  // for the GPU alone around the profiled call
     result.seconds.gpu_wait += waited;
-    std::string csv;
-    if (std::ifstream file(report); file) {
-        csv.assign(std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>());
-    }
     // Why there is no profile, in the profiler's words: its first error ("==ERROR== ERR_NVGPUCTRPERM ..."), else its
     // first warning ("==WARNING== No kernels were profiled"), else the last thing it said, unless it ran out of time
     // (then what it said last is whatever it was doing, not why).
