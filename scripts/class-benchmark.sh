@@ -87,7 +87,7 @@ if has alone; then
     rm -rf "$out/alone" && mkdir -p "$out/alone"
     start=$(date +%s.%N)
     awk '{ print $2, $3 }' "$out/fixtures.txt" | sort -u | while read -r exercise fixture; do
-        "$cugrade" check "$fixture" -e "$exercise" --cache-dir "$out/cache" \
+        "$cugrade" check "$fixture" -e "$exercise" --cache-dir "$out/cache" --show-hidden \
             --json "$out/alone/$exercise-$(basename "$fixture").json" > /dev/null 2>&1
     done
     echo "every fixture alone with cugrade check: $(seconds_since "$start") s" | tee -a "$figures"
