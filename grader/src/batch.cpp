@@ -13,8 +13,6 @@
 #include <set>
 #include <thread>
 
-#include <sched.h>
-
 #include "archive.hpp"
 #include "class_layout.hpp"
 #include "class_report.hpp"
@@ -29,6 +27,7 @@
 #include "file_io.hpp"
 #include "hash.hpp"
 #include "late_policy.hpp"
+#include "parallel.hpp"
 #include "results_store.hpp"
 #include "roster.hpp"
 #include "student_locks.hpp"
@@ -176,16 +175,6 @@ nlohmann::json student_row(const StudentFolder& student, const std::vector<Exerc
             {"status", status},
             {"notes", notes},
             {"exercises", exercises}};
-}
-
-// The cores this process may run on: what a Slurm task or taskset gave it, not the whole machine.
-unsigned usable_cores() {
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    if (::sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0) {
-        return static_cast<unsigned>(CPU_COUNT(&set));
-    }
-    return std::max(1u, std::thread::hardware_concurrency());
 }
 
 // A row that lost its points to cugrade or the compiler rather than to wrong answers: counted as failed.
@@ -377,23 +366,6 @@ private:
     std::size_t total_ = 0, done_ = 0, failed_ = 0;
     std::chrono::steady_clock::time_point started_;
 };
-
-// Runs `task(i)` for i in [0, count) on `jobs` threads.
-template <class Task>
-void in_parallel(std::size_t count, unsigned jobs, Task task) {
-    std::atomic<std::size_t> next{0};
-    std::vector<std::thread> threads;
-    for (unsigned t = 0; t < std::min<std::size_t>(jobs, count); ++t) {
-        threads.emplace_back([&] {
-            for (std::size_t i; (i = next++) < count;) {
-                task(i);
-            }
-        });
-    }
-    for (auto& thread : threads) {
-        thread.join();
-    }
-}
 
 // One gradebook row's figures, as both the gradebook and its Canvas variant need them.
 struct RowFigures {

@@ -2,12 +2,14 @@
 
 #include <fmt/format.h>
 
-#include <sstream>
+#include <algorithm>
+#include <chrono>
 
 #include "cugrade/api_policy.hpp"
 #include "cugrade/error.hpp"
 #include "cugrade/grading.hpp"
 #include "file_io.hpp"
+#include "parallel.hpp"
 #include "speed_metric.hpp"
 #include "text_safety.hpp"
 
@@ -15,18 +17,126 @@ namespace cugrade {
 namespace fs = std::filesystem;
 namespace {
 
-// Grades `source` as a submission with a rubric that holds only the speed test (whose shape the caller has set), and
-// returns the speed case's measurements, or an error.
-nlohmann::json time_as_submission(const GradingContext& context, const Exercise& exercise, const fs::path& source,
-                                  const Rubric& rubric, std::string& error) {
+// The reference, graded as a submission of its own exercise.
+SubmissionFile reference_as_submission(const Exercise& exercise) {
     SubmissionFile file;
-    file.shown = source;
+    file.shown = exercise.reference_source;
     file.name = exercise.submission_file;
+    file.bytes = read_file(exercise.reference_source);
+    return file;
+}
+
+// A checker the reference is timed in: the exercise's own (the reference against itself), or one with a baseline
+// built in the reference's place.
+struct Checker {
+    std::string what;   // the row it gives: "reference", or the baseline's name
+    Exercise exercise;  // as built into the checker
+    std::string error;  // why it times nothing: its baseline is missing, or it did not build
+};
+
+// One exercise as bench times it.
+struct BenchPlan {
+    Exercise exercise;
+    Rubric rubric;  // the speed test alone
+    std::vector<Shape> shapes;
+    Checker own;
+    std::vector<Checker> baselines;
+};
+
+// A baseline takes the reference's place in the checker, and the reference is timed against it as a submission: the
+// run's reference time is the baseline's, and its ratio the reference's over it.
+Checker baseline_checker(const Exercise& exercise, const Baseline& baseline) {
+    Checker checker{baseline.name, exercise, ""};
+    checker.exercise.reference_source = baseline.source;
+    checker.exercise.checker_libraries = baseline.link;
+    if (!fs::is_regular_file(baseline.source)) {
+        checker.error = fmt::format("'{}' is missing", baseline.source.string());
+    }
+    return checker;
+}
+
+// Throws UsageError when a size or shape asked for does not fit one of the exercises.
+std::vector<BenchPlan> plan_bench(const Course& course, const BenchOptions& options) {
+    std::vector<BenchPlan> plans;
+    const std::vector<std::string> names = options.exercises.empty() ? course.exercise_names() : options.exercises;
+    for (const auto& name : names) {
+        BenchPlan plan;
+        plan.exercise = load_exercise(course, name);
+        plan.rubric = load_exercise_rubric(plan.exercise, course.rubric_for(name));
+        if (!plan.rubric.speed) {
+            continue;
+        }
+        plan.rubric.groups.clear();  // the speed test alone
+        // The reference and the baseline are the course's own code: a library's solution, and whatever it calls.
+        plan.rubric.apis.allowed_libraries = known_libraries();
+        plan.rubric.apis.allowed_functions = {"*"};
+        plan.shapes = plan.rubric.dimensions == 1 ? options.sizes : options.shapes;
+        if (plan.shapes.empty()) {
+            plan.shapes = {plan.rubric.speed->shape};
+        }
+        for (const Shape& shape : plan.shapes) {
+            if (shape.size() != plan.rubric.dimensions) {
+                throw UsageError(fmt::format("{} takes {}, not {}", name,
+                                             plan.rubric.dimensions == 1 ? "--size" : "--shape", format_shape(shape)));
+            }
+        }
+        plan.own = {"reference", plan.exercise, ""};
+        for (const Baseline& baseline : plan.exercise.baselines) {
+            plan.baselines.push_back(baseline_checker(plan.exercise, baseline));
+        }
+        plans.push_back(std::move(plan));
+    }
+    return plans;
+}
+
+// Builds every checker with the reference as its submission into the cache, all at once: each is most of a minute of
+// nvcc on one core (the harness with CUB), so one after another they took most of bench's time. A checker that fails
+// to build keeps the reason for its rows rather than being built again, alone, in the timing.
+void build_checkers(GradingContext& context, std::vector<BenchPlan>& plans, BenchReport& report,
+                    std::ostream* progress) {
+    std::vector<std::pair<const BenchPlan*, Checker*>> builds;
+    for (auto& plan : plans) {
+        builds.emplace_back(&plan, &plan.own);
+        for (auto& checker : plan.baselines) {
+            if (checker.error.empty()) {
+                builds.emplace_back(&plan, &checker);
+            }
+        }
+    }
+    if (context.cache_dir.empty() || builds.empty()) {
+        return;  // without a cache nothing can be built ahead: each speed test builds its own
+    }
+    report.checkers = static_cast<unsigned>(builds.size());
+    report.build_jobs = std::min<unsigned>(usable_cores(), report.checkers);
+    if (progress != nullptr) {
+        *progress << fmt::format("cugrade: building {} checker{}, {} at a time", report.checkers,
+                                 report.checkers == 1 ? "" : "s", report.build_jobs)
+                  << std::endl;
+    }
+    const auto started = std::chrono::steady_clock::now();
+    context.concurrent_jobs = report.build_jobs;
+    in_parallel(builds.size(), report.build_jobs, [&](std::size_t i) {
+        const auto& [plan, checker] = builds[i];
+        try {
+            prebuild_submission(context, checker->exercise, plan->rubric, reference_as_submission(plan->exercise));
+        } catch (const std::exception& e) {
+            checker->error = e.what();
+        }
+    });
+    context.concurrent_jobs = 1;
+    report.build_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+}
+
+// Grades the reference as a submission in `checker` with a rubric that holds only the speed test (whose shape the
+// caller has set), and returns the speed case's measurements, or an error.
+nlohmann::json time_reference(const GradingContext& context, const BenchPlan& plan, const Checker& checker,
+                              const Rubric& rubric, std::string& error) {
     try {
-        file.bytes = read_file(source);
-        const ExerciseReport report = grade_exercise(context, exercise, rubric, file);
+        const ExerciseReport report =
+            grade_exercise(context, checker.exercise, rubric, reference_as_submission(plan.exercise));
         if (!report.build.ok) {
-            error = fmt::format("'{}' did not build:\n{}", source.string(), report.build.diagnostics);
+            error = fmt::format("'{}' did not build:\n{}", plan.exercise.reference_source.string(),
+                                report.build.diagnostics);
             return {};
         }
         const ScoredCase& speed = report.cases.back();
@@ -73,96 +183,107 @@ BenchReport bench(const Course& course, const BenchOptions& options) {
     setup.cache_dir = options.cache_dir;
     setup.cache_max_bytes = options.cache_max_bytes;
     setup.submissions = course.root / "reference";
-    const GradingContext context = make_grading_context(course, setup);
+    // The reference timed against itself or a baseline may come out "slow" by the rubric's tiers: a diagnosis would
+    // then profile it under Nsight Compute, minutes that tell bench nothing.
+    setup.diagnose = false;
+    GradingContext context = make_grading_context(course, setup);
     report.gpu = context.gpu;
     if (!report.gpu.available) {
         return report;
     }
+    std::vector<BenchPlan> plans = plan_bench(course, options);
+    const auto show = [&](const std::string& text) {
+        if (options.table != nullptr) {
+            *options.table << text << std::flush;
+        }
+    };
+    show(bench_title(report.gpu));
+    build_checkers(context, plans, report, options.progress);
+    show(bench_header(report));
 
-    const std::vector<std::string> names = options.exercises.empty() ? course.exercise_names() : options.exercises;
-    for (const auto& name : names) {
-        const Exercise exercise = load_exercise(course, name);
-        Rubric rubric = load_exercise_rubric(exercise, course.rubric_for(name));
-        if (!rubric.speed) {
-            continue;
+    // One speed test at a time: each has the GPU to itself while it samples.
+    const auto started = std::chrono::steady_clock::now();
+    const auto add = [&](const BenchRow& row) {
+        report.rows.push_back(row);
+        show(bench_row(row));
+    };
+    const auto time_in = [&](const BenchPlan& plan, const Checker& checker, const Rubric& rubric, std::string& error) {
+        error = checker.error;
+        if (!error.empty()) {
+            return nlohmann::json();
         }
-        rubric.groups.clear();  // the speed test alone
-        // The reference and the baseline are the course's own code: a library's solution, and whatever it calls.
-        rubric.apis.allowed_libraries = known_libraries();
-        rubric.apis.allowed_functions = {"*"};
-        std::vector<Shape> shapes = rubric.dimensions == 1 ? options.sizes : options.shapes;
-        if (shapes.empty()) {
-            shapes = {rubric.speed->shape};
-        }
-        for (const Shape& shape : shapes) {
-            if (shape.size() != rubric.dimensions) {
-                throw UsageError(fmt::format("{} takes {}, not {}", name, rubric.dimensions == 1 ? "--size" : "--shape",
-                                             format_shape(shape)));
-            }
+        ++report.speed_tests;
+        return time_reference(context, plan, checker, rubric, error);
+    };
+    for (const BenchPlan& plan : plans) {
+        const std::string& name = plan.exercise.name;
+        for (const Shape& shape : plan.shapes) {
+            Rubric rubric = plan.rubric;
             rubric.speed->shape = shape;
-            if (options.progress != nullptr) {
-                *options.progress << fmt::format("cugrade: timing {} at {}", name, format_shape(shape)) << std::endl;
-            }
             std::string error;
-            const auto reference = time_as_submission(context, exercise, exercise.reference_source, rubric, error);
+            const auto reference = time_in(plan, plan.own, rubric, error);
             if (!error.empty()) {
-                report.rows.push_back(empty_row(name, shape, "reference", error));
+                add(empty_row(name, shape, "reference", error));
                 continue;
             }
-            report.rows.push_back(row_from(name, shape, "reference", reference));
+            add(row_from(name, shape, "reference", reference));
             BenchRow copy = empty_row(name, shape, "copy");
             copy.gb_per_s = reference.value("copy_gbps", 0.0);
             copy.copy_fraction = 1.0;
-            report.rows.push_back(copy);
-            // A baseline takes the reference's place in the checker, and the reference is timed against it as a
-            // submission: the run's reference time is the baseline's, and its ratio the reference's over it.
-            for (const Baseline& baseline : exercise.baselines) {
-                if (!fs::is_regular_file(baseline.source)) {
-                    report.rows.push_back(empty_row(name, shape, baseline.name,
-                                                    fmt::format("'{}' is missing", baseline.source.string())));
-                    continue;
-                }
-                Exercise against = exercise;
-                against.reference_source = baseline.source;
-                against.checker_libraries = baseline.link;
-                const auto timed = time_as_submission(context, against, exercise.reference_source, rubric, error);
+            add(copy);
+            for (const Checker& baseline : plan.baselines) {
+                const auto timed = time_in(plan, baseline, rubric, error);
                 if (!error.empty()) {
-                    report.rows.push_back(empty_row(name, shape, baseline.name, error));
+                    add(empty_row(name, shape, baseline.what, error));
                     continue;
                 }
-                BenchRow row = row_from(name, shape, baseline.name, timed, "reference");
+                BenchRow row = row_from(name, shape, baseline.what, timed, "reference");
                 row.reference_over_this = timed.value("submission_ms", 0.0) / row.ms;
-                report.rows.push_back(row);
+                add(row);
             }
         }
     }
+    report.timing_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    show(bench_ending(report));
     return report;
 }
 
-void print_bench(std::ostream& terminal, const BenchReport& report) {
-    std::ostringstream out;
-    out << fmt::format("cugrade bench on {} ({})\n\n", report.gpu.name, report.gpu.arch());
-    out << fmt::format("{:<10} {:<14} {:<10} {:>10} {:>9} {:>8} {:>8} {:>8} {:>14}\n", "exercise", "size", "what",
-                       "ms", "GB/s", "of copy", "spread", "samples", "reference/this");
-    for (const auto& row : report.rows) {
-        if (!row.error.empty()) {
-            out << fmt::format("{:<10} {:<14} {:<10} failed: {}\n", row.exercise, format_shape(row.shape), row.what,
-                               row.error);
-            continue;
-        }
-        const std::string ms = row.what == "copy" ? "" : fmt::format("{:.4f}", row.ms);
-        const std::string spread = row.what == "copy" ? "" : fmt::format("{:.2f}%", 100 * row.rse);
-        const std::string samples = row.what == "copy" ? "" : std::to_string(row.samples);
-        const std::string versus = row.reference_over_this > 0 ? fmt::format("{:.3f}", row.reference_over_this) : "";
-        out << fmt::format("{:<10} {:<14} {:<10} {:>10} {:>9.0f} {:>7.1f}% {:>8} {:>8} {:>14}\n", row.exercise,
-                           format_shape(row.shape), row.what, ms, row.gb_per_s, 100 * row.copy_fraction, spread,
-                           samples, versus);
+std::string bench_title(const GpuInfo& gpu) {
+    return terminal_text(fmt::format("cugrade bench on {} ({})\n", gpu.name, gpu.arch()));
+}
+
+std::string bench_header(const BenchReport& report) {
+    const std::string builds =
+        report.checkers == 0 ? "built no checkers ahead of the timing\n"
+                             : fmt::format("built {} checker{} in {:.1f} s, {} at a time\n", report.checkers,
+                                           report.checkers == 1 ? "" : "s", report.build_seconds, report.build_jobs);
+    return terminal_text(builds + fmt::format("\n{:<10} {:<14} {:<10} {:>10} {:>9} {:>8} {:>8} {:>8} {:>14}\n",
+                                              "exercise", "size", "what", "ms", "GB/s", "of copy", "spread",
+                                              "samples", "reference/this"));
+}
+
+std::string bench_row(const BenchRow& row) {
+    if (!row.error.empty()) {
+        return terminal_text(fmt::format("{:<10} {:<14} {:<10} failed: {}\n", row.exercise, format_shape(row.shape),
+                                         row.what, row.error));
     }
-    out << "\nGB/s counts the bytes each exercise must move; the copy counts bytes read and written. Spread: the relative\n"
-           "standard error of the median time. Below the reference, each library baseline (exercise.yaml's `baselines`) with\n"
-           "the reference's time over the baseline's, both measured alternately in one run: below 1, the reference is\n"
-           "faster.\n";
-    terminal << terminal_text(out.str());
+    const std::string ms = row.what == "copy" ? "" : fmt::format("{:.4f}", row.ms);
+    const std::string spread = row.what == "copy" ? "" : fmt::format("{:.2f}%", 100 * row.rse);
+    const std::string samples = row.what == "copy" ? "" : std::to_string(row.samples);
+    const std::string versus = row.reference_over_this > 0 ? fmt::format("{:.3f}", row.reference_over_this) : "";
+    return terminal_text(fmt::format("{:<10} {:<14} {:<10} {:>10} {:>9.0f} {:>7.1f}% {:>8} {:>8} {:>14}\n",
+                                     row.exercise, format_shape(row.shape), row.what, ms, row.gb_per_s,
+                                     100 * row.copy_fraction, spread, samples, versus));
+}
+
+std::string bench_ending(const BenchReport& report) {
+    return terminal_text(fmt::format(
+        "\ntimed {} speed test{} in {:.1f} s, one at a time\n\n"
+        "GB/s counts the bytes each exercise must move; the copy counts bytes read and written. Spread: the relative\n"
+        "standard error of the median time. Below the reference, each library baseline (exercise.yaml's `baselines`) with\n"
+        "the reference's time over the baseline's, both measured alternately in one run: below 1, the reference is\n"
+        "faster.\n",
+        report.speed_tests, report.speed_tests == 1 ? "" : "s", report.timing_seconds));
 }
 
 nlohmann::json bench_to_json(const BenchReport& report) {

@@ -181,7 +181,7 @@ int main(int argc, char** argv) {
     std::vector<std::string> bench_sizes;
     std::vector<std::string> bench_shapes;
     CLI::App* bench_command = app.add_subcommand(
-        "bench", "time each exercise's reference against its library baseline and the copy bandwidth");
+        "bench", "time each exercise's reference against its library baselines and the copy bandwidth");
     bench_command->add_option("--exercise,-e", bench_options.exercises, "only this exercise (repeatable)");
     bench_command->add_option("--size", bench_sizes, "element count for vector exercises (repeatable)");
     bench_command->add_option("--shape", bench_shapes, "ROWSxCOLS for matrix exercises (repeatable)");
@@ -322,13 +322,13 @@ int main(int argc, char** argv) {
             bench_options.nvcc = options.nvcc;
             bench_options.cache_dir = options.cache_dir;
             bench_options.cache_max_bytes = options.cache_max_bytes;
+            bench_options.table = json_file == "-" ? &std::cerr : &std::cout;
             bench_options.progress = &std::cerr;
             const BenchReport report = bench(full_course(course, "bench"), bench_options);
             if (!report.gpu.available) {
                 std::cerr << "cugrade: bench needs an NVIDIA GPU: " << report.gpu.unavailable_reason << "\n";
                 return to_int(ExitCode::skipped);
             }
-            print_bench(json_file == "-" ? std::cerr : std::cout, report);
             if (!json_file.empty()) {
                 write_json_file(json_file, bench_to_json(report), std::cout);
             }

@@ -104,6 +104,9 @@ TEST_CASE("bench times the reference, the copy and the baselines; without a GPU 
         return;
     }
     CHECK(result.status.code == 0);
+    // The checkers (the exercise's own and CUB's in its place) are built before anything is timed.
+    CHECK_THAT(result.output, contains_text("\nbuilt 2 checkers in "));
+    CHECK_THAT(result.output, contains_text("\ntimed 2 speed tests in "));
     std::ifstream in(dir / "bench.json");
     const auto bench = nlohmann::json::parse(in);
     REQUIRE(bench["rows"].size() == 3);
