@@ -55,9 +55,8 @@ CaseResult interrupted(const ExitStatus& status, double case_seconds, const std:
     }
     if (status.timed_out && !tool.empty()) {
         return {Status::timed_out,
-                fmt::format("{} stopped after {} s: the case did not finish under compute-sanitizer, which runs "
-                            "kernels many times slower: an endless loop, blocks waiting on each other, or far too "
-                            "slow",
+                fmt::format("{} stopped after {} s: the case did not finish under the tool, which runs kernels "
+                            "many times slower: an endless loop, blocks waiting on each other, or far too slow",
                             tool, case_seconds)};
     }
     if (status.timed_out) {
@@ -373,7 +372,7 @@ private:
                           mode.tool.empty()
                               ? fmt::format("the program did not start its first case within {} s", startup_seconds)
                               : fmt::format("{} stopped after {} s: the program did not start its first case under "
-                                            "compute-sanitizer",
+                                            "the tool",
                                             mode.tool, startup_seconds)};
             } else {
                 result = {status.signal != 0 ? Status::crashed : Status::exited_early,
