@@ -545,8 +545,7 @@ void diagnose_failures(const fs::path& program, const std::vector<CasePlan>& cas
             stopped = stopped || process.status.timed_out;
         }
         if (auto found = first_sanitizer_error(tool, output, options.student_files)) {
-            found->scope = cases[*chosen].visibility == Visibility::visible ? "found on " + cases[*chosen].id
-                                                                            : "found on a hidden case";
+            found->scope = "found " + where;
             result.cases[*chosen].diagnosis = std::move(*found);
             break;
         }
