@@ -918,7 +918,11 @@ BatchStatus batch_status(const fs::path& results) {
         }
         try {
             const auto row = nlohmann::json::parse(read_file(results / "students" / id / "row.json"));
-            (counts_as_failed(row.value("status", "")) ? status.failed : status.done).push_back(id);
+            const std::string row_status = row.value("status", "");
+            (row_status == "build_failed" ? status.build_failed
+             : row_status == "error"      ? status.error
+                                          : status.done)
+                .push_back(id);
         } catch (const std::exception&) {
             status.missing.push_back(id);
         }

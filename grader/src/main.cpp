@@ -233,11 +233,12 @@ int main(int argc, char** argv) {
 
         if (grade_command->parsed() && !batch_status_dir.empty()) {
             const BatchStatus status = batch_status(batch_status_dir);
-            std::cout << fmt::format("{} students: {} done, {} failed, {} running, {} missing\n", status.total(),
-                                     status.done.size(), status.failed.size(), status.running.size(),
-                                     status.missing.size());
-            for (const auto& [label, ids] : {std::pair{"running", &status.running}, std::pair{"failed", &status.failed},
-                                             std::pair{"missing", &status.missing}}) {
+            std::cout << fmt::format("{} students: {} done, {} build_failed, {} error, {} running, {} missing\n",
+                                     status.total(), status.done.size(), status.build_failed.size(),
+                                     status.error.size(), status.running.size(), status.missing.size());
+            for (const auto& [label, ids] :
+                 {std::pair{"running", &status.running}, std::pair{"build_failed", &status.build_failed},
+                  std::pair{"error", &status.error}, std::pair{"missing", &status.missing}}) {
                 if (!ids->empty()) {
                     std::cout << fmt::format("{}: {}\n", label, fmt::join(*ids, ", "));
                 }

@@ -327,11 +327,14 @@ TEST_CASE("--status needs a results folder a batch started") {
     touch(results / "class.json", R"({"students": ["alice", "bob", "carol"]})");
     touch(results / "students" / "alice" / "row.json", R"({"status": "graded"})");
     touch(results / "students" / "bob" / "row.json", R"({"status": "build_failed"})");
+    touch(results / "students" / "dave" / "row.json", R"({"status": "error"})");
+    touch(results / "class.json", R"({"students": ["alice", "bob", "carol", "dave"]})");
     const BatchStatus status = batch_status(results);
     CHECK(status.done == std::vector<std::string>{"alice"});
-    CHECK(status.failed == std::vector<std::string>{"bob"});
+    CHECK(status.build_failed == std::vector<std::string>{"bob"});
+    CHECK(status.error == std::vector<std::string>{"dave"});
     CHECK(status.missing == std::vector<std::string>{"carol"});
-    CHECK(status.total() == 3);
+    CHECK(status.total() == 4);
 }
 
 TEST_CASE("the course is --course, then CUGRADE_COURSE, then found from the current folder, then beside cugrade") {

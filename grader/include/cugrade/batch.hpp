@@ -73,9 +73,13 @@ BatchSummary grade_class(const Course& course, const BatchOptions& options);
 // How far a batch is, from its results folder alone (`cugrade grade --status`): every student of the class it was
 // started on (RESULTS/class.json) is done (graded, or failed: build_failed or error), running (a batch holds them
 // now), or missing.
+// The class's students by where they stand, named as the gradebook's `status` column names them: graded (done),
+// build_failed (graded: their own files did not build), error (cugrade failed on them), and not yet graded.
 struct BatchStatus {
-    std::vector<std::string> done, failed, running, missing;
-    std::size_t total() const { return done.size() + failed.size() + running.size() + missing.size(); }
+    std::vector<std::string> done, build_failed, error, running, missing;
+    std::size_t total() const {
+        return done.size() + build_failed.size() + error.size() + running.size() + missing.size();
+    }
 };
 
 // Throws UsageError when `results` holds no batch.
