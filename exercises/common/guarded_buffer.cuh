@@ -130,6 +130,13 @@ public:
         inputs_.push_back({&input, std::move(copy), std::move(name)});
     }
 
+    // Takes the snapshot of input `which` again: after its set was drawn again.
+    void retake(std::size_t which) {
+        const Snapshot& snapshot = inputs_.at(which);
+        CUGRADE_CUDA_CHECK(cudaMemcpy(snapshot.copy->get(), snapshot.input->get(),
+                                      snapshot.input->size() * sizeof(float), cudaMemcpyDeviceToDevice));
+    }
+
     // "changed its input b (element 17 was 0.25, now 0)", or "".
     std::string changed(std::size_t which) const {
         const Snapshot& snapshot = inputs_.at(which);

@@ -1,13 +1,17 @@
 // A case's inputs, drawn on the GPU from a counter-based hash, so that any element can be recomputed from its seed
 // and index: one buffer per operand, and for the speed test three sets of different contents, which the timed calls
-// rotate through so that a replayed answer shows.
+// rotate through. Before each timed call its set is drawn again from a fresh seed (redraw), so that no answer a
+// submission computed in an earlier call, and kept, is right for the call being timed.
 #pragma once
 
 #include <cuda_runtime.h>
 
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <optional>
+#include <utility>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -87,38 +91,83 @@ inline void generate(float* out, std::size_t n, const plan::Distribution& input,
 }
 
 // The inputs of one case: `operands` buffers of c.size() elements per set, one set, or three for the speed test
-// (set v draws each operand with its seed + v). One distribution in the plan serves every operand, each with a seed
-// of its own (plan::operand_seed).
+// (set v draws each operand with its seed + v; drawn again, with a seed mixed from that and the draw's number). One
+// distribution in the plan serves every operand, each with a seed of its own (plan::operand_seed).
 class SeededInputs {
 public:
-    SeededInputs(const plan::Case& c, std::size_t operands) : operands_(operands) {
+    SeededInputs(const plan::Case& c, std::size_t operands) : case_(c), operands_(operands) {
         if (c.inputs.size() != 1 && c.inputs.size() != operands) {
             throw std::runtime_error("case " + c.id + " gives " + std::to_string(c.inputs.size()) +
                                      " inputs; this exercise takes " + std::to_string(operands));
         }
         SharedGpu gpu;
         const int sets = c.timed && !profile_only() ? 3 : 1;
+        draws_.assign(static_cast<std::size_t>(sets), 0);
         for (int set = 0; set < sets; ++set) {
             for (std::size_t k = 0; k < operands; ++k) {
-                const plan::Input& input = c.inputs.size() == 1 ? c.inputs[0] : c.inputs[k];
-                const std::uint64_t seed =
-                    (c.inputs.size() == 1 ? plan::operand_seed(input.seed, k) : input.seed) + static_cast<std::uint64_t>(set);
                 buffers_.push_back(std::make_unique<DeviceBuffer<float>>(c.size()));
-                generate(buffers_.back()->get(), c.size(), input.distribution, seed);
             }
+            draw(set);
         }
     }
 
-    int sets() const { return static_cast<int>(buffers_.size() / operands_); }
+    int sets() const { return static_cast<int>(draws_.size()); }
     std::size_t operands() const { return operands_; }
     const DeviceBuffer<float>& buffer(int set, std::size_t operand = 0) const {
         return *buffers_.at(static_cast<std::size_t>(set) * operands_ + operand);
     }
     const float* operator()(int set, std::size_t operand = 0) const { return buffer(set, operand).get(); }
 
+    // Draws set `set` again, in place, from seeds no earlier draw used; whatever was derived from it (its exact
+    // answer: PerInputSet) is derived again.
+    void redraw(int set) {
+        ++draws_.at(static_cast<std::size_t>(set));
+        draw(set);
+    }
+    // How many times set `set` was drawn again.
+    std::uint64_t draws(int set) const { return draws_.at(static_cast<std::size_t>(set)); }
+
 private:
+    void draw(int set) {
+        for (std::size_t k = 0; k < operands_; ++k) {
+            const plan::Input& input = case_.inputs.size() == 1 ? case_.inputs[0] : case_.inputs[k];
+            std::uint64_t seed = (case_.inputs.size() == 1 ? plan::operand_seed(input.seed, k) : input.seed) +
+                                 static_cast<std::uint64_t>(set);
+            if (const std::uint64_t again = draws(set); again != 0) {
+                seed = mix64(seed ^ mix64(again));
+            }
+            generate(buffers_[static_cast<std::size_t>(set) * operands_ + k]->get(), case_.size(), input.distribution,
+                     seed);
+        }
+    }
+
+    plan::Case case_;
     std::size_t operands_;
     std::vector<std::unique_ptr<DeviceBuffer<float>>> buffers_;
+    std::vector<std::uint64_t> draws_;
+};
+
+// What a harness derives from each input set (its exact answer, its tolerance), derived when first asked for and
+// again after the set is drawn again.
+template <class T>
+class PerInputSet {
+public:
+    PerInputSet(const SeededInputs& inputs, std::function<T(int set)> derive)
+        : inputs_(inputs), derive_(std::move(derive)), values_(static_cast<std::size_t>(inputs.sets())) {}
+
+    const T& operator[](int set) {
+        auto& slot = values_.at(static_cast<std::size_t>(set));
+        if (!slot || slot->first != inputs_.draws(set)) {
+            SharedGpu gpu;
+            slot.emplace(inputs_.draws(set), derive_(set));
+        }
+        return slot->second;
+    }
+
+private:
+    const SeededInputs& inputs_;
+    std::function<T(int set)> derive_;
+    std::vector<std::optional<std::pair<std::uint64_t, T>>> values_;
 };
 
 }  // namespace cugrade::harness

@@ -6,7 +6,8 @@
 //   - the stream is held by a spinning kernel until the whole call is enqueued, so the host's delays in enqueuing
 //     it (a loaded machine) are not the submission's time;
 //   - submission and reference alternate on the same inputs, rotating through several input buffers of different
-//     contents, and every timed output of the submission is checked;
+//     contents, each drawn again before its next timed pair (outside the clocks), and every timed output of the
+//     submission is checked: no answer kept from an earlier call is right for the call being timed;
 //   - sampling goes on until the medians' relative standard errors reach the target (or a cap), and longer when the
 //     result lies within its uncertainty of a tier boundary;
 //   - the SM clock is read after every pair of samples (clock64 against the global timer); pairs taken at a clock
@@ -231,10 +232,13 @@ struct SpeedResult {
 };
 
 // `time_call(submission, variant)` times one call of the submission (or the reference) on input `variant`;
-// `check(variant)` says what is wrong with the submission's output for that input, right after its call.
+// `check(variant)` says what is wrong with the submission's output for that input, right after its call;
+// `fresh_input(variant)` draws that input again, before each timed pair of calls and outside their clocks, so that
+// every timed call of the submission needs an answer no earlier call computed.
 inline SpeedResult measure_speed(const plan::Timing& plan, cudaStream_t stream, SampleTimer& timer, int variants,
                                  double bytes, const std::function<double(bool submission, int variant)>& time_call,
-                                 const std::function<std::string(int variant)>& check) {
+                                 const std::function<std::string(int variant)>& check,
+                                 const std::function<void(int variant)>& fresh_input) {
     SpeedResult result;
     result.copy_gbps = copy_bandwidth_gbps(timer, stream, bytes);
     for (int i = 0; i < plan.sampling.warmup; ++i) {
@@ -249,6 +253,7 @@ inline SpeedResult measure_speed(const plan::Timing& plan, cudaStream_t stream, 
     };
     for (int i = 0;; ++i) {
         const int variant = i % variants;
+        fresh_input(variant);
         // Alternate which side goes first, so that neither always follows the other.
         double reference_ms = 0.0, submission_ms = 0.0;
         std::string problem;

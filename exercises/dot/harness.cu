@@ -29,18 +29,12 @@ struct ExactProduct {
 
 CaseOutcome run_case(const Case& c) {
     const std::size_t n = c.size();
-    const SeededInputs inputs(c, 2);
-    std::vector<tol::SumReference> references;
-    std::vector<double> tolerances;
-    {
-        SharedGpu gpu;
-        for (int set = 0; set < inputs.sets(); ++set) {
-            references.push_back(reduce_on_device(thrust::counting_iterator<std::size_t>(0), n,
-                                                  ExactProduct{inputs(set, 0), inputs(set, 1)}, AddSumTerms{},
-                                                  tol::SumReference{}));
-            tolerances.push_back(tol::dot_tolerance(n, references.back(), c.lambda));
-        }
-    }
+    SeededInputs inputs(c, 2);
+    PerInputSet<tol::SumReference> references(inputs, [&](int set) {
+        return reduce_on_device(thrust::counting_iterator<std::size_t>(0), n,
+                                ExactProduct{inputs(set, 0), inputs(set, 1)}, AddSumTerms{}, tol::SumReference{});
+    });
+    PerInputSet<double> tolerances(inputs, [&](int set) { return tol::dot_tolerance(n, references[set], c.lambda); });
     GuardedBuffer result("result", 1);
     GuardedBuffer scratch("scratch", DOT_SCRATCH_FLOATS);
 

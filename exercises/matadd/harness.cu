@@ -70,7 +70,7 @@ CaseOutcome run_case(const Case& c) {
         throw std::runtime_error("the matadd harness needs shapes [rows, cols]");
     }
     const std::size_t rows = c.shape[0], cols = c.shape[1];
-    const SeededInputs inputs(c, 2);
+    SeededInputs inputs(c, 2);
     // Room for the overshoot of a last block of up to 32 rows or columns past either side.
     GuardedBuffer sum("c", rows * cols, 32 * (rows + cols) + 1024,
                       "check both bounds, row < rows and col < cols, before the write");

@@ -68,11 +68,12 @@ public:
     ExactPrefixes(const SeededInputs& inputs, std::size_t n) : inputs_(inputs), n_(n), prefixes_(n) {}
 
     const Prefix* of(int set) {
-        if (set != ready_) {
+        const std::pair<int, std::uint64_t> wanted{set, inputs_.draws(set)};  // a set drawn again is another input
+        if (wanted != ready_) {
             SharedGpu gpu;
             scan_on_device(thrust::make_transform_iterator(inputs_(set), AsPrefix{}), prefixes_.get(), n_,
                            AddPrefixes{});
-            ready_ = set;
+            ready_ = wanted;
         }
         return prefixes_.get();
     }
@@ -81,7 +82,7 @@ private:
     const SeededInputs& inputs_;
     std::size_t n_;
     DeviceBuffer<Prefix> prefixes_;
-    int ready_ = -1;
+    std::pair<int, std::uint64_t> ready_{-1, 0};
 };
 
 Mismatches find_mismatches(const float* output, const Prefix* prefixes, std::size_t n, bool exclusive,
@@ -182,14 +183,9 @@ std::optional<Explanation> explain_scan(const float* output, ExactPrefixes& exac
 CaseOutcome run_case(const Case& c) {
     const std::size_t n = c.size();
     const bool exclusive = c.parameter("exclusive") != 0.0;
-    const SeededInputs inputs(c, 1);
-    std::vector<tol::SumReference> totals;
-    {
-        SharedGpu gpu;
-        for (int set = 0; set < inputs.sets(); ++set) {
-            totals.push_back(reduce_on_device(inputs(set), n, AsSumTerm{}, AddSumTerms{}, tol::SumReference{}));
-        }
-    }
+    SeededInputs inputs(c, 1);
+    PerInputSet<tol::SumReference> totals(
+        inputs, [&](int set) { return reduce_on_device(inputs(set), n, AsSumTerm{}, AddSumTerms{}, tol::SumReference{}); });
     ExactPrefixes exact(inputs, n);
     GuardedBuffer output("the output", n);
     GuardedBuffer scratch("scratch", scan_scratch_floats(n));

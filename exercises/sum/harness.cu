@@ -19,16 +19,11 @@ namespace tol = cugrade::tolerance;
 
 CaseOutcome run_case(const Case& c) {
     const std::size_t n = c.size();
-    const SeededInputs inputs(c, 1);
-    std::vector<tol::SumReference> references;
-    std::vector<double> tolerances;
-    {
-        SharedGpu gpu;
-        for (int set = 0; set < inputs.sets(); ++set) {
-            references.push_back(reduce_on_device(inputs(set), n, AsSumTerm{}, AddSumTerms{}, tol::SumReference{}));
-            tolerances.push_back(tol::summation_tolerance(n, references.back(), c.lambda));
-        }
-    }
+    SeededInputs inputs(c, 1);
+    PerInputSet<tol::SumReference> references(
+        inputs, [&](int set) { return reduce_on_device(inputs(set), n, AsSumTerm{}, AddSumTerms{}, tol::SumReference{}); });
+    PerInputSet<double> tolerances(inputs,
+                                   [&](int set) { return tol::summation_tolerance(n, references[set], c.lambda); });
     GuardedBuffer result("result", 1);
     GuardedBuffer scratch("scratch", SUM_SCRATCH_FLOATS);
 
