@@ -1,12 +1,14 @@
 // The shape of every case: the submission's calls, each on freshly poisoned outputs and checked; then, for the speed
-// test, the reference checked once, and both timed alternately (timing.cuh), every timed output of the submission
-// checked. An exercise's harness says what a call is and how to check it (CaseCalls); run_calls does the rest.
+// test, the reference checked once, and both timed alternately (timing.cuh) on inputs drawn again before every timed
+// pair, every timed output of the submission checked. An exercise's harness says what a call is
+// and how to check it (CaseCalls); run_calls does the rest.
 #pragma once
 
 #include <cuda_runtime.h>
 
 #include <nvtx3/nvToolsExt.h>
 
+#include <algorithm>
 #include <functional>
 #include <optional>
 #include <nlohmann/json.hpp>
@@ -32,6 +34,10 @@ struct CaseOutcome {
     std::string detail;
     nlohmann::json measurements = nlohmann::json::object();
     std::optional<Explanation> explanation = std::nullopt;
+    // The submission wrote past an output's end: its stray writes may have landed in memory the harness uses later
+    // (a kernel's parameters, another buffer), so the cases after this one run in a fresh process, where they
+    // cannot fail for what this one did.
+    bool fresh_process_after = false;
 
     static CaseOutcome passed(nlohmann::json measurements = nlohmann::json::object()) {
         return {protocol::status_passed, "", std::move(measurements)};
@@ -65,19 +71,18 @@ template <class Signature>
 struct CaseCalls {
     using EntryPoint = Entry<Signature>;
 
-    CaseCalls(Signature* reference_entry, const SeededInputs& seeded, std::vector<std::string> names)
+    CaseCalls(Signature* reference_entry, SeededInputs& seeded, std::vector<std::string> names)
         : submission(submission_entry<Signature>()), reference(reference_entry), inputs(&seeded),
           input_names(std::move(names)) {}
 
     EntryPoint submission;
     EntryPoint reference;
-    const SeededInputs* inputs;             // read-only: must be unchanged after every call; a set per variant
+    SeededInputs* inputs;                   // read-only to the calls: unchanged after every call; a set per variant
     std::vector<std::string> input_names;   // one per operand, as messages name them: "input", "matrix b"
     std::function<void(EntryPoint, cudaStream_t, int set)> invoke;  // calls an entry point on input set `set`
     std::function<std::string(int set)> check;                      // what is wrong with the outputs, or ""
     // After a failed check: what the wrong answer is, where the exercise can tell (explanation.hpp). May be empty.
     std::function<std::optional<Explanation>(int set)> explain;
-    std::function<std::string(int set)> timed_check;                // after each timed call; empty: `check`
     std::vector<GuardedBuffer*> outputs;    // outputs and scratch: poisoned before every call, nothing past their ends
     double bytes = 0.0;                     // what the exercise must move at least
     nlohmann::json measurements = nlohmann::json::object();
@@ -85,6 +90,7 @@ struct CaseCalls {
 
 template <class Call>
 void call_submission(Call&& call, const std::string& which_call) {
+    submission_has_run() = true;
     try {
         call();
         CUGRADE_CUDA_CHECK(cudaGetLastError());
@@ -116,10 +122,10 @@ std::string broken_contract(const CaseCalls<Signature>& calls, const InputSnapsh
 }
 
 template <class Signature>
-CaseOutcome run_calls(const plan::Case& c, const CaseCalls<Signature>& calls) {
+CaseOutcome run_checked_calls(const plan::Case& c, const CaseCalls<Signature>& calls) {
     Stream stream;
     InputSnapshot inputs;
-    const SeededInputs& seeded = *calls.inputs;
+    SeededInputs& seeded = *calls.inputs;
     const int sets = seeded.sets();
     if (!profile_only()) {
         SharedGpu gpu;
@@ -197,6 +203,7 @@ CaseOutcome run_calls(const plan::Case& c, const CaseCalls<Signature>& calls) {
         SampleTimer timer;
         SpeedResult speed;
         try {
+            submission_has_run() = true;
             speed = measure_speed(
                 c.timing, stream, timer, sets, calls.bytes,
                 [&](bool submission, int set) {
@@ -217,7 +224,13 @@ CaseOutcome run_calls(const plan::Case& c, const CaseCalls<Signature>& calls) {
                     if (std::string problem = broken_contract(calls, inputs, set); !problem.empty()) {
                         return problem;
                     }
-                    return (calls.timed_check ? calls.timed_check : calls.check)(set);
+                    return calls.check(set);
+                },
+                [&](int set) {
+                    seeded.redraw(set);
+                    for (std::size_t k = 0; k < seeded.operands(); ++k) {
+                        inputs.retake(static_cast<std::size_t>(set) * seeded.operands() + k);
+                    }
                 });
         } catch (const CudaFailure& e) {
             // The reference passed its own check before timing, so the submission's calls are the ones to blame.
@@ -241,6 +254,19 @@ CaseOutcome run_calls(const plan::Case& c, const CaseCalls<Signature>& calls) {
         measurements["inputs"] = sets;
     }
     return CaseOutcome::passed(std::move(measurements));
+}
+
+template <class Signature>
+bool wrote_past_outputs(const CaseCalls<Signature>& calls) {
+    return std::any_of(calls.outputs.begin(), calls.outputs.end(),
+                       [](const GuardedBuffer* output) { return !output->overrun().empty(); });
+}
+
+template <class Signature>
+CaseOutcome run_calls(const plan::Case& c, const CaseCalls<Signature>& calls) {
+    CaseOutcome outcome = run_checked_calls(c, calls);
+    outcome.fresh_process_after = outcome.status != protocol::status_passed && wrote_past_outputs(calls);
+    return outcome;
 }
 
 }  // namespace cugrade::harness

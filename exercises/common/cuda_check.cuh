@@ -35,10 +35,40 @@ struct RuleBroken : std::runtime_error {
     using std::runtime_error::runtime_error;
 };
 
+// Errors after which the context is unusable: each later call returns them again. One of these that surfaces in the
+// harness's own call came from a kernel that faulted before it.
+inline bool corrupts_context(cudaError_t code) {
+    switch (code) {
+        case cudaErrorIllegalAddress:
+        case cudaErrorLaunchFailure:
+        case cudaErrorIllegalInstruction:
+        case cudaErrorMisalignedAddress:
+        case cudaErrorInvalidAddressSpace:
+        case cudaErrorInvalidPc:
+        case cudaErrorHardwareStackError:
+        case cudaErrorAssert:
+        case cudaErrorLaunchTimeout:
+            return true;
+        default:
+            return false;
+    }
+}
+
+// The file's name without its folders: a report names no path of the course's.
+inline const char* file_name(const char* path) {
+    const char* name = path;
+    for (const char* c = path; *c != '\0'; ++c) {
+        if (*c == '/') {
+            name = c + 1;
+        }
+    }
+    return name;
+}
+
 inline void check_cuda(cudaError_t code, const char* call, const char* file, int line) {
     if (code != cudaSuccess) {
         std::ostringstream message;
-        message << file << ":" << line << ": " << call << " failed: " << cudaGetErrorName(code) << " ("
+        message << file_name(file) << ":" << line << ": " << call << " failed: " << cudaGetErrorName(code) << " ("
                 << cudaGetErrorString(code) << ")";
         throw CudaFailure(code, message.str());
     }

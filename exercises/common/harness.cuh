@@ -122,12 +122,23 @@ inline int run_plan(int argc, char** argv, const std::function<CaseOutcome(const
         try {
             outcome = run_case(c);
         } catch (const CudaFailure& e) {
-            // A failure inside the submission's calls is its own; any other is the harness's or the machine's.
+            // A failure inside the submission's calls is its own, and so is a fault that surfaces in the harness's
+            // work after the submission ran; any other is the harness's or the machine's.
+            const bool left_by_submission =
+                e.submission_call.empty() && submission_has_run() && corrupts_context(e.code);
+            const std::string detail =
+                left_by_submission
+                    ? std::string("the GPU faulted after the submission's calls had returned: ") +
+                          cudaGetErrorName(e.code) + " (" + cudaGetErrorString(e.code) +
+                          "), seen by the grader's next CUDA call. A kernel of the submission's most likely wrote "
+                          "outside its buffers, into memory the grader uses; check every index against the bounds of "
+                          "the array it writes"
+                    : e.detail();
             channel.send({{"event", "result"},
                           {"case", c.id},
-                          {"status", e.submission_call.empty() ? protocol::status_harness_error
-                                                               : protocol::status_cuda_error},
-                          {"detail", e.detail()}});
+                          {"status", e.submission_call.empty() && !left_by_submission ? protocol::status_harness_error
+                                                                                       : protocol::status_cuda_error},
+                          {"detail", detail}});
             // A fault can leave the context unusable; a fresh process runs the remaining cases.
             return protocol::exit_restart;
         } catch (const RunnerGone&) {
@@ -147,6 +158,9 @@ inline int run_plan(int argc, char** argv, const std::function<CaseOutcome(const
             result["explanation"] = outcome.explanation->to_json();
         }
         channel.send(std::move(result));
+        if (outcome.fresh_process_after) {
+            return protocol::exit_restart;
+        }
     }
     return protocol::exit_done;
 }

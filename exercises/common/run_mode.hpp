@@ -22,4 +22,12 @@ inline bool& profile_only() {
 }
 inline constexpr const char* submission_range = "submission";
 
+// Set once a call of the submission's has run in this process: from then on, a fault that surfaces in the harness's
+// own work (an illegal address at its next synchronisation) is one the submission left behind, such as a write that
+// landed in another buffer, since the harness's and the reference's work is tested without it.
+inline bool& submission_has_run() {
+    static bool ran = false;
+    return ran;
+}
+
 }  // namespace cugrade::harness
