@@ -154,7 +154,7 @@ std::vector<Shape> read_extents(const yaml::Mapping& fields, const YAML::Node& a
 CaseGroup read_group(const std::filesystem::path& file, const YAML::Node& node, const Rubric& rubric) {
     yaml::Mapping fields(file, node, "a group",
                          {"name", "visibility", "points", "sizes", "shapes", "inputs", "parameters", "seed",
-                          "case_seconds", "race_check"});
+                          "case_seconds", "race_check", "memory_check"});
     CaseGroup group;
     group.where = place_of(file, node);
     group.name = read_name(fields, fields.required("name"), "name");
@@ -174,6 +174,9 @@ CaseGroup read_group(const std::filesystem::path& file, const YAML::Node& node, 
     }
     if (auto race_check = fields.optional("race_check")) {
         group.race_check = fields.choice(*race_check, "race_check", {"true", "false"}) == "true";
+    }
+    if (auto memory_check = fields.optional("memory_check")) {
+        group.memory_check = fields.choice(*memory_check, "memory_check", {"true", "false"}) == "true";
     }
     return group;
 }
@@ -405,6 +408,7 @@ std::vector<CasePlan> plan_cases(const Rubric& rubric) {
                 plan.max_points = per_case;
                 plan.case_seconds = group.case_seconds > 0 ? group.case_seconds : rubric.limits.case_seconds;
                 plan.race_check = group.race_check;
+                plan.memory_check = group.memory_check;
                 cases.push_back(std::move(plan));
             }
         }

@@ -482,6 +482,84 @@ void check_races(CaseRunner& runner, const std::vector<CasePlan>& cases, const s
     }
 }
 
+// The memory-check cases, once more under memcheck, with the graded run's buffers (guard regions after each output,
+// which catch a write just past it; inputs allocated to their size, so that memcheck sees a read past their end): an
+// access outside every allocation fails the case as memory_error, whatever its result. The cases of each visibility
+// run together under one compute-sanitizer, and one at a time only when it reports an error, to pin it on its case.
+void check_memory(const fs::path& program, const std::vector<CasePlan>& cases,
+                  const std::vector<std::size_t>& memory_checked, const RunOptions& options, RunResult& result) {
+    const auto started = Clock::now();
+    const std::vector<std::string> memcheck = sanitizer_command(options.compute_sanitizer, SanitizerTool::memcheck);
+    CaseRunner runner(program, cases, options);
+    const auto error_reported = [](const CaseRunner::Ended& ended) {
+        return ended.status.exited() && ended.status.code == sanitizer_error_exit_code;
+    };
+    std::vector<std::size_t> visible_cases, hidden_cases;
+    for (const std::size_t i : memory_checked) {
+        (cases[i].visibility == Visibility::hidden ? hidden_cases : visible_cases).push_back(i);
+    }
+    std::vector<std::size_t> one_at_a_time;
+    for (const auto* together : {&visible_cases, &hidden_cases}) {
+        if (together->size() < 2) {
+            one_at_a_time.insert(one_at_a_time.end(), together->begin(), together->end());
+            continue;
+        }
+        const auto processes = runner.run(*together, memcheck, {.tool = "memcheck"});
+        if (std::any_of(processes.begin(), processes.end(), error_reported)) {
+            runner.reopen(*together);
+            one_at_a_time.insert(one_at_a_time.end(), together->begin(), together->end());
+        }
+    }
+    std::sort(one_at_a_time.begin(), one_at_a_time.end());
+    for (const std::size_t i : one_at_a_time) {
+        std::string output;
+        bool reported = false;
+        for (const auto& process : runner.run({i}, memcheck, {.tool = "memcheck"})) {
+            output += process.output;
+            reported = reported || error_reported(process);
+        }
+        CaseResult& graded = result.cases[i];
+        const bool checked = graded.status == Status::passed || graded.status == Status::wrong_answer;
+        if (!reported || !checked) {
+            continue;
+        }
+        const std::string also_wrong =
+            graded.status == Status::wrong_answer ? " (the result was wrong too: " + graded.detail + ")" : "";
+        graded.status = Status::memory_error;
+        graded.detail = "compute-sanitizer memcheck found an access outside every allocation" + also_wrong;
+        graded.diagnosis = first_sanitizer_error(SanitizerTool::memcheck, output, options.student_files);
+        if (graded.diagnosis) {
+            graded.diagnosis->scope = "this case";
+        }
+    }
+    result.seconds.gpu_wait += runner.result().seconds.gpu_wait;
+    result.seconds.race_check += Seconds(Clock::now() - started).count() - runner.result().seconds.gpu_wait;
+}
+
+// Where racecheck found a race, a wrong answer elsewhere may be its effect, whatever the answer looks like (a value
+// no element holds is what a read before a write gives): the race is the cause each wrong answer's diagnosis names,
+// and the harness's reading of the answer stays as evidence.
+void put_races_first(const std::vector<CasePlan>& cases, RunResult& result) {
+    const auto race = std::find_if(result.cases.begin(), result.cases.end(), [](const CaseResult& r) {
+        return r.status == Status::race && r.diagnosis.has_value();
+    });
+    if (race == result.cases.end()) {
+        return;
+    }
+    for (std::size_t i = 0; i < cases.size(); ++i) {
+        CaseResult& r = result.cases[i];
+        if (r.status != Status::wrong_answer || cases[i].timed) {
+            continue;
+        }
+        Diagnosis diagnosis = *race->diagnosis;
+        diagnosis.scope = "found by the race check; this wrong answer may be its effect";
+        if (r.diagnosis) {
+            diagnosis.evidence.insert(diagnosis.evidence.begin(), "the answer: " + r.diagnosis->summary);
+        }
+        r.diagnosis = std::move(diagnosis);
+    }
+}
+
 bool needs_diagnosis(const CasePlan& plan, Status status) {
     return !plan.timed && !plan.race_check &&
            (status == Status::wrong_answer || status == Status::cuda_error || status == Status::crashed ||
@@ -673,6 +751,20 @@ RunResult run_cases(const fs::path& program, const std::vector<CasePlan>& cases,
         }
     } else if (!race_checked.empty()) {
         check_races(runner, cases, race_checked, options);
+    }
+    put_races_first(cases, runner.result());
+    std::vector<std::size_t> memory_checked;
+    for (std::size_t i = 0; i < cases.size(); ++i) {
+        if (cases[i].memory_check) {
+            memory_checked.push_back(i);
+        }
+    }
+    if (!memory_checked.empty() && options.compute_sanitizer.empty()) {
+        runner.result().diagnosis_notes.push_back(
+            "the memory check did not run: compute-sanitizer was not found, so reads and writes outside the arrays "
+            "were not looked for");
+    } else if (!memory_checked.empty()) {
+        check_memory(program, cases, memory_checked, options, runner.result());
     }
     diagnose_failures(program, cases, options, runner.result());
     return std::move(runner.result());

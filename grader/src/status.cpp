@@ -6,12 +6,13 @@
 namespace cugrade {
 namespace {
 
-constexpr std::array<std::pair<Status, const char*>, 14> names{{
+constexpr std::array<std::pair<Status, const char*>, 15> names{{
     {Status::passed, "passed"},
     {Status::slow, "slow"},
     {Status::invalid_measurement, "invalid_measurement"},
     {Status::wrong_answer, "wrong_answer"},
     {Status::race, "race"},
+    {Status::memory_error, "memory_error"},
     {Status::rejected, "rejected"},
     {Status::build_failed, "build_failed"},
     {Status::timed_out, "timed_out"},

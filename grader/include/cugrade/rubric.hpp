@@ -46,6 +46,7 @@ struct CaseGroup {
     std::uint64_t seed = 0;
     double case_seconds = 0.0;
     bool race_check = false;  // run each case under compute-sanitizer racecheck
+    bool memory_check = false;  // and each once more under compute-sanitizer memcheck
 };
 
 // One step of the speed scale. With the `ratio` metric, a time at most `bound` times the reference's earns `points`;
@@ -110,6 +111,9 @@ struct CasePlan : plan::Case {
     double max_points = 0.0;
     double case_seconds = 0.0;
     bool race_check = false;  // run alone under compute-sanitizer racecheck: a shared-memory race fails the case
+    // Run once more under compute-sanitizer memcheck: an access outside every allocation fails the case, even when
+    // its result came out right.
+    bool memory_check = false;
 };
 
 // The rubric's cases in the order they run: groups as written, sizes then inputs, the speed test last.

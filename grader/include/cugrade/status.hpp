@@ -12,6 +12,7 @@ enum class Status {
     invalid_measurement,  // correct, but timed faster than the memory system allows: no speed points
     wrong_answer,   // ran, and a result was wrong or missing
     race,           // results were right, but compute-sanitizer found a data race on shared memory
+    memory_error,   // compute-sanitizer memcheck found an access outside every allocation, whatever the result
     rejected,       // the submission broke a rule: a forbidden API, a symbol it may not define, host-side computing
     build_failed,   // the submission did not compile or link
     timed_out,      // the case ran past its wall-clock limit
