@@ -69,13 +69,24 @@ std::optional<Explanation> explain_minmax(const std::vector<float>& output, cons
     if (!is_poison(output[0]) && !is_poison(output[1]) && (min_outside || max_outside)) {
         const char* which = min_outside ? "minimum" : "maximum";
         const float value = min_outside ? output[0] : output[1];
-        explanation.summary = std::string("the ") + which +
-                              " is a value no element holds: a running extreme that starts at a value that is not "
-                              "the identity of min or max";
-        explanation.category = "a starting value that is not the identity of min or max";
-        explanation.hint = "start the running minimum at +INFINITY and the maximum at -INFINITY (or both at the "
-                           "first element their thread reads), never at 0";
-        explanation.topic = "inputs";
+        // Only 0 is the mark of a running extreme started at 0. Any other value no element holds may as well come
+        // from shared memory read before it was written (a missing barrier, threads left out of the tree): say what
+        // was seen, and what can cause it.
+        if (value == 0.0f) {
+            explanation.summary = std::string("the ") + which +
+                                  " is 0, which no element holds: a running extreme that starts at 0 rather than "
+                                  "at the identity of min or max";
+            explanation.category = "a starting value that is not the identity of min or max";
+            explanation.hint = "start the running minimum at +INFINITY and the maximum at -INFINITY (or both at the "
+                               "first element their thread reads), never at 0";
+            explanation.topic = "inputs";
+        } else {
+            explanation.summary = std::string("the ") + which + " is a value no element holds";
+            explanation.hint = "such a value comes from memory no element was written to: a slot of shared memory "
+                               "read before a thread wrote it (a missing __syncthreads(), threads or warps left out "
+                               "of the tree), or a running extreme that does not start at the identity of min or "
+                               "max (+INFINITY for the minimum)";
+        }
         explanation.evidence.push_back(
             std::string("got ") + describe_number(value) + " for the " + which +
             (e.min > e.max ? std::string(" of no elements, which is ") + describe_number(min_outside ? e.min : e.max)
@@ -99,14 +110,9 @@ std::optional<Explanation> explain_minmax(const std::vector<float>& output, cons
 
 CaseOutcome run_case(const Case& c) {
     const std::size_t n = c.size();
-    const SeededInputs inputs(c, 1);
-    std::vector<Extremes> expected;
-    {
-        SharedGpu gpu;
-        for (int set = 0; set < inputs.sets(); ++set) {
-            expected.push_back(reduce_on_device(inputs(set), n, AsExtremes{}, CombineExtremes{}, Extremes{}));
-        }
-    }
+    SeededInputs inputs(c, 1);
+    PerInputSet<Extremes> expected(
+        inputs, [&](int set) { return reduce_on_device(inputs(set), n, AsExtremes{}, CombineExtremes{}, Extremes{}); });
     GuardedBuffer output("output", 2);
     GuardedBuffer scratch("scratch", MINMAX_SCRATCH_FLOATS);
 
