@@ -26,7 +26,8 @@
 #include "exports.hpp"
 #include "file_io.hpp"
 #include "hash.hpp"
-#include "late_policy.hpp"
+#include "course_file.hpp"
+#include "exercise_choice.hpp"
 #include "parallel.hpp"
 #include "results_store.hpp"
 #include "roster.hpp"
@@ -537,6 +538,28 @@ std::vector<std::pair<std::string, std::string>> graded_files(const std::vector<
     return files;
 }
 
+// The exercises a class is graded on (exercise_choice.hpp); the folders are read for the files handed in only when
+// neither -e nor course.yaml names them.
+ExerciseChoice exercises_of_class(const Course& course, const BatchOptions& options, const CourseFile& course_file,
+                                  const fs::path& folder) {
+    const std::vector<std::string> names = course.exercise_names();
+    return choose_exercises(names, options.exercises, course_file.exercises, [&] {
+        std::vector<std::pair<std::string, std::string>> files;
+        for (const auto& name : names) {
+            files.emplace_back(name, load_exercise(course, name).submission_file);
+        }
+        const ClassLayout layout = read_class_layout(folder, files);
+        std::vector<std::string> found;
+        for (std::size_t e = 0; e < files.size(); ++e) {
+            if (std::any_of(layout.students.begin(), layout.students.end(),
+                            [&](const StudentFolder& student) { return student.files[e].present; })) {
+                found.push_back(files[e].first);
+            }
+        }
+        return found;
+    });
+}
+
 // RESULTS/class.json: the class a batch was started on, for `cugrade grade --status`.
 void write_class_listing(const fs::path& results, const ClassLayout& layout) {
     nlohmann::json ids = nlohmann::json::array();
@@ -587,14 +610,16 @@ BatchSummary grade_class(const Course& course, const BatchOptions& options) {
     const auto started = std::chrono::steady_clock::now();
     BatchProgress progress(options.log, options.live);
     const auto log = [&](const std::string& line) { progress.line(line); };
-    const std::vector<ExercisePlan> plans = load_plans(course, options.exercises);
-    const std::optional<LatePolicy> late = load_late_policy(course.root / "course.yaml");
+    const CourseFile course_file = load_course_file(course.root / "course.yaml", course.exercise_names());
+    const std::optional<LatePolicy>& late = course_file.late;
     std::vector<std::string> unpack_warnings;
     std::error_code ec;
     if (fs::exists(options.results, ec) && !fs::is_directory(options.results, ec)) {
         throw UsageError(fmt::format("-o '{}' is not a folder", options.results.string()));
     }
     const fs::path folder = class_folder(options, unpack_warnings);
+    const ExerciseChoice exercises = exercises_of_class(course, options, course_file, folder);
+    const std::vector<ExercisePlan> plans = load_plans(course, exercises.names);
     const bool archive = folder != options.submissions;
     const ClassLayout layout = read_class_layout(folder, graded_files(plans));
     std::map<std::string, RosterEntry> roster;
@@ -615,6 +640,7 @@ BatchSummary grade_class(const Course& course, const BatchOptions& options) {
     const ResultsStore store(options.results);
 
     BatchSummary summary;
+    summary.exercises = describe(exercises);
     summary.layout = archive ? layout.kind + " in " + options.submissions.filename().string() : layout.kind;
     summary.warnings = unpack_warnings;
     for (const auto& ignored : layout.ignored) {
@@ -673,6 +699,7 @@ BatchSummary grade_class(const Course& course, const BatchOptions& options) {
                     options.submissions.string(), layout.kind, to_grade.size(),
                     options.shard ? fmt::format(" in shard {}/{}", options.shard->index, options.shard->count) : "",
                     summary.reused));
+    log("exercises: " + summary.exercises);
 
     // Builds on every core: each exercise's harness first (one build each, in parallel), then every submission.
     struct BuildTask {
@@ -876,7 +903,9 @@ ClassListing list_class(const Course& course, const BatchOptions& options) {
     std::vector<std::string> warnings;
     ClassListing listing;
     listing.folder = fs::absolute(class_folder(options, warnings));
-    const ClassLayout layout = read_class_layout(listing.folder, graded_files(load_plans(course, options.exercises)));
+    const CourseFile course_file = load_course_file(course.root / "course.yaml", course.exercise_names());
+    const ExerciseChoice exercises = exercises_of_class(course, options, course_file, listing.folder);
+    const ClassLayout layout = read_class_layout(listing.folder, graded_files(load_plans(course, exercises.names)));
     for (const auto& student : layout.students) {
         listing.ids.push_back(student.id);
     }

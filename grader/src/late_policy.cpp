@@ -38,19 +38,8 @@ std::optional<std::int64_t> parse_time(const std::string& text) {
     return seconds;
 }
 
-std::optional<LatePolicy> load_late_policy(const std::filesystem::path& course_file) {
-    std::error_code ec;
-    if (!std::filesystem::exists(course_file, ec)) {
-        return std::nullopt;
-    }
-    const YAML::Node root = yaml::load_file(course_file);
-    const yaml::Mapping course(course_file, root, "the course file", {"late"});
-    const auto late_node = course.optional("late");
-    if (!late_node) {
-        return std::nullopt;
-    }
-    const yaml::Mapping late(course_file, *late_node, "late", {"due", "grace_minutes", "penalty_per_day",
-                                                               "max_penalty"});
+LatePolicy read_late_policy(const std::filesystem::path& course_file, const YAML::Node& node) {
+    const yaml::Mapping late(course_file, node, "late", {"due", "grace_minutes", "penalty_per_day", "max_penalty"});
     LatePolicy policy;
     const YAML::Node due = late.required("due");
     const auto when = parse_time(late.text(due, "due"));

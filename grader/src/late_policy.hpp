@@ -1,4 +1,4 @@
-// A course's late policy, from course.yaml at the course's root (docs/batch.md):
+// A course's late policy, the `late` section of course.yaml (course_file.hpp, docs/batch.md):
 //   late:
 //     due: 2026-03-01T23:59:00-05:00   # ISO 8601 with a time zone
 //     grace_minutes: 15                # submissions this late count as on time
@@ -10,6 +10,8 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+
+#include <yaml-cpp/yaml.h>
 
 namespace cugrade {
 
@@ -25,9 +27,8 @@ struct Lateness {
     double penalty_fraction = 0.0;  // of the points earned
 };
 
-// The policy of course.yaml, or nothing when the file or its `late` section is absent. Throws FileError at the
-// offending place.
-std::optional<LatePolicy> load_late_policy(const std::filesystem::path& course_file);
+// The policy of course.yaml's `late` section. Throws FileError at the offending place.
+LatePolicy read_late_policy(const std::filesystem::path& course_file, const YAML::Node& node);
 
 // Seconds since the epoch of "2026-03-01T23:59:00-05:00", "...Z", "... .123456", or Gradescope's
 // "2026-03-01 23:59:00.123456 -0500"; nothing for a time without a zone or not a time.

@@ -152,7 +152,7 @@ int main(int argc, char** argv) {
     grade_command->add_option("--account", slurm.account, "with --slurm: the account to charge");
     grade_command->add_option("--sbatch-arg", slurm.sbatch_args, "with --slurm: one more sbatch option (repeatable)");
     grade_command->add_flag("--dry-run", slurm.dry_run, "with --slurm: write and print the job scripts, submit nothing");
-    grade_command->add_option("--exercise,-e", batch.exercises, "grade only this exercise (repeatable; default: all)");
+    grade_command->add_option("--exercise,-e", batch.exercises, "grade only this exercise (repeatable; default: course.yaml's exercises, else those some student handed in)");
     grade_command->add_option("--roster", batch_roster, "a CSV of the class: id, name, email, section");
     grade_command->add_flag("--force", batch.force, "grade every student again, even with up-to-date results");
     grade_command->add_flag("--no-diagnosis", no_diagnosis,
@@ -293,10 +293,10 @@ int main(int argc, char** argv) {
                 return to_int(summary.gpu.available ? ExitCode::passed : ExitCode::skipped);
             }
             std::cout << fmt::format("{} students ({} graded now, {} up to date, {} missing, {} failed) on GPU {}\n"
-                                     "gradebook: {}\n",
+                                     "exercises: {}\ngradebook: {}\n",
                                      summary.students, summary.graded, summary.reused, summary.missing, summary.failed,
                                      summary.gpu.available ? summary.gpu.name : "none: " + summary.gpu.unavailable_reason,
-                                     summary.gradebook.string());
+                                     summary.exercises, summary.gradebook.string());
             return to_int(summary.gpu.available ? ExitCode::passed : ExitCode::skipped);
         }
         if (handout_command->parsed()) {

@@ -102,6 +102,17 @@ def main():
           f"every student graded once: {graded_ids(first.stderr)}")
     check("not in the roster: carol, dave, erin, frank, gina" in first.stderr, "students missing from the roster named")
 
+    check("exercises: sum (named by -e; not graded: " in first.stdout, f"the exercises graded are named: {first.stdout}")
+
+    # Without -e or an assignment in course.yaml, a class that handed in only sum.cu is graded on sum alone.
+    inferred = os.path.join(root, "inferred")
+    without_e = command(course, submissions, roster, inferred)[:-2]
+    found = subprocess.run(without_e, capture_output=True, text=True)
+    check("exercises: sum (handed in by some student; not graded: " in found.stdout,
+          f"the exercises handed in are graded: {found.stdout}")
+    header = open(os.path.join(inferred, "gradebook.csv"), newline="").readline()
+    check("sum" in header and "dot" not in header, f"the gradebook has sum's column alone: {header}")
+
     # Up to date: a rerun grades no one and writes the same gradebook.
     again = subprocess.run(command(course, submissions, roster, whole), capture_output=True, text=True)
     check(graded_ids(again.stderr) == [], f"a rerun grades no one: {graded_ids(again.stderr)}")

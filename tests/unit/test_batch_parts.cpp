@@ -17,6 +17,8 @@
 #include "cugrade/error.hpp"
 #include "exports.hpp"
 #include "file_io.hpp"
+#include "course_file.hpp"
+#include "exercise_choice.hpp"
 #include "late_policy.hpp"
 #include "results_store.hpp"
 #include "roster.hpp"
@@ -261,7 +263,7 @@ TEST_CASE("times with their zones, and a late policy's days and penalty") {
     write_file(dir / "course.yaml",
                "late:\n  due: 2026-03-01T23:59:00-05:00\n  grace_minutes: 15\n  penalty_per_day: 10\n"
                "  max_penalty: 25\n");
-    const auto policy = load_late_policy(dir / "course.yaml");
+    const auto policy = load_course_file(dir / "course.yaml", {"sum"}).late;
     REQUIRE(policy);
     CHECK(lateness(*policy, "2026-03-02T00:10:00-05:00").days == 0);  // within the grace
     const Lateness one_day = lateness(*policy, "2026-03-02T00:20:00-05:00");
@@ -269,11 +271,52 @@ TEST_CASE("times with their zones, and a late policy's days and penalty") {
     CHECK(one_day.penalty_fraction == Approx(0.10));
     CHECK(lateness(*policy, "2026-03-09T12:00:00Z").penalty_fraction == Approx(0.25));  // capped
     CHECK(lateness(*policy, std::nullopt).days == 0);
-    CHECK_FALSE(load_late_policy(dir / "absent.yaml"));
+    CHECK_FALSE(load_course_file(dir / "absent.yaml", {"sum"}).late);
 
     write_file(dir / "bad.yaml", "late:\n  due: tomorrow\n  penalty_per_day: 10\n");
-    CHECK_THROWS_WITH(load_late_policy(dir / "bad.yaml"),
+    CHECK_THROWS_WITH(load_course_file(dir / "bad.yaml", {"sum"}),
                       contains_text("bad.yaml:2") && contains_text("due must be a time with its zone"));
+}
+
+TEST_CASE("course.yaml names the assignment's exercises, each a course's exercise, once") {
+    const fs::path dir = fresh("assignment");
+    const std::vector<std::string> course = {"dot", "minmax", "sum"};
+    write_file(dir / "course.yaml", "exercises: [sum, minmax]\n");
+    CHECK(load_course_file(dir / "course.yaml", course).exercises == std::vector<std::string>{"sum", "minmax"});
+    CHECK(load_course_file(dir / "absent.yaml", course).exercises.empty());
+
+    write_file(dir / "misspelt.yaml", "exercises:\n  - sum\n  - minmaks\n");
+    CHECK_THROWS_WITH(load_course_file(dir / "misspelt.yaml", course),
+                      contains_text("misspelt.yaml:3") &&
+                          contains_text("no exercise 'minmaks' in the course (did you mean 'minmax'?)"));
+    write_file(dir / "twice.yaml", "exercises: [sum, sum]\n");
+    CHECK_THROWS_WITH(load_course_file(dir / "twice.yaml", course), contains_text("exercise 'sum' is named twice"));
+    write_file(dir / "empty.yaml", "exercises: []\n");
+    CHECK_THROWS_WITH(load_course_file(dir / "empty.yaml", course),
+                      contains_text("empty.yaml:1:12: 'exercises' must be a non-empty list"));
+    write_file(dir / "unknown.yaml", "exercise: [sum]\n");
+    CHECK_THROWS_WITH(load_course_file(dir / "unknown.yaml", course), contains_text("unknown.yaml:1"));
+}
+
+TEST_CASE("a class is graded on -e's exercises, else the assignment's, else those handed in") {
+    const std::vector<std::string> course = {"dot", "minmax", "sum"};
+    int asked = 0;
+    const auto handed_in = [&](std::vector<std::string> names) {
+        return [&asked, names] {
+            ++asked;
+            return names;
+        };
+    };
+    const ExerciseChoice named = choose_exercises(course, {"sum", "dot", "sum"}, {"minmax"}, handed_in({"minmax"}));
+    CHECK(named.names == std::vector<std::string>{"dot", "sum"});
+    CHECK(describe(named) == "dot, sum (named by -e; not graded: minmax)");
+    CHECK(describe(choose_exercises(course, {}, {"minmax"}, handed_in({"sum"}))) ==
+          "minmax (the assignment in course.yaml; not graded: dot, sum)");
+    CHECK(asked == 0);  // the class's folders are not read when the exercises are named
+    CHECK(describe(choose_exercises(course, {}, {}, handed_in({"sum"}))) ==
+          "sum (handed in by some student; not graded: dot, minmax)");
+    CHECK(describe(choose_exercises(course, {}, {}, handed_in({}))) ==
+          "dot, minmax, sum (every exercise of the course: no student handed in a file)");
 }
 
 TEST_CASE("a shard is I/N with I below N") {

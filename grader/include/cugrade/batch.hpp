@@ -49,6 +49,7 @@ struct BatchOptions {
 struct BatchSummary {
     GpuInfo gpu;
     std::string layout;                  // "folders" or "github-classroom"
+    std::string exercises;               // those graded, and why: "sum (handed in by some student; not graded: ...)"
     std::size_t students = 0;            // rows of the gradebook (roster-only students included)
     std::size_t graded = 0;              // graded by this run
     std::size_t reused = 0;              // results of an earlier run, still up to date
@@ -70,9 +71,8 @@ struct BatchSummary {
 // machine cannot contain submissions as well as `required_sandbox` asks.
 BatchSummary grade_class(const Course& course, const BatchOptions& options);
 
-// How far a batch is, from its results folder alone (`cugrade grade --status`): every student of the class it was
-// started on (RESULTS/class.json) is done (graded, or failed: build_failed or error), running (a batch holds them
-// now), or missing.
+// How far a batch is, from its results folder alone (`cugrade grade --status`), for every student of the class it
+// was started on (RESULTS/class.json).
 // The class's students by where they stand, named as the gradebook's `status` column names them: graded (done),
 // build_failed (graded: their own files did not build), error (cugrade failed on them), and not yet graded.
 struct BatchStatus {
