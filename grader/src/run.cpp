@@ -485,7 +485,8 @@ void check_races(CaseRunner& runner, const std::vector<CasePlan>& cases, const s
 // The memory-check cases, once more under memcheck, with the graded run's buffers (guard regions after each output,
 // which catch a write just past it; inputs allocated to their size, so that memcheck sees a read past their end): an
 // access outside every allocation fails the case as memory_error, whatever its result. The cases of each visibility
-// run together under one compute-sanitizer, and one at a time only when it reports an error, to pin it on its case.
+// run together under one compute-sanitizer; the case that ended each reporting process is the one it reported, and
+// the cases run again one at a time only where that cannot be told.
 void check_memory(const fs::path& program, const std::vector<CasePlan>& cases,
                   const std::vector<std::size_t>& memory_checked, const RunOptions& options, RunResult& result) {
     const auto started = Clock::now();
@@ -494,18 +495,58 @@ void check_memory(const fs::path& program, const std::vector<CasePlan>& cases,
     const auto error_reported = [](const CaseRunner::Ended& ended) {
         return ended.status.exited() && ended.status.code == sanitizer_error_exit_code;
     };
+    const auto flag = [&](std::size_t i, const std::string& output) {
+        CaseResult& graded = result.cases[i];
+        if (graded.status != Status::passed && graded.status != Status::wrong_answer) {
+            return;
+        }
+        const std::string also_wrong =
+            graded.status == Status::wrong_answer ? " (the result was wrong too: " + graded.detail + ")" : "";
+        graded.status = Status::memory_error;
+        graded.detail = "compute-sanitizer memcheck found an access outside every allocation" + also_wrong;
+        graded.diagnosis = first_sanitizer_error(SanitizerTool::memcheck, output, options.student_files);
+        if (graded.diagnosis) {
+            graded.diagnosis->scope = "this case";
+        }
+    };
     std::vector<std::size_t> visible_cases, hidden_cases;
     for (const std::size_t i : memory_checked) {
         (cases[i].visibility == Visibility::hidden ? hidden_cases : visible_cases).push_back(i);
     }
     std::vector<std::size_t> one_at_a_time;
     for (const auto* together : {&visible_cases, &hidden_cases}) {
-        if (together->size() < 2) {
-            one_at_a_time.insert(one_at_a_time.end(), together->begin(), together->end());
+        if (together->empty()) {
             continue;
         }
         const auto processes = runner.run(*together, memcheck, {.tool = "memcheck"});
-        if (std::any_of(processes.begin(), processes.end(), error_reported)) {
+        std::vector<const CaseRunner::Ended*> reporting;
+        for (const auto& process : processes) {
+            if (error_reported(process)) {
+                reporting.push_back(&process);
+            }
+        }
+        if (reporting.empty()) {
+            continue;
+        }
+        if (together->size() == 1) {
+            flag(together->front(), reporting.front()->output);
+            continue;
+        }
+        // Memcheck stops the launch it reports, so the harness sees that call fail, calls the case a CUDA error
+        // and ends its process: each reporting process then holds one failed case, its last, in the order run.
+        // Where the count differs, each case runs alone to say which it was.
+        std::vector<std::size_t> failed;
+        for (const std::size_t i : *together) {
+            const Status under_memcheck = runner.result().cases[i].status;
+            if (under_memcheck != Status::passed && under_memcheck != Status::wrong_answer) {
+                failed.push_back(i);
+            }
+        }
+        if (failed.size() == reporting.size()) {
+            for (std::size_t k = 0; k < failed.size(); ++k) {
+                flag(failed[k], reporting[k]->output);
+            }
+        } else {
             runner.reopen(*together);
             one_at_a_time.insert(one_at_a_time.end(), together->begin(), together->end());
         }
@@ -518,18 +559,8 @@ void check_memory(const fs::path& program, const std::vector<CasePlan>& cases,
             output += process.output;
             reported = reported || error_reported(process);
         }
-        CaseResult& graded = result.cases[i];
-        const bool checked = graded.status == Status::passed || graded.status == Status::wrong_answer;
-        if (!reported || !checked) {
-            continue;
-        }
-        const std::string also_wrong =
-            graded.status == Status::wrong_answer ? " (the result was wrong too: " + graded.detail + ")" : "";
-        graded.status = Status::memory_error;
-        graded.detail = "compute-sanitizer memcheck found an access outside every allocation" + also_wrong;
-        graded.diagnosis = first_sanitizer_error(SanitizerTool::memcheck, output, options.student_files);
-        if (graded.diagnosis) {
-            graded.diagnosis->scope = "this case";
+        if (reported) {
+            flag(i, output);
         }
     }
     result.seconds.gpu_wait += runner.result().seconds.gpu_wait;
