@@ -18,6 +18,7 @@
 #include "cugrade/error.hpp"
 #include "cugrade/exit_codes.hpp"
 #include "cugrade/json_file.hpp"
+#include "cugrade/new_exercise.hpp"
 #include "cugrade/process.hpp"
 #include "cugrade/slurm.hpp"
 #include "file_io.hpp"
@@ -207,6 +208,14 @@ int main(int argc, char** argv) {
     handout_command->add_option("--course", course, "the folder with exercises/, reference/ and rubrics/");
     handout_command->add_option("--nvcc", nvcc, "the nvcc to build with");
 
+    std::string new_name;
+    std::string new_title;
+    CLI::App* new_command = app.add_subcommand(
+        "new", "add an exercise to the course that builds and grades at once, to make your own (docs/authoring.md)");
+    new_command->add_option("name", new_name, "the exercise's name: its file, header and entry point")->required();
+    new_command->add_option("--title", new_title, "its title (default: from the name)");
+    new_command->add_option("--course", course, "the folder with exercises/, reference/ and rubrics/");
+
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
@@ -311,6 +320,19 @@ int main(int argc, char** argv) {
                                      handout.folder.string(), handout.tarball.string(),
                                      fmt::join(handout.kit.exercises, ", "), handout.kit.release,
                                      fmt::join(handout.kit.arches, " "), handout.kit.arches.back());
+            return to_int(ExitCode::passed);
+        }
+        if (new_command->parsed()) {
+            const Course target = full_course(course, "new");
+            const auto written =
+                new_exercise(target.root, new_name, new_title.empty() ? default_title(new_name) : new_title);
+            std::cout << fmt::format("exercise {} in {}:\n", new_name, target.root.string());
+            for (const auto& path : written) {
+                std::cout << "  " << path.string() << "\n";
+            }
+            std::cout << fmt::format("try it: cugrade check reference -e {0}   and   cugrade check student_template -e "
+                                     "{0}\nthen follow docs/authoring.md, from the contract to the tiers\n",
+                                     new_name);
             return to_int(ExitCode::passed);
         }
         if (bench_command->parsed()) {
