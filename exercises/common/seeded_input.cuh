@@ -95,7 +95,13 @@ inline void generate(float* out, std::size_t n, const plan::Distribution& input,
 // distribution in the plan serves every operand, each with a seed of its own (plan::operand_seed).
 class SeededInputs {
 public:
-    SeededInputs(const plan::Case& c, std::size_t operands) : case_(c), operands_(operands) {
+    SeededInputs(const plan::Case& c, std::size_t operands)
+        : SeededInputs(c, std::vector<std::size_t>(operands, static_cast<std::size_t>(c.size()))) {}
+
+    // Operands of different sizes (a matrix product's m x k and k x n), one buffer of sizes[k] elements each.
+    SeededInputs(const plan::Case& c, std::vector<std::size_t> sizes)
+        : case_(c), operands_(sizes.size()), sizes_(std::move(sizes)) {
+        const std::size_t operands = operands_;
         if (c.inputs.size() != 1 && c.inputs.size() != operands) {
             throw std::runtime_error("case " + c.id + " gives " + std::to_string(c.inputs.size()) +
                                      " inputs; this exercise takes " + std::to_string(operands));
@@ -105,7 +111,7 @@ public:
         draws_.assign(static_cast<std::size_t>(sets), 0);
         for (int set = 0; set < sets; ++set) {
             for (std::size_t k = 0; k < operands; ++k) {
-                buffers_.push_back(std::make_unique<DeviceBuffer<float>>(c.size()));
+                buffers_.push_back(std::make_unique<DeviceBuffer<float>>(sizes_[k]));
             }
             draw(set);
         }
@@ -136,13 +142,14 @@ private:
             if (const std::uint64_t again = draws(set); again != 0) {
                 seed = mix64(seed ^ mix64(again));
             }
-            generate(buffers_[static_cast<std::size_t>(set) * operands_ + k]->get(), case_.size(), input.distribution,
+            generate(buffers_[static_cast<std::size_t>(set) * operands_ + k]->get(), sizes_[k], input.distribution,
                      seed);
         }
     }
 
     plan::Case case_;
     std::size_t operands_;
+    std::vector<std::size_t> sizes_;  // elements of each operand
     std::vector<std::unique_ptr<DeviceBuffer<float>>> buffers_;
     std::vector<std::uint64_t> draws_;
 };
