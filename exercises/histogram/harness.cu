@@ -213,6 +213,22 @@ std::optional<Explanation> explain_counts(const std::vector<unsigned>& got, cons
                              std::to_string(e.in_range + e.below + e.at_high + e.above) + " values in all");
         return x;
     }
+    if (total < e.in_range && occupied > 2) {
+        // Observed: values went uncounted. Which of the causes lost them the counts cannot tell.
+        x.summary = "fewer values were counted than the range holds, in many bins";
+        x.category = "values not counted";
+        x.hint = "values go uncounted when threads add to one bin at once without an atomic, when a block counts "
+                 "into its copy in shared memory before every bin of it was set to 0 (a __syncthreads() missing "
+                 "after the zeroing), or when the grid does not reach every value";
+        x.topic = "atomics";
+        x.evidence.push_back(std::to_string(total) + " counted of " + std::to_string(e.in_range) + " in range; " +
+                             std::to_string(std::count_if(got.begin(), got.end(),
+                                                          [&, b = std::size_t{0}](unsigned g) mutable {
+                                                              return g < e.counts[b++];
+                                                          })) +
+                             " bins too low");
+        return x;
+    }
     if (total < e.in_range && occupied <= 2) {
         // Observed, not proven: a read, an add and a write of one bin by many threads at once lose increments, and
         // inputs that put almost every value in one bin bring it out; a grid too small to reach every value would

@@ -39,6 +39,7 @@ struct BenchPlan {
     Exercise exercise;
     Rubric rubric;  // the speed test alone
     std::vector<Shape> shapes;
+    std::string setting;  // the parameters bench was given that this exercise has: "k=1024"
     Checker own;
     std::vector<Checker> baselines;
 };
@@ -80,11 +81,24 @@ std::vector<BenchPlan> plan_bench(const Course& course, const BenchOptions& opti
                                              plan.rubric.dimensions == 1 ? "--size" : "--shape", format_shape(shape)));
             }
         }
+        for (const auto& [parameter, value] : options.parameters) {
+            if (plan.exercise.choices.parameters.count(parameter) != 0) {
+                plan.rubric.speed->parameters[parameter] = value;
+                plan.setting += fmt::format("{}{}={}", plan.setting.empty() ? "" : " ", parameter, value);
+            }
+        }
         plan.own = {"reference", plan.exercise, ""};
         for (const Baseline& baseline : plan.exercise.baselines) {
             plan.baselines.push_back(baseline_checker(plan.exercise, baseline));
         }
         plans.push_back(std::move(plan));
+    }
+    for (const auto& [parameter, value] : options.parameters) {
+        if (std::none_of(plans.begin(), plans.end(), [&](const BenchPlan& plan) {
+                return plan.exercise.choices.parameters.count(parameter) != 0;
+            })) {
+            throw UsageError(fmt::format("--parameter {}: no exercise timed here has that parameter", parameter));
+        }
     }
     return plans;
 }
@@ -203,10 +217,6 @@ BenchReport bench(const Course& course, const BenchOptions& options) {
 
     // One speed test at a time: each has the GPU to itself while it samples.
     const auto started = std::chrono::steady_clock::now();
-    const auto add = [&](const BenchRow& row) {
-        report.rows.push_back(row);
-        show(bench_row(row));
-    };
     const auto time_in = [&](const BenchPlan& plan, const Checker& checker, const Rubric& rubric, std::string& error) {
         error = checker.error;
         if (!error.empty()) {
@@ -217,6 +227,11 @@ BenchReport bench(const Course& course, const BenchOptions& options) {
     };
     for (const BenchPlan& plan : plans) {
         const std::string& name = plan.exercise.name;
+        const auto add = [&](BenchRow row) {
+            row.setting = plan.setting;
+            report.rows.push_back(row);
+            show(bench_row(row));
+        };
         for (const Shape& shape : plan.shapes) {
             Rubric rubric = plan.rubric;
             rubric.speed->shape = shape;
@@ -262,9 +277,14 @@ std::string bench_header(const BenchReport& report) {
                                               "samples", "reference/this"));
 }
 
+// "1024x1024", or "1024x1024 k=1024" with the parameters bench was given.
+std::string size_label(const BenchRow& row) {
+    return row.setting.empty() ? format_shape(row.shape) : format_shape(row.shape) + " " + row.setting;
+}
+
 std::string bench_row(const BenchRow& row) {
     if (!row.error.empty()) {
-        return terminal_text(fmt::format("{:<10} {:<14} {:<10} failed: {}\n", row.exercise, format_shape(row.shape),
+        return terminal_text(fmt::format("{:<10} {:<14} {:<10} failed: {}\n", row.exercise, size_label(row),
                                          row.what, row.error));
     }
     const std::string ms = row.what == "copy" ? "" : fmt::format("{:.4f}", row.ms);
@@ -272,7 +292,7 @@ std::string bench_row(const BenchRow& row) {
     const std::string samples = row.what == "copy" ? "" : std::to_string(row.samples);
     const std::string versus = row.reference_over_this > 0 ? fmt::format("{:.3f}", row.reference_over_this) : "";
     return terminal_text(fmt::format("{:<10} {:<14} {:<10} {:>10} {:>9.0f} {:>7.1f}% {:>8} {:>8} {:>14}\n",
-                                     row.exercise, format_shape(row.shape), row.what, ms, row.gb_per_s,
+                                     row.exercise, size_label(row), row.what, ms, row.gb_per_s,
                                      100 * row.copy_fraction, spread, samples, versus));
 }
 
@@ -290,6 +310,9 @@ nlohmann::json bench_to_json(const BenchReport& report) {
     nlohmann::json rows = nlohmann::json::array();
     for (const auto& row : report.rows) {
         nlohmann::json r = {{"exercise", row.exercise}, {"shape", row.shape}, {"what", row.what}};
+        if (!row.setting.empty()) {
+            r["setting"] = row.setting;
+        }
         if (!row.error.empty()) {
             r["error"] = row.error;
         } else {

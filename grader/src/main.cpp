@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <iostream>
 #include <optional>
@@ -54,6 +55,19 @@ std::optional<std::uint64_t> parse_extent(const std::string& text) {
     }
     const std::uint64_t value = std::stoull(text);
     return value >= 1 && value <= max_elements ? std::optional(value) : std::nullopt;
+}
+
+// "k=1024" -> {"k", 1024}: a parameter's name and a finite number.
+std::pair<std::string, double> parse_parameter(const std::string& text) {
+    const auto equals = text.find('=');
+    const std::string name = text.substr(0, equals);
+    const std::string value = equals == std::string::npos ? "" : text.substr(equals + 1);
+    char* end = nullptr;
+    const double number = value.empty() ? 0.0 : std::strtod(value.c_str(), &end);
+    if (name.empty() || value.empty() || end != value.c_str() + value.size() || !std::isfinite(number)) {
+        throw UsageError(fmt::format("--parameter '{}': give NAME=NUMBER, such as k=1024", text));
+    }
+    return {name, number};
 }
 
 Shape parse_size(const std::string& text) {
@@ -186,6 +200,10 @@ int main(int argc, char** argv) {
     bench_command->add_option("--exercise,-e", bench_options.exercises, "only this exercise (repeatable)");
     bench_command->add_option("--size", bench_sizes, "element count for vector exercises (repeatable)");
     bench_command->add_option("--shape", bench_shapes, "ROWSxCOLS for matrix exercises (repeatable)");
+    std::vector<std::string> bench_parameters;
+    bench_command->add_option("--parameter", bench_parameters,
+                              "NAME=VALUE: a parameter of the speed test, for the exercises that have it (matmul's "
+                              "inner size: k=1024; repeatable)");
     bench_command->add_option("--json", json_file, "also write the figures as JSON to this file ('-': stdout)");
     bench_command->add_option("--course", course, "the folder with exercises/, reference/ and rubrics/");
     bench_command->add_option("--cache-dir", cache_dir, "where builds are cached (default: ~/.cache/cugrade)");
@@ -341,6 +359,10 @@ int main(int argc, char** argv) {
             }
             for (const auto& text : bench_shapes) {
                 bench_options.shapes.push_back(parse_shape(text));
+            }
+            for (const auto& text : bench_parameters) {
+                const auto [name, value] = parse_parameter(text);
+                bench_options.parameters[name] = value;
             }
             bench_options.nvcc = options.nvcc;
             bench_options.cache_dir = options.cache_dir;

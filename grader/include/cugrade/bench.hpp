@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <ostream>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,8 @@ struct BenchOptions {
     std::vector<std::string> exercises;  // empty: every exercise
     std::vector<Shape> sizes;            // for vector exercises; empty: the rubric's speed test size
     std::vector<Shape> shapes;           // for matrix exercises; empty: the rubric's speed test shape
+    // The speed test's parameters, for the exercises that have them (`--parameter k=1024`: matmul's inner size).
+    std::map<std::string, double> parameters;
     std::optional<std::string> nvcc;
     // Where the checkers are built ahead of the timing; empty: each speed test builds its own when it comes.
     std::filesystem::path cache_dir;
@@ -35,6 +38,7 @@ struct BenchRow {
     std::string exercise;
     Shape shape;
     std::string what;  // "reference", "copy", or a baseline's name ("cub", "cublas")
+    std::string setting;  // the parameters bench was given, as "k=1024", or ""
     double ms = 0.0;
     double gb_per_s = 0.0;
     double copy_fraction = 0.0;
