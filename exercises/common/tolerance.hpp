@@ -83,6 +83,21 @@ CUGRADE_HOST_DEVICE inline double dot_tolerance(std::size_t n, const SumReferenc
     return summation_tolerance(n, products, lambda) + float32_unit_roundoff * products.abs_sum;
 }
 
+// A compensated float32 sum (Kahan's or Neumaier's, in each thread and in every step that combines the threads'
+// sums) lies within (2u + O(n u^2)) sum|x| of the exact sum (Higham, 4.3), and its rounding to float32 adds
+// u |sum|: the tolerance is 3u sum|x| plus lambda sqrt(n) u^2 sum|x| for the second-order term, whose rounding errors
+// behave like a random walk. A plain float32 sum of n values can be off by many times that, and is where inputs make
+// its rounding errors all lean one way (every value 0.1: each addition to a larger running sum drops the same low
+// bits). Zero where the sum is exact in every order.
+CUGRADE_HOST_DEVICE inline double compensated_summation_tolerance(std::size_t n, const SumReference& ref,
+                                                                  double lambda) {
+    if (n <= 1 || exactly_summable_in_float32(ref)) {
+        return 0.0;
+    }
+    const double u = float32_unit_roundoff;
+    return (3.0 * u + lambda * std::sqrt(static_cast<double>(n)) * u * u) * ref.abs_sum;
+}
+
 CUGRADE_HOST_DEVICE inline bool within_tolerance(double obtained, double expected, double tolerance) {
     return std::isfinite(obtained) && std::fabs(obtained - expected) <= tolerance;
 }
