@@ -19,29 +19,17 @@ constexpr int kTileN = 128;
 constexpr int kTileK = 8;
 constexpr int kThreads = 256;  // 16 x 16, each computing 8 x 8 elements of C
 
+// Four consecutive floats of a row-major rows x cols matrix from (row, col) on; with Checked, those outside it are 0.
 template <bool Checked>
-__device__ float4 load_a(const float* a, std::size_t m, std::size_t k, std::size_t row, std::size_t col) {
+__device__ float4 load_four(const float* matrix, std::size_t rows, std::size_t cols, std::size_t row,
+                            std::size_t col) {
     if constexpr (!Checked) {
-        return __ldg(reinterpret_cast<const float4*>(a + row * k + col));
+        return __ldg(reinterpret_cast<const float4*>(matrix + row * cols + col));
     } else {
         float v[4];
 #pragma unroll
         for (int i = 0; i < 4; ++i) {
-            v[i] = row < m && col + i < k ? __ldg(a + row * k + col + i) : 0.0f;
-        }
-        return {v[0], v[1], v[2], v[3]};
-    }
-}
-
-template <bool Checked>
-__device__ float4 load_b(const float* b, std::size_t k, std::size_t n, std::size_t row, std::size_t col) {
-    if constexpr (!Checked) {
-        return __ldg(reinterpret_cast<const float4*>(b + row * n + col));
-    } else {
-        float v[4];
-#pragma unroll
-        for (int i = 0; i < 4; ++i) {
-            v[i] = row < k && col + i < n ? __ldg(b + row * n + col + i) : 0.0f;
+            v[i] = row < rows && col + i < cols ? __ldg(matrix + row * cols + col + i) : 0.0f;
         }
         return {v[0], v[1], v[2], v[3]};
     }
@@ -73,8 +61,8 @@ __global__ void __launch_bounds__(kThreads, 2)
     };
 
     float results[8][8] = {};
-    store_slices(0, load_a<Checked>(a, m, k, tile_row + a_row, a_col),
-                 load_b<Checked>(b, k, n, b_row, tile_col + b_col));
+    store_slices(0, load_four<Checked>(a, m, k, tile_row + a_row, a_col),
+                 load_four<Checked>(b, k, n, b_row, tile_col + b_col));
     __syncthreads();
 
     int buffer = 0;
@@ -82,8 +70,8 @@ __global__ void __launch_bounds__(kThreads, 2)
         const bool more = l0 + kTileK < k;
         float4 next_a{}, next_b{};
         if (more) {
-            next_a = load_a<Checked>(a, m, k, tile_row + a_row, l0 + kTileK + a_col);
-            next_b = load_b<Checked>(b, k, n, l0 + kTileK + b_row, tile_col + b_col);
+            next_a = load_four<Checked>(a, m, k, tile_row + a_row, l0 + kTileK + a_col);
+            next_b = load_four<Checked>(b, k, n, l0 + kTileK + b_row, tile_col + b_col);
         }
 #pragma unroll
         for (int l = 0; l < kTileK; ++l) {

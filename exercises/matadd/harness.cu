@@ -7,6 +7,7 @@
 #include "harness.cuh"
 #include "matadd.h"
 #include "matrix_mismatches.cuh"
+#include "mismatch_count.cuh"
 
 CUGRADE_REFERENCE(matadd);
 
@@ -14,27 +15,15 @@ namespace {
 
 using namespace cugrade::harness;
 
-struct Mismatches {
-    unsigned long long wrong = 0;
-    unsigned long long first_wrong = ~0ull;  // the lowest index of C that is wrong
+// Element i of C is wrong unless it has the bits of a[i] + b[i], correctly rounded.
+struct SumIsWrong {
+    const float* a;
+    const float* b;
+    const float* c;
+    __device__ bool operator()(std::size_t i) const {
+        return __float_as_uint(c[i]) != __float_as_uint(__fadd_rn(a[i], b[i]));
+    }
 };
-
-// Each thread counts on its own and adds its count once, so that a C wrong everywhere costs no more than one right
-// everywhere.
-__global__ void compare_sum_kernel(const float* a, const float* b, const float* c, std::size_t count,
-                                   Mismatches* found) {
-    const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
-    unsigned long long wrong = 0, first_wrong = ~0ull;
-    for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += stride) {
-        if (__float_as_uint(c[i]) != __float_as_uint(__fadd_rn(a[i], b[i]))) {
-            first_wrong = wrong++ == 0 ? i : first_wrong;
-        }
-    }
-    if (wrong > 0) {
-        atomicAdd(&found->wrong, wrong);
-        atomicMin(&found->first_wrong, first_wrong);
-    }
-}
 
 // Element (row, col) of the right C.
 struct MatAddExpected {
@@ -47,11 +36,7 @@ struct MatAddExpected {
 };
 
 std::string check_matadd(const float* a, const float* b, const float* c, std::size_t rows, std::size_t cols) {
-    DeviceBuffer<Mismatches> counted(1);
-    set_element(counted.get(), Mismatches{});
-    compare_sum_kernel<<<grid_for(rows * cols), 256>>>(a, b, c, rows * cols, counted.get());
-    CUGRADE_CUDA_CHECK(cudaGetLastError());
-    const Mismatches found = read_element(counted.get());
+    const Mismatches found = count_mismatches(rows * cols, SumIsWrong{a, b, c});
     if (found.wrong == 0) {
         return "";
     }

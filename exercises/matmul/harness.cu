@@ -10,6 +10,7 @@
 #include "harness.cuh"
 #include "matmul.h"
 #include "matrix_mismatches.cuh"
+#include "mismatch_count.cuh"
 #include "tolerance.hpp"
 
 CUGRADE_REFERENCE(matmul);
@@ -67,25 +68,13 @@ ExactProduct exact_product(const float* a, const float* b, std::size_t m, std::s
     return product;
 }
 
-struct Mismatches {
-    unsigned long long wrong = 0;
-    unsigned long long first_wrong = ~0ull;  // the lowest index of C that is wrong
+// Element i of C is wrong when it lies outside its tolerance of the exact value.
+struct OutsideTolerance {
+    const float* c;
+    const double* exact;
+    const double* tolerance;
+    __device__ bool operator()(std::size_t i) const { return !tol::within_tolerance(c[i], exact[i], tolerance[i]); }
 };
-
-__global__ void compare_kernel(const float* c, const double* exact, const double* tolerance, std::size_t count,
-                               Mismatches* found) {
-    const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
-    unsigned long long wrong = 0, first_wrong = ~0ull;
-    for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += stride) {
-        if (!tol::within_tolerance(c[i], exact[i], tolerance[i])) {
-            first_wrong = wrong++ == 0 ? i : first_wrong;
-        }
-    }
-    if (wrong > 0) {
-        atomicAdd(&found->wrong, wrong);
-        atomicMin(&found->first_wrong, first_wrong);
-    }
-}
 
 // For explain_matrix, which compares bits: an element within its tolerance is its own expected value; any other
 // expects the exact value, rounded to float32.
@@ -101,11 +90,8 @@ struct WithinTolerance {
 };
 
 std::string check_product(const float* c, const ExactProduct& product, std::size_t m, std::size_t k, std::size_t n) {
-    DeviceBuffer<Mismatches> counted(1);
-    set_element(counted.get(), Mismatches{});
-    compare_kernel<<<grid_for(m * n), 256>>>(c, product.exact->get(), product.tolerance->get(), m * n, counted.get());
-    CUGRADE_CUDA_CHECK(cudaGetLastError());
-    const Mismatches found = read_element(counted.get());
+    const Mismatches found =
+        count_mismatches(m * n, OutsideTolerance{c, product.exact->get(), product.tolerance->get()});
     if (found.wrong == 0) {
         return "";
     }

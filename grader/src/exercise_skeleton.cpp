@@ -57,6 +57,7 @@ constexpr const char* harness_cu = R"~(// The @name@ harness: seeded input, an e
 #include <string>
 
 #include "harness.cuh"
+#include "mismatch_count.cuh"
 #include "@name@.h"
 
 CUGRADE_REFERENCE(@name@);
@@ -68,37 +69,21 @@ using namespace cugrade::harness;
 // TODO(instructor): what output[i] must be.
 __device__ float expected_element(const float* input, std::size_t i) { return 2.0f * input[i]; }
 
-struct Mismatches {
-    unsigned long long wrong = 0;
-    unsigned long long first_wrong = ~0ull;  // the lowest index that is wrong
+// Element i is wrong unless it has the bits of the expected value: counted on the GPU (mismatch_count.cuh).
+struct ElementIsWrong {
+    const float* input;
+    const float* output;
+    __device__ bool operator()(std::size_t i) const {
+        return __float_as_uint(output[i]) != __float_as_uint(expected_element(input, i));
+    }
 };
-
-// Each thread counts on its own and adds its count once, so that an output wrong everywhere costs no more to check
-// than one right everywhere.
-__global__ void compare_kernel(const float* input, const float* output, std::size_t n, Mismatches* found) {
-    const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
-    unsigned long long wrong = 0, first_wrong = ~0ull;
-    for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
-        if (__float_as_uint(output[i]) != __float_as_uint(expected_element(input, i))) {
-            first_wrong = wrong++ == 0 ? i : first_wrong;
-        }
-    }
-    if (wrong > 0) {
-        atomicAdd(&found->wrong, wrong);
-        atomicMin(&found->first_wrong, first_wrong);
-    }
-}
 
 // "n=1025: 1 of 1025 elements wrong; the first is output[1024]: expected 1.5, got nan (never written)", or "".
 std::string check_output(const float* input, const float* output, std::size_t n) {
     if (n == 0) {
         return "";
     }
-    DeviceBuffer<Mismatches> counted(1);
-    set_element(counted.get(), Mismatches{});
-    compare_kernel<<<grid_for(n), 256>>>(input, output, n, counted.get());
-    CUGRADE_CUDA_CHECK(cudaGetLastError());
-    const Mismatches found = read_element(counted.get());
+    const Mismatches found = count_mismatches(n, ElementIsWrong{input, output});
     if (found.wrong == 0) {
         return "";
     }

@@ -122,3 +122,38 @@ TEST_CASE("a result that is not a finite number never passes") {
     CHECK_FALSE(tol::within_tolerance(std::nan(""), 0.0, 1e30));
     CHECK_FALSE(tol::within_tolerance(INFINITY, 0.0, 1e30));
 }
+
+// The sum of x left to right with Kahan's compensation, as a thread of the accurate-sum exercise adds.
+float kahan(const std::vector<float>& x) {
+    volatile float sum = 0.0f, c = 0.0f;  // volatile: no reassociation, as nvcc keeps it without fast math
+    for (const float v : x) {
+        const float y = v - c;
+        const float t = sum + y;
+        c = (t - sum) - y;
+        sum = t;
+    }
+    return sum;
+}
+
+TEST_CASE("a compensated sum's tolerance passes Kahan's sum of 0.1s and fails the plain one") {
+    const std::size_t n = GENERATE(1024, 4096, 65536);
+    const std::vector<float> tenths(n, 0.1f);
+    const auto ref = tol::reference_sum(tenths.begin(), tenths.end());
+    const double tolerance = tol::compensated_summation_tolerance(n, ref, lambda);
+    CHECK(tol::within_tolerance(kahan(tenths), ref.sum, tolerance));
+    CHECK_FALSE(tol::within_tolerance(sequential(tenths), ref.sum, tolerance));
+    // The plain sum is still as good as any float32 sum may be: the plain model accepts it.
+    CHECK(tol::within_tolerance(sequential(tenths), ref.sum, tol::summation_tolerance(n, ref, lambda)));
+}
+
+TEST_CASE("a compensated sum's tolerance is 3u sum|x| and a second-order term, and zero where the sum is exact") {
+    tol::SumReference ref;
+    ref.sum = 10.0;
+    ref.abs_sum = 100.5;
+    ref.all_integers = false;
+    const double u = tol::float32_unit_roundoff;
+    CHECK(tol::compensated_summation_tolerance(1, ref, lambda) == 0.0);
+    CHECK(tol::compensated_summation_tolerance(1024, ref, lambda) == Approx((3 * u + lambda * 32 * u * u) * 100.5));
+    ref.all_integers = true;
+    CHECK(tol::compensated_summation_tolerance(1024, ref, lambda) == 0.0);
+}
