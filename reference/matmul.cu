@@ -68,10 +68,10 @@ __global__ void __launch_bounds__(kThreads, 2)
     int buffer = 0;
     for (std::size_t l0 = 0; l0 < k; l0 += kTileK) {
         const bool more = l0 + kTileK < k;
-        float4 next_a{}, next_b{};
+        float4 prefetched_a{}, prefetched_b{};
         if (more) {
-            next_a = load_four<Checked>(a, m, k, tile_row + a_row, l0 + kTileK + a_col);
-            next_b = load_four<Checked>(b, k, n, l0 + kTileK + b_row, tile_col + b_col);
+            prefetched_a = load_four<Checked>(a, m, k, tile_row + a_row, l0 + kTileK + a_col);
+            prefetched_b = load_four<Checked>(b, k, n, l0 + kTileK + b_row, tile_col + b_col);
         }
 #pragma unroll
         for (int l = 0; l < kTileK; ++l) {
@@ -90,7 +90,7 @@ __global__ void __launch_bounds__(kThreads, 2)
             }
         }
         if (more) {
-            store_slices(buffer ^ 1, next_a, next_b);
+            store_slices(buffer ^ 1, prefetched_a, prefetched_b);
             __syncthreads();
             buffer ^= 1;
         }
@@ -125,8 +125,8 @@ bool aligned(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 ==
 void matmul(const float* a, const float* b, float* c, std::size_t m, std::size_t k, std::size_t n,
             cudaStream_t stream) {
     const dim3 grid(static_cast<unsigned>((n + kTileN - 1) / kTileN), static_cast<unsigned>((m + kTileM - 1) / kTileM));
-    const bool whole_tiles = m % kTileM == 0 && n % kTileN == 0 && k % kTileK == 0;
-    if (whole_tiles && aligned(a) && aligned(b) && aligned(c)) {
+    const bool tiles_fit = m % kTileM == 0 && n % kTileN == 0 && k % kTileK == 0;
+    if (tiles_fit && aligned(a) && aligned(b) && aligned(c)) {
         sgemm_kernel<false><<<grid, kThreads, 0, stream>>>(a, b, c, m, k, n);
     } else {
         sgemm_kernel<true><<<grid, kThreads, 0, stream>>>(a, b, c, m, k, n);

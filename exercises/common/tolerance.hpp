@@ -62,6 +62,16 @@ CUGRADE_HOST_DEVICE inline bool exactly_summable_in_float32(const SumReference& 
 // The tolerance is the smaller of the two, and zero where the sum is exact in every order.
 // A prefix sum (scan) is a sum of its first n values in an order of the scan's own: each element's tolerance is this
 // one, for its own n and prefix.
+// The deterministic bound alone: how far any float32 sum of n values, in any order, can be off, whatever its rounding
+// errors do. Inputs whose errors all lean one way (0.1 repeated) can pass the probabilistic bound, but never this.
+CUGRADE_HOST_DEVICE inline double worst_summation_error(std::size_t n, const SumReference& ref) {
+    if (n <= 1 || exactly_summable_in_float32(ref)) {
+        return 0.0;
+    }
+    const double ku = static_cast<double>(n - 1) * float32_unit_roundoff;
+    return ku < 1.0 ? ku / (1.0 - ku) * ref.abs_sum : HUGE_VAL;
+}
+
 CUGRADE_HOST_DEVICE inline double summation_tolerance(std::size_t n, const SumReference& ref, double lambda) {
     if (n <= 1 || exactly_summable_in_float32(ref)) {
         return 0.0;

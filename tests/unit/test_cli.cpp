@@ -46,7 +46,8 @@ TEST_CASE("bad usage exits with code 2 and says what to do") {
     const fs::path empty = scratch("empty");
     result = cugrade_cli({"check", empty.string()});
     CHECK(result.status.code == 2);
-    CHECK(result.output == "cugrade: error: no submission found in '" + empty.string() + "': expected one of dot.cu, matadd.cu, minmax.cu, scan.cu, sum.cu, transpose.cu\n");
+    CHECK(result.output == "cugrade: error: no submission found in '" + empty.string() + "': expected one of dot.cu, histogram.cu, matadd.cu, matmul.cu, minmax.cu, scan.cu, sum.cu, "
+                          "sum_accurate.cu, transpose.cu\n");
 
     result = cugrade_cli({"check", "--exercise", "summ", CUGRADE_SOURCE_DIR "/student_template"});
     CHECK(result.status.code == 2);

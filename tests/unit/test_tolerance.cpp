@@ -142,8 +142,10 @@ TEST_CASE("a compensated sum's tolerance passes Kahan's sum of 0.1s and fails th
     const double tolerance = tol::compensated_summation_tolerance(n, ref, lambda);
     CHECK(tol::within_tolerance(kahan(tenths), ref.sum, tolerance));
     CHECK_FALSE(tol::within_tolerance(sequential(tenths), ref.sum, tolerance));
-    // The plain sum is still as good as any float32 sum may be: the plain model accepts it.
-    CHECK(tol::within_tolerance(sequential(tenths), ref.sum, tol::summation_tolerance(n, ref, lambda)));
+    // The plain sum is still within the worst case of any float32 sum; but its rounding errors all lean one way, so
+    // beyond n = 1024 it falls outside the probabilistic bound, which assumes they do not.
+    CHECK(tol::within_tolerance(sequential(tenths), ref.sum, tol::worst_summation_error(n, ref)));
+    CHECK(tol::within_tolerance(sequential(tenths), ref.sum, tol::summation_tolerance(n, ref, lambda)) == (n <= 1024));
 }
 
 TEST_CASE("a compensated sum's tolerance is 3u sum|x| and a second-order term, and zero where the sum is exact") {
