@@ -220,7 +220,8 @@ def main():
 
     scan_for_leaks(kit, kit + ".tar.gz")
     manifest = json.load(open(os.path.join(kit, "kit.json")))
-    check(manifest["exercises"] == ["dot", "matadd", "minmax", "scan", "sum", "transpose"] and manifest["arches"] == ["sm_90"],
+    check(manifest["exercises"] == ["dot", "histogram", "matadd", "matmul", "minmax", "scan", "sum", "sum_accurate",
+                                   "transpose"] and manifest["arches"] == ["sm_90"],
           "kit.json names the exercises and the architecture")
     check(all(not f.startswith("reference") for f in manifest["files"]), "kit.json lists no reference")
 
