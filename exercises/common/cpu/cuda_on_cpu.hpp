@@ -1,0 +1,227 @@
+// The CUDA that the course's code uses, for a C++ compiler and the CPU execution model (block_runner.hpp): the
+// qualifiers, the built-ins, the intrinsics, the vector types and the runtime calls of a submission. A submission
+// compiled with it has had its launches and `extern __shared__` declarations rewritten first (grader/src/
+// cpu_source.cpp), on the same lines. Blocks run one at a time on one thread, so a __shared__ array can be a
+// function's static (thread_local) variable: one per block, holding what the block before left, as garbage does.
+#pragma once
+
+#include <math.h>
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <tuple>
+#include <type_traits>
+
+#include "cpu/block_runner.hpp"
+
+#define __global__
+#define __device__
+#define __host__
+#define __forceinline__ inline
+#define __noinline__
+#define __launch_bounds__(...)
+#define __restrict__ __restrict
+#define __align__(n) alignas(n)
+#define __shared__ static thread_local
+#define __constant__ static
+
+struct dim3 {
+    unsigned x, y, z;
+    constexpr dim3(unsigned x_ = 1, unsigned y_ = 1, unsigned z_ = 1) : x(x_), y(y_), z(z_) {}
+};
+
+#define threadIdx (::cugrade::cpu::thread_idx())
+#define blockIdx (::cugrade::cpu::block_idx())
+#define blockDim (::cugrade::cpu::block_dim())
+#define gridDim (::cugrade::cpu::grid_dim())
+constexpr int warpSize = 32;
+
+inline void __syncthreads() { cugrade::cpu::sync_threads(); }
+inline void __syncwarp(unsigned mask = 0xffffffffu) { cugrade::cpu::sync_warp(mask); }
+template <class T>
+T __shfl_sync(unsigned mask, T value, int lane, int width = warpSize) {
+    return cugrade::cpu::shfl_sync(mask, value, lane, width);
+}
+template <class T>
+T __shfl_up_sync(unsigned mask, T value, unsigned delta, int width = warpSize) {
+    return cugrade::cpu::shfl_up_sync(mask, value, delta, width);
+}
+template <class T>
+T __shfl_down_sync(unsigned mask, T value, unsigned delta, int width = warpSize) {
+    return cugrade::cpu::shfl_down_sync(mask, value, delta, width);
+}
+template <class T>
+T __shfl_xor_sync(unsigned mask, T value, int lane_mask, int width = warpSize) {
+    return cugrade::cpu::shfl_xor_sync(mask, value, lane_mask, width);
+}
+inline unsigned __ballot_sync(unsigned mask, int predicate) { return cugrade::cpu::ballot_sync(mask, predicate != 0); }
+inline int __any_sync(unsigned mask, int predicate) { return cugrade::cpu::any_sync(mask, predicate != 0); }
+inline int __all_sync(unsigned mask, int predicate) { return cugrade::cpu::all_sync(mask, predicate != 0); }
+inline void __threadfence() { std::atomic_thread_fence(std::memory_order_seq_cst); }
+inline void __threadfence_block() { std::atomic_thread_fence(std::memory_order_seq_cst); }
+
+// Atomics: the threads of a block switch only at meeting points, so a read-modify-write is never interrupted.
+template <class T, class U>
+T atomicAdd(T* address, U value) {
+    const T old = *address;
+    *address = static_cast<T>(old + value);
+    return old;
+}
+template <class T, class U>
+T atomicSub(T* address, U value) {
+    const T old = *address;
+    *address = static_cast<T>(old - value);
+    return old;
+}
+template <class T, class U>
+T atomicMin(T* address, U value) {
+    const T old = *address;
+    *address = value < old ? static_cast<T>(value) : old;
+    return old;
+}
+template <class T, class U>
+T atomicMax(T* address, U value) {
+    const T old = *address;
+    *address = old < value ? static_cast<T>(value) : old;
+    return old;
+}
+template <class T, class U>
+T atomicExch(T* address, U value) {
+    const T old = *address;
+    *address = static_cast<T>(value);
+    return old;
+}
+template <class T, class U, class V>
+T atomicCAS(T* address, U compare, V value) {
+    const T old = *address;
+    if (old == static_cast<T>(compare)) {
+        *address = static_cast<T>(value);
+    }
+    return old;
+}
+inline unsigned atomicInc(unsigned* address, unsigned limit) {
+    const unsigned old = *address;
+    *address = old >= limit ? 0 : old + 1;
+    return old;
+}
+
+template <class T>
+T __ldg(const T* address) {
+    return *address;
+}
+template <class T>
+T __ldcg(const T* address) {
+    return *address;
+}
+
+inline unsigned __float_as_uint(float x) {
+    unsigned bits;
+    std::memcpy(&bits, &x, sizeof bits);
+    return bits;
+}
+inline float __uint_as_float(unsigned bits) {
+    float x;
+    std::memcpy(&x, &bits, sizeof x);
+    return x;
+}
+inline int __float_as_int(float x) { return static_cast<int>(__float_as_uint(x)); }
+inline float __int_as_float(int bits) { return __uint_as_float(static_cast<unsigned>(bits)); }
+inline float __fadd_rn(float a, float b) { return a + b; }
+inline float __fmul_rn(float a, float b) { return a * b; }
+
+struct float2 { float x, y; };
+struct alignas(16) float4 { float x, y, z, w; };
+struct int2 { int x, y; };
+struct alignas(16) int4 { int x, y, z, w; };
+struct uint2 { unsigned x, y; };
+struct alignas(16) uint4 { unsigned x, y, z, w; };
+struct alignas(16) double2 { double x, y; };
+inline float2 make_float2(float x, float y) { return {x, y}; }
+inline float4 make_float4(float x, float y, float z, float w) { return {x, y, z, w}; }
+inline int2 make_int2(int x, int y) { return {x, y}; }
+inline int4 make_int4(int x, int y, int z, int w) { return {x, y, z, w}; }
+
+// The runtime calls of the course's contracts. Memory is the host's: pointers are plain pointers.
+enum cudaError_t {
+    cudaSuccess = 0,
+    cudaErrorInvalidValue = 1,
+    cudaErrorInvalidConfiguration = 9,
+    cudaErrorLaunchFailure = 719,
+};
+using cudaError = cudaError_t;
+struct CUstream_st;
+using cudaStream_t = CUstream_st*;
+enum cudaMemcpyKind {
+    cudaMemcpyHostToHost = 0,
+    cudaMemcpyHostToDevice = 1,
+    cudaMemcpyDeviceToHost = 2,
+    cudaMemcpyDeviceToDevice = 3,
+    cudaMemcpyDefault = 4
+};
+enum cudaDeviceAttr {
+    cudaDevAttrMaxThreadsPerBlock = 1,
+    cudaDevAttrMultiProcessorCount = 16,
+    cudaDevAttrMaxThreadsPerMultiProcessor = 39,
+};
+
+namespace cugrade::cpu {
+cudaError_t& last_error();
+const char* error_name(cudaError_t error);
+// Runs a launch: its configuration checked as CUDA checks it (a refused one is the last error, and nothing runs),
+// then `kernel(arguments...)` for every thread, under the schedule of this run (CUGRADE_CPU_SCHEDULE).
+void launch_on_cpu(dim3 grid, dim3 block, std::size_t dynamic_shared_bytes, const std::function<void()>& kernel);
+
+template <class... Parameters>
+struct Launcher {
+    void (*kernel)(Parameters...);
+    dim3 grid, block;
+    std::size_t dynamic_shared_bytes;
+    template <class... Arguments>
+    void operator()(Arguments&&... arguments) const {
+        // Evaluated once, on the host, converted to the kernel's parameter types, as a launch copies them.
+        std::tuple<std::decay_t<Parameters>...> copied(std::forward<Arguments>(arguments)...);
+        launch_on_cpu(grid, block, dynamic_shared_bytes, [&] { std::apply(kernel, copied); });
+    }
+};
+template <class... Parameters>
+Launcher<Parameters...> launcher(void (*kernel)(Parameters...), dim3 grid, dim3 block,
+                                 std::size_t dynamic_shared_bytes = 0, cudaStream_t = nullptr) {
+    return {kernel, grid, block, dynamic_shared_bytes};
+}
+}  // namespace cugrade::cpu
+
+inline cudaError_t cudaGetLastError() {
+    const cudaError_t error = cugrade::cpu::last_error();
+    cugrade::cpu::last_error() = cudaSuccess;
+    return error;
+}
+inline cudaError_t cudaPeekAtLastError() { return cugrade::cpu::last_error(); }
+inline const char* cudaGetErrorName(cudaError_t error) { return cugrade::cpu::error_name(error); }
+inline const char* cudaGetErrorString(cudaError_t error) { return cugrade::cpu::error_name(error); }
+inline cudaError_t cudaMemsetAsync(void* p, int value, std::size_t bytes, cudaStream_t = nullptr) {
+    std::memset(p, value, bytes);
+    return cudaSuccess;
+}
+inline cudaError_t cudaMemset(void* p, int value, std::size_t bytes) { return cudaMemsetAsync(p, value, bytes); }
+inline cudaError_t cudaMemcpyAsync(void* to, const void* from, std::size_t bytes, cudaMemcpyKind,
+                                   cudaStream_t = nullptr) {
+    std::memmove(to, from, bytes);
+    return cudaSuccess;
+}
+inline cudaError_t cudaMemcpy(void* to, const void* from, std::size_t bytes, cudaMemcpyKind kind) {
+    return cudaMemcpyAsync(to, from, bytes, kind);
+}
+inline cudaError_t cudaGetDevice(int* device) {
+    *device = 0;
+    return cudaSuccess;
+}
+// A small device: four SMs of 2048 threads, so that grids sized to the GPU stay small on the CPU.
+inline cudaError_t cudaDeviceGetAttribute(int* value, cudaDeviceAttr attribute, int) {
+    *value = attribute == cudaDevAttrMultiProcessorCount ? 4 : attribute == cudaDevAttrMaxThreadsPerBlock ? 1024 : 2048;
+    return cudaSuccess;
+}

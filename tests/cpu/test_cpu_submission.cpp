@@ -1,0 +1,109 @@
+// Submissions of the fixture corpus compiled for the CPU (their launches rewritten by the grader, the rest of CUDA
+// from cuda_on_cpu.hpp) with the system's C++ compiler, and run as real processes under each schedule.
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "catch.hpp"
+#include "cpu_source.hpp"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+const fs::path source_dir = CUGRADE_SOURCE_DIR;
+
+std::string read(const fs::path& path) {
+    std::ifstream in(path);
+    std::ostringstream text;
+    text << in.rdbuf();
+    return text.str();
+}
+
+struct Ran {
+    int status = -1;
+    std::string output;
+};
+
+Ran run(const std::string& command) {
+    Ran ran;
+    FILE* pipe = ::popen((command + " 2>&1").c_str(), "r");
+    REQUIRE(pipe != nullptr);
+    char buffer[4096];
+    while (const std::size_t got = std::fread(buffer, 1, sizeof buffer, pipe)) {
+        ran.output.append(buffer, got);
+    }
+    const int status = ::pclose(pipe);
+    ran.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    return ran;
+}
+
+// A program that calls the sum exercise's entry point on n values of `value`, and prints the result.
+constexpr const char* sum_driver = R"(
+#include <cmath>
+#include <cstdlib>
+#include <vector>
+#include "sum.h"
+int main(int argc, char** argv) {
+    const std::size_t n = std::strtoull(argv[1], nullptr, 10);
+    std::vector<float> input(n, 1.0f), scratch(SUM_SCRATCH_FLOATS, NAN);
+    float result = NAN;
+    try {
+        sum(input.data(), n, &result, scratch.data(), nullptr);
+    } catch (const cugrade::cpu::KernelFault& fault) {
+        std::printf("fault: %s\n", fault.what());
+        return 3;
+    }
+    std::printf("%.1f %s\n", result, cudaGetErrorName(cudaGetLastError()));
+}
+)";
+
+// The submission in `folder` compiled for the CPU, linked with the driver; returns the program's path.
+fs::path build_for_cpu(const std::string& exercise, const fs::path& folder, const std::string& driver) {
+    const fs::path work = fs::temp_directory_path() / ("cugrade-cpu-" + exercise + "-" + folder.filename().string());
+    fs::create_directories(work);
+    std::ofstream(work / (exercise + ".cpp")) << cugrade::rewrite_for_cpu(read(folder / (exercise + ".cu")));
+    std::ofstream(work / "driver.cpp") << driver;
+    const fs::path common = source_dir / "exercises" / "common";
+    const std::string command = "c++ -std=c++20 -O1 -I " + (common / "cpu" / "include").string() + " -I " +
+                                common.string() + " -I " + (source_dir / "exercises" / exercise).string() + " " +
+                                (work / (exercise + ".cpp")).string() + " " + (work / "driver.cpp").string() + " " +
+                                CUGRADE_CPU_RUNTIME + " " + CUGRADE_BOOST_CONTEXT + " -o " +
+                                (work / "program").string();
+    const Ran built = run(command);
+    INFO(built.output);
+    REQUIRE(built.status == 0);
+    return work / "program";
+}
+
+Ran run_under(const fs::path& program, const std::string& schedule, const std::string& arguments) {
+    return run("CUGRADE_CPU_SCHEDULE=" + schedule + " " + program.string() + " " + arguments);
+}
+
+}  // namespace
+
+TEST_CASE("the seed's sum runs on the CPU and sums right under every schedule") {
+    const fs::path program = build_for_cpu("sum", source_dir / "tests/fixtures/sum/seed_tree", sum_driver);
+    for (const char* schedule : {"forward", "reverse", "shuffled:3"}) {
+        for (const char* n : {"0", "1", "1025", "100000"}) {
+            const Ran ran = run_under(program, schedule, n);
+            INFO(schedule << " n=" << n << ": " << ran.output);
+            CHECK(ran.status == 0);
+            CHECK(ran.output == std::string(n) + ".0 cudaSuccess\n");
+        }
+    }
+}
+
+TEST_CASE("a tree without its barriers sums differently as the schedule changes") {
+    const fs::path program = build_for_cpu("sum", source_dir / "tests/fixtures/sum/missing_syncthreads", sum_driver);
+    const Ran forward = run_under(program, "forward", "4099");
+    const Ran reverse = run_under(program, "reverse", "4099");
+    INFO(forward.output << reverse.output);
+    CHECK(forward.status == 0);
+    CHECK(reverse.status == 0);
+    CHECK(forward.output != reverse.output);
+}
