@@ -28,9 +28,8 @@ cpu::LaunchOptions in(cpu::Schedule schedule, std::size_t dynamic_shared_bytes =
 std::vector<float> block_sums(const std::vector<float>& input, unsigned blocks, unsigned threads, bool barriers,
                               cpu::Schedule schedule) {
     std::vector<float> partials(blocks, -1.0f);
-    static const char site = 0;
     cpu::launch({blocks}, {threads}, in(schedule), [&] {
-        auto* partial = static_cast<float*>(cpu::shared_memory(&site, threads * sizeof(float), alignof(float)));
+        static thread_local float partial[1024];  // __shared__, as cuda_on_cpu.hpp declares it
         const unsigned t = cpu::thread_idx().x;
         float sum = 0.0f;
         for (std::size_t i = cpu::block_idx().x * threads + t; i < input.size(); i += std::size_t{blocks} * threads) {
@@ -147,22 +146,20 @@ TEST_CASE("a warp operation whose lanes are not all there is a fault that names 
           "__syncwarp(0xffffffff, ...) of thread (32, 0, 0) in block (0, 0, 0) names lanes past the warp's 8 threads");
 }
 
-TEST_CASE("shared memory is one array per declaration and block, and dynamic shared memory is the launch's") {
-    static const char first_site = 0, second_site = 0;
-    std::vector<int> seen(2 * 64);
-    cpu::launch({2}, {64}, in(cpu::Schedule::shuffled, 64 * sizeof(int)), [&] {
-        const unsigned t = cpu::thread_idx().x;
-        auto* a = static_cast<int*>(cpu::shared_memory(&first_site, 64 * sizeof(int), alignof(int)));
-        auto* b = static_cast<int*>(cpu::shared_memory(&second_site, 64 * sizeof(int), alignof(int)));
-        auto* d = static_cast<int*>(cpu::dynamic_shared_memory());
-        a[t] = static_cast<int>(t);
-        b[t] = 1000 + static_cast<int>(cpu::block_idx().x);
-        d[t] = 2;
+TEST_CASE("dynamic shared memory is the launch's, one per block, and starts as garbage") {
+    std::vector<unsigned> seen(2 * 64), before(2 * 64);
+    cpu::launch({2}, {64}, in(cpu::Schedule::shuffled, 64 * sizeof(unsigned)), [&] {
+        const unsigned t = cpu::thread_idx().x, b = cpu::block_idx().x;
+        auto* d = static_cast<unsigned*>(cpu::dynamic_shared_memory());
+        before[b * 64 + t] = d[t];
         cpu::sync_threads();
-        seen[cpu::block_idx().x * 64 + t] = a[63 - t] + b[63 - t] + d[63 - t];
+        d[t] = 1000 * b + t;
+        cpu::sync_threads();
+        seen[b * 64 + t] = d[63 - t];
     });
     for (unsigned i = 0; i < seen.size(); ++i) {
-        CHECK(seen[i] == static_cast<int>(63 - i % 64) + 1000 + static_cast<int>(i / 64) + 2);
+        CHECK(before[i] == 0x7fbadbadu);
+        CHECK(seen[i] == 1000 * (i / 64) + 63 - i % 64);
     }
 }
 

@@ -10,7 +10,6 @@
 #include <optional>
 #include <random>
 #include <sstream>
-#include <unordered_map>
 #include <vector>
 
 namespace cugrade::cpu {
@@ -46,10 +45,7 @@ struct Block {
     Dim3 dim;
     Dim3 grid;
     std::vector<Thread> threads;
-    std::unique_ptr<std::byte[]> arena;  // static shared arrays first, then the dynamic shared memory
-    std::size_t static_used = 0;
-    std::size_t dynamic_bytes = 0;
-    std::unordered_map<const void*, std::size_t> sites;
+    std::vector<std::uint32_t> dynamic_shared;  // the launch's dynamic shared memory, in words of garbage
 };
 
 thread_local Block* running_block = nullptr;
@@ -297,11 +293,7 @@ void launch(Dim3 grid, Dim3 block_dim, const LaunchOptions& options, const std::
                 block.idx = {bx, by, bz};
                 block.dim = block_dim;
                 block.grid = grid;
-                block.dynamic_bytes = options.dynamic_shared_bytes;
-                block.arena = std::make_unique<std::byte[]>(2 * shared_limit);
-                for (std::size_t i = 0; i + 4 <= 2 * shared_limit; i += 4) {
-                    std::memcpy(block.arena.get() + i, &garbage, 4);
-                }
+                block.dynamic_shared.assign((options.dynamic_shared_bytes + 3) / 4, garbage);
                 block.threads.resize(block_dim.count());
                 unsigned linear = 0;
                 for (unsigned z = 0; z < block_dim.z; ++z) {
@@ -341,26 +333,9 @@ const Dim3& grid_dim() {
 
 void sync_threads() { suspend(current(), State::at_barrier); }
 
-void* shared_memory(const void* site, std::size_t bytes, std::size_t alignment) {
-    current();
-    Block& block = *running_block;
-    const auto found = block.sites.find(site);
-    if (found != block.sites.end()) {
-        return block.arena.get() + found->second;
-    }
-    const std::size_t offset = (block.static_used + alignment - 1) / alignment * alignment;
-    if (offset + bytes > shared_limit) {
-        throw KernelFault("the block's __shared__ arrays take more than " + std::to_string(shared_limit) +
-                          " bytes: too much shared memory for a GPU block");
-    }
-    block.static_used = offset + bytes;
-    block.sites.emplace(site, offset);
-    return block.arena.get() + offset;
-}
-
 void* dynamic_shared_memory() {
     current();
-    return running_block->arena.get() + shared_limit;
+    return running_block->dynamic_shared.data();
 }
 
 std::uint64_t warp_exchange(WarpOp op, unsigned mask, std::uint64_t value, int argument, int width) {

@@ -50,10 +50,8 @@ constexpr unsigned warp_size = 32;
 // __syncthreads(): every thread of the block must reach it before any goes on.
 void sync_threads();
 
-// A __shared__ array of the block: the same memory for every thread of the block, fresh (and filled with garbage,
-// as on the GPU) for each block. `site` names the declaration: one array per site and block.
-void* shared_memory(const void* site, std::size_t bytes, std::size_t alignment);
-// extern __shared__: the launch's dynamic shared memory.
+// extern __shared__: the launch's dynamic shared memory, filled with garbage for each block, as on the GPU. (A static
+// __shared__ array is a function's static thread_local variable: blocks run one at a time on a thread.)
 void* dynamic_shared_memory();
 
 // The warp operations, with CUDA's meanings. Each waits for every lane of `mask` to make the same call.
