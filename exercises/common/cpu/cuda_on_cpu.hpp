@@ -66,48 +66,41 @@ inline void __threadfence() { std::atomic_thread_fence(std::memory_order_seq_cst
 inline void __threadfence_block() { std::atomic_thread_fence(std::memory_order_seq_cst); }
 
 // Atomics: the threads of a block switch only at meeting points, so a read-modify-write is never interrupted.
+namespace cugrade::cpu {
+template <class T, class Change>
+T read_modify_write(T* address, Change change) {
+    const T old = *address;
+    *address = change(old);
+    return old;
+}
+}  // namespace cugrade::cpu
 template <class T, class U>
 T atomicAdd(T* address, U value) {
-    const T old = *address;
-    *address = static_cast<T>(old + value);
-    return old;
+    return cugrade::cpu::read_modify_write(address, [&](T old) { return static_cast<T>(old + value); });
 }
 template <class T, class U>
 T atomicSub(T* address, U value) {
-    const T old = *address;
-    *address = static_cast<T>(old - value);
-    return old;
+    return cugrade::cpu::read_modify_write(address, [&](T old) { return static_cast<T>(old - value); });
 }
 template <class T, class U>
 T atomicMin(T* address, U value) {
-    const T old = *address;
-    *address = value < old ? static_cast<T>(value) : old;
-    return old;
+    return cugrade::cpu::read_modify_write(address, [&](T old) { return value < old ? static_cast<T>(value) : old; });
 }
 template <class T, class U>
 T atomicMax(T* address, U value) {
-    const T old = *address;
-    *address = old < value ? static_cast<T>(value) : old;
-    return old;
+    return cugrade::cpu::read_modify_write(address, [&](T old) { return old < value ? static_cast<T>(value) : old; });
 }
 template <class T, class U>
 T atomicExch(T* address, U value) {
-    const T old = *address;
-    *address = static_cast<T>(value);
-    return old;
+    return cugrade::cpu::read_modify_write(address, [&](T) { return static_cast<T>(value); });
 }
 template <class T, class U, class V>
 T atomicCAS(T* address, U compare, V value) {
-    const T old = *address;
-    if (old == static_cast<T>(compare)) {
-        *address = static_cast<T>(value);
-    }
-    return old;
+    return cugrade::cpu::read_modify_write(
+        address, [&](T old) { return old == static_cast<T>(compare) ? static_cast<T>(value) : old; });
 }
 inline unsigned atomicInc(unsigned* address, unsigned limit) {
-    const unsigned old = *address;
-    *address = old >= limit ? 0 : old + 1;
-    return old;
+    return cugrade::cpu::read_modify_write(address, [&](unsigned old) { return old >= limit ? 0u : old + 1; });
 }
 
 template <class T>
