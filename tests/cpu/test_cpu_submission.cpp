@@ -98,6 +98,17 @@ TEST_CASE("the seed's sum runs on the CPU and sums right under every schedule") 
     }
 }
 
+TEST_CASE("sums with atomics and with warp shuffles run right on the CPU") {
+    for (const char* fixture : {"atomics", "warp_shuffle", "atomic_per_element"}) {
+        const fs::path program = build_for_cpu("sum", source_dir / "tests/fixtures/sum" / fixture, sum_driver);
+        for (const char* schedule : {"forward", "shuffled:5"}) {
+            const Ran ran = run_under(program, schedule, "70001");
+            INFO(fixture << " " << schedule << ": " << ran.output);
+            CHECK(ran.output == "70001.0 cudaSuccess\n");
+        }
+    }
+}
+
 TEST_CASE("a tree without its barriers sums differently as the schedule changes") {
     const fs::path program = build_for_cpu("sum", source_dir / "tests/fixtures/sum/missing_syncthreads", sum_driver);
     const Ran forward = run_under(program, "forward", "4099");
