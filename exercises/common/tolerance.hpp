@@ -55,13 +55,6 @@ CUGRADE_HOST_DEVICE inline bool exactly_summable_in_float32(const SumReference& 
     return ref.all_integers && ref.abs_sum <= float32_exact_integer_limit;
 }
 
-// How far a correct float32 sum of n values may lie from the exact sum, in any summation order.
-//   - Deterministic bound (Higham, Accuracy and Stability, 4.2): gamma_{n-1} * sum|x|, gamma_k = k u / (1 - k u).
-//   - Probabilistic bound (Higham & Mary, SIAM J. Sci. Comput. 41(5), 2019): lambda * sqrt(n-1) * u * sum|x|,
-//     exceeded with probability at most about 2 exp(-lambda^2 / 2) when rounding errors are independent.
-// The tolerance is the smaller of the two, and zero where the sum is exact in every order.
-// A prefix sum (scan) is a sum of its first n values in an order of the scan's own: each element's tolerance is this
-// one, for its own n and prefix.
 // The deterministic bound alone: how far any float32 sum of n values, in any order, can be off, whatever its rounding
 // errors do. Inputs whose errors all lean one way (0.1 repeated) can pass the probabilistic bound, but never this.
 CUGRADE_HOST_DEVICE inline double worst_summation_error(std::size_t n, const SumReference& ref) {
@@ -72,15 +65,19 @@ CUGRADE_HOST_DEVICE inline double worst_summation_error(std::size_t n, const Sum
     return ku < 1.0 ? ku / (1.0 - ku) * ref.abs_sum : HUGE_VAL;
 }
 
+// How far a correct float32 sum of n values may lie from the exact sum, in any summation order.
+//   - Deterministic bound (Higham, Accuracy and Stability, 4.2): gamma_{n-1} * sum|x|, gamma_k = k u / (1 - k u).
+//   - Probabilistic bound (Higham & Mary, SIAM J. Sci. Comput. 41(5), 2019): lambda * sqrt(n-1) * u * sum|x|,
+//     exceeded with probability at most about 2 exp(-lambda^2 / 2) when rounding errors are independent.
+// The tolerance is the smaller of the two, and zero where the sum is exact in every order.
+// A prefix sum (scan) is a sum of its first n values in an order of the scan's own: each element's tolerance is this
+// one, for its own n and prefix.
 CUGRADE_HOST_DEVICE inline double summation_tolerance(std::size_t n, const SumReference& ref, double lambda) {
     if (n <= 1 || exactly_summable_in_float32(ref)) {
         return 0.0;
     }
-    const double k = static_cast<double>(n - 1);
-    const double ku = k * float32_unit_roundoff;
-    const double deterministic = ku < 1.0 ? ku / (1.0 - ku) : HUGE_VAL;
-    const double probabilistic = lambda * std::sqrt(k) * float32_unit_roundoff;
-    return std::fmin(deterministic, probabilistic) * ref.abs_sum;
+    const double probabilistic = lambda * std::sqrt(static_cast<double>(n - 1)) * float32_unit_roundoff;
+    return std::fmin(worst_summation_error(n, ref), probabilistic * ref.abs_sum);
 }
 
 // A dot product in float32: each product a_i b_i rounded once (by at most u |a_i b_i|; not at all in a fused

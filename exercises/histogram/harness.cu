@@ -221,12 +221,12 @@ std::optional<Explanation> explain_counts(const std::vector<unsigned>& got, cons
                  "into its copy in shared memory before every bin of it was set to 0 (a __syncthreads() missing "
                  "after the zeroing), or when the grid does not reach every value";
         x.topic = "atomics";
+        std::size_t low_bins = 0;
+        for (std::size_t b = 0; b < bins; ++b) {
+            low_bins += got[b] < e.counts[b];
+        }
         x.evidence.push_back(std::to_string(total) + " counted of " + std::to_string(e.in_range) + " in range; " +
-                             std::to_string(std::count_if(got.begin(), got.end(),
-                                                          [&, b = std::size_t{0}](unsigned g) mutable {
-                                                              return g < e.counts[b++];
-                                                          })) +
-                             " bins too low");
+                             std::to_string(low_bins) + " bins too low");
         return x;
     }
     if (total < e.in_range && occupied <= 2) {
