@@ -54,20 +54,29 @@ if has class; then
     nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | tee -a "$figures"
     echo "cores: $(nproc)" | tee -a "$figures"
     if command -v nvidia-smi >/dev/null; then
-        nvidia-smi --query-gpu=utilization.gpu --format=csv,noheader,nounits -lms 500 > "$out/gpu-utilization.txt" &
+        nvidia-smi --query-gpu=utilization.gpu,memory.used --format=csv,noheader,nounits -lms 500 \
+            > "$out/gpu-utilization.txt" &
         sampler=$!
     fi
+    vmstat -n 1 > "$out/cpu.txt" &
+    cpu_sampler=$!
     start=$(date +%s.%N)
     timeout -s INT "${LIMIT:-0}" "$cugrade" grade "$out/class" -o "$out/results" --cache-dir "$out/cache" \
         --require-sandbox none ${GPU_JOBS:+--gpu-jobs "$GPU_JOBS"} --trace "$out/trace.jsonl" \
         > "$out/grade.txt" 2> "$out/grade.log"
     echo "cold (empty cache, diagnoses on): $(seconds_since "$start") s" | tee -a "$figures"
     [ -n "${sampler:-}" ] && kill "$sampler" 2>/dev/null
+    kill "$cpu_sampler" 2>/dev/null
     grep -E "^cugrade: (graded|time in each stage|grading on|built)" "$out/grade.log" | tee -a "$figures"
     if [ -s "$out/gpu-utilization.txt" ]; then
-        awk '{ n++; sum += $1; busy += ($1 > 0) } END { if (n) printf "GPU busy in %.0f%% of samples, mean utilisation %.0f%%\n", 100 * busy / n, sum / n }' \
+        awk -F', *' '{ n++; sum += $1; busy += ($1 > 0); if ($2 > most) most = $2 }
+            END { if (n) printf "GPU busy in %.0f%% of samples, mean utilisation %.0f%%, at most %.1f GiB of its memory in use\n", 100 * busy / n, sum / n, most / 1024 }' \
             "$out/gpu-utilization.txt" | tee -a "$figures"
     fi
+    # vmstat's columns: ... us sy id wa st (the 13th to 17th); its first line of figures is since boot.
+    awk 'NR > 3 && $15 ~ /^[0-9]+$/ { n++; busy += 100 - $15; wait += $16; if (100 - $15 > 90) full++ }
+        END { if (n) printf "CPU busy %.0f%% on average (%.0f%% waiting for I/O), over 90%% busy in %.0f%% of seconds\n", busy / n, wait / n, 100 * full / n }' \
+        "$out/cpu.txt" | tee -a "$figures"
     # Each student's line: "cugrade: [k/N] ID: STATUS POINTS (S s: build B, harness start H, ...)".
     echo "the slowest students (seconds of the batch's time, all three exercises):" | tee -a "$figures"
     grep -E '^cugrade: \[[0-9]+/[0-9]+\] ' "$out/grade.log" | sed -E 's/^cugrade: \[[0-9]+\/[0-9]+\] //' |

@@ -11,10 +11,13 @@ by_submission = collections.Counter()
 for r in records:
     by_tool[r["tool"]].append(r)
     by_submission[r["submission"]] += r["seconds"]
-print(f"{'tool':<16} {'processes':>9} {'seconds':>9} {'waited':>8} {'longest':>8}  endings")
+print(f"{'tool':<16} {'processes':>9} {'seconds':>9} {'waited':>8} {'starting':>8} {'longest':>8}  endings")
 for tool, rs in sorted(by_tool.items(), key=lambda item: -sum(r["seconds"] for r in item[1])):
     endings = collections.Counter(r["ended"] for r in rs)
+    # Outside its cases and its waits: the process's start (CUDA, the tool's instrumenting) and its end.
+    starting = sum(r["seconds"] - r["in_cases"] - r["waited_for_gpu"] for r in rs)
     print(f"{tool:<16} {len(rs):>9} {sum(r['seconds'] for r in rs):>9.1f} {sum(r['waited_for_gpu'] for r in rs):>8.1f} "
+          f"{starting:>8.1f} "
           f"{max(r['seconds'] for r in rs):>8.1f}  " + ", ".join(f"{n} {e}" for e, n in endings.most_common(3)))
 print("the costliest submissions (seconds of harness processes):")
 for submission, seconds in by_submission.most_common(8):

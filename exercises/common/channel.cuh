@@ -66,11 +66,20 @@ public:
 
     void set_gpu_gate(bool on) { gpu_gate_ = on && fd_ > 2; }
 
+    // Everything printed so far goes to the visible cases' output (protocol.hpp). Without a grader, nothing to wait
+    // for.
+    void begin_hidden_cases() {
+        std::fflush(nullptr);
+        send({{"event", "hidden_cases"}});
+        if (fd_ > 2) {
+            wait_for(protocol::output_drained);
+        }
+    }
+
 private:
     enum class Held { none, shared, exclusive };
 
-    // Asks, and for anything but "none" waits for the grant. With the grader gone there is nothing left to report
-    // to, so the harness ends.
+    // Asks, and for anything but "none" waits for the grant.
     void ask_for_gpu(const char* use, Held held) {
         if (!gpu_gate_ || held == held_) {
             return;
@@ -80,12 +89,17 @@ private:
         if (held == Held::none) {
             return;
         }
-        char granted = 0;
+        wait_for(protocol::gpu_granted);
+    }
+
+    // The grader's one-byte answer. With the grader gone there is nothing left to report to, so the harness ends.
+    void wait_for(char expected) {
+        char answer = 0;
         ssize_t got = 0;
         do {
-            got = ::read(fd_, &granted, 1);
+            got = ::read(fd_, &answer, 1);
         } while (got < 0 && errno == EINTR);
-        if (got != 1 || granted != protocol::gpu_granted) {
+        if (got != 1 || answer != expected) {
             std::_Exit(protocol::exit_fatal);
         }
     }

@@ -6,6 +6,7 @@
 //   {"event":"ready","protections":[...]}               CUDA is initialised; per-case clocks start now
 //   {"event":"start","case":ID}                         the case ID begins
 //   {"event":"gpu","use":U}                             only when the plan has "gpu_gate": true (see below)
+//   {"event":"hidden_cases"}                            the plan's "hidden_from" case is next (see below)
 //   {"event":"result","case":ID,"status":S,"detail":D,"measurements":{...}}
 //                                                       and for some wrong answers "explanation":{...}
 //                                                       (explanation.hpp)
@@ -16,6 +17,11 @@
 // the harness asks for the GPU with use "shared", before a speed test's sampling with "exclusive", and gives it back
 // with "none"; after asking for "shared" or "exclusive" it waits for one byte (gpu_granted) on the same descriptor.
 // The grader gives back whatever a harness held when its case ends or the process does.
+//
+// One process runs a submission's visible cases, then its hidden ones. What the program prints during hidden cases
+// is for instructors only, so before the plan's "hidden_from" case the harness waits for the GPU's printf, flushes
+// its output, says "hidden_cases" and waits for one byte (output_drained): the grader has then read all that was
+// printed so far (the runner flushes after every call), and files the rest as the hidden cases' output.
 #pragma once
 
 namespace cugrade::protocol {
@@ -29,6 +35,7 @@ inline constexpr const char* token_env = "CUGRADE_TOKEN";
 inline constexpr const char* runner_fd_env = "CUGRADE_RUNNER_FD";
 
 inline constexpr char gpu_granted = 'g';
+inline constexpr char output_drained = 'o';
 
 // Exit codes of the harness process.
 inline constexpr int exit_done = 0;     // every case in the plan reported

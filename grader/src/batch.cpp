@@ -234,6 +234,9 @@ GradedStudent grade_student(const GradingContext& context, const StudentFolder& 
 // them against, the L2 flush) take a few GiB, so a GPU grades no more students at once than 10 GiB each allows.
 constexpr std::uint64_t gpu_bytes_per_student = std::uint64_t{10} << 30;
 
+// A batch's worker leaves a profile out after this long, rather than hold its share of the GPU idle.
+constexpr double batch_profile_wait_seconds = 5.0;
+
 // The contexts the grading workers run in: on each GPU chosen, `gpu_jobs` workers sharing the GPU's gate; without a
 // GPU, one per build job (grading then only reads builds and inspects them).
 std::vector<GradingContext> gpu_contexts(const GradingContext& base, const BatchOptions& options, unsigned jobs) {
@@ -300,6 +303,7 @@ std::vector<GradingContext> gpu_contexts(const GradingContext& base, const Batch
             context.gpu = gpu;
             context.gpu_gate = gate;
             context.gpu_device = name_each ? gpu.uuid : "";
+            context.profile_wait_seconds = batch_profile_wait_seconds;
             context.concurrent_jobs = 2 * per_gpu * static_cast<unsigned>(chosen.size());
             contexts.push_back(std::move(context));
         }

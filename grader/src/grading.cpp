@@ -231,6 +231,7 @@ ExerciseReport grade_exercise(const GradingContext& context, const Exercise& exe
         run_options.nsight_compute = toolchain.nsight_compute;
         run_options.nsight_compute_files = toolchain.nsight_compute_files;
         run_options.diagnose = context.diagnose;
+        run_options.profile_wait_seconds = context.profile_wait_seconds;
         run_options.student_files = {submission.name};
         run_options.sandbox = run_policy(context.hidden, cases, rubric, toolchain);
         run_options.sandbox.processes_of_others = others_processes(context, run_options.sandbox);

@@ -154,9 +154,12 @@ private:
 
     Ended run_process_once(const std::vector<std::size_t>& left, const std::vector<std::string>& launcher,
                            RunMode mode) {
-        const bool hidden = std::any_of(left.begin(), left.end(),
-                                        [&](std::size_t i) { return cases_[i].visibility == Visibility::hidden; });
-        ProgramOutput& stream = hidden ? run_.hidden_output : run_.output;
+        // Visible cases come first; what the program prints from the first hidden case on is the hidden output.
+        const auto first_hidden = std::find_if(left.begin(), left.end(), [&](std::size_t i) {
+            return cases_[i].visibility == Visibility::hidden;
+        });
+        const bool starts_hidden = first_hidden == left.begin();
+        const bool switches = first_hidden != left.end() && !starts_hidden;
         std::vector<const CasePlan*> plan_cases;
         for (const std::size_t i : left) {
             plan_cases.push_back(&cases_[i]);
@@ -168,6 +171,9 @@ private:
         plan["gpu_gate"] = answers_gpu_requests;
         plan["bare_buffers"] = mode.bare_buffers;
         plan["profile"] = mode.profile;
+        if (switches) {
+            plan["hidden_from"] = cases_[*first_hidden].id;
+        }
         std::ofstream(plan_file) << plan.dump(2);
 
         // The submission's host code runs in a runner of its own, without a GPU, over a channel to the harness.
@@ -235,6 +241,9 @@ private:
         std::optional<std::string> fatal;
         bool started_any = false;
         bool killed_at_deadline = false;
+        // How much each process had printed when the hidden cases began (protocol.hpp).
+        std::optional<std::pair<std::size_t, std::size_t>> printed_before_hidden;
+        bool truncated_before_hidden = false;
         const double startup_seconds = launcher.empty() ? options_.startup_seconds : options_.sanitizer_startup_seconds;
         auto deadline = after(startup_seconds);
         std::string line;
@@ -313,6 +322,14 @@ private:
                 settle(current, std::move(result));
                 current = none;
                 deadline = after(startup_seconds);
+            } else if (event == "hidden_cases" && switches && !printed_before_hidden && current == none) {
+                child.drain();
+                if (runner) {
+                    runner->drain();
+                }
+                printed_before_hidden = {child.output().size(), runner ? runner->output().size() : 0};
+                truncated_before_hidden = child.output_truncated() || (runner && runner->output_truncated());
+                child.reply(std::string(1, protocol::output_drained));
             } else if (event == "fatal") {
                 fatal = record.value("detail", "the harness stopped");
             }
@@ -352,10 +369,22 @@ private:
                                     {"waited_for_gpu", waited},
                                     {"ended", status.describe()}});
         }
-        const std::size_t room =
-            options_.output_limit > stream.text.size() ? options_.output_limit - stream.text.size() : 0;
-        stream.text += output.substr(0, room);
-        stream.truncated = stream.truncated || truncated || output.size() > room;
+        const auto file_output = [&](ProgramOutput& stream, const std::string& text, bool text_truncated) {
+            const std::size_t room =
+                options_.output_limit > stream.text.size() ? options_.output_limit - stream.text.size() : 0;
+            stream.text += text.substr(0, room);
+            stream.truncated = stream.truncated || text_truncated || text.size() > room;
+        };
+        if (printed_before_hidden) {
+            const auto [checker_part, runner_part] = *printed_before_hidden;
+            const std::string runner_output = runner ? runner->output() : std::string();
+            file_output(run_.output, child.output().substr(0, checker_part) + runner_output.substr(0, runner_part),
+                        truncated_before_hidden);
+            file_output(run_.hidden_output, child.output().substr(checker_part) + runner_output.substr(runner_part),
+                        truncated);
+        } else {
+            file_output(starts_hidden ? run_.hidden_output : run_.output, output, truncated);
+        }
 
         if (current != none) {
             settle(current, interrupted(status, cases_[current].case_seconds, mode.tool));
@@ -688,8 +717,9 @@ void profile_case(const fs::path& program, const std::vector<CasePlan>& cases, s
     if (!profiler.held()) {
         result.diagnosis_notes.push_back(fmt::format(
             "the speed test was not profiled: other profiles held Nsight Compute for {} s (they take turns on a "
-            "machine; cugrade check alone profiles it)",
-            options.profile_wait_seconds));
+            "machine){}",
+            options.profile_wait_seconds,
+            options.gpu_gate != nullptr ? "; `cugrade check` of this submission waits for its turn and profiles it" : ""));
         return;
     }
     const auto started = Clock::now();
@@ -774,8 +804,11 @@ RunResult run_cases(const fs::path& program, const std::vector<CasePlan>& cases,
     for (std::size_t i = 0; i < cases.size(); ++i) {
         (cases[i].race_check ? race_checked : cases[i].visibility == Visibility::hidden ? hidden : visible).push_back(i);
     }
-    runner.run(visible, {});
-    runner.run(hidden, {});
+    // One process for both (restarts aside): a harness's start is mostly CUDA's context, which the driver makes
+    // one at a time for the whole machine.
+    std::vector<std::size_t> graded = visible;
+    graded.insert(graded.end(), hidden.begin(), hidden.end());
+    runner.run(graded, {});
     if (!race_checked.empty() && options.compute_sanitizer.empty()) {
         for (const std::size_t i : race_checked) {
             runner.settle(i, {Status::harness_error, "compute-sanitizer was not found, so the race check could not run"});

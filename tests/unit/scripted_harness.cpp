@@ -14,7 +14,8 @@
 //              "profile"), as a kernel that compute-sanitizer or the profiler slows past every limit
 // With "gpu_gate" in the plan each case first asks for the GPU as the real harness does, and waits for the grant: the
 // GPU alone for a "timed" case and for every case of a profiled run, as the real harness asks around a profiled call.
-// Every genuine record carries the run's token, as the real harness's do; "ready" names one protection.
+// Before the plan's "hidden_from" case it says "hidden_cases" and waits for the grader's answer, as the real harness
+// does. Every genuine record carries the run's token, as the real harness's do; "ready" names one protection.
 // A plan with any case id starting with "early" makes the harness abort before it is ready.
 #include <signal.h>
 #include <unistd.h>
@@ -43,13 +44,18 @@ void send(std::FILE* channel, nlohmann::json record) {
 
 bool starts_with(const std::string& text, const char* prefix) { return text.rfind(prefix, 0) == 0; }
 
-// Asks for the GPU and waits for the grader's grant (protocol.hpp).
-void use_gpu(std::FILE* channel, int fd, const char* use) {
-    send(channel, {{"event", "gpu"}, {"use", use}});
-    char granted = 0;
-    if (::read(fd, &granted, 1) != 1 || granted != cugrade::protocol::gpu_granted) {
+// The grader's one-byte answer (protocol.hpp).
+void wait_for(int fd, char expected) {
+    char answer = 0;
+    if (::read(fd, &answer, 1) != 1 || answer != expected) {
         std::_Exit(cugrade::protocol::exit_fatal);
     }
+}
+
+// Asks for the GPU and waits for the grader's grant.
+void use_gpu(std::FILE* channel, int fd, const char* use) {
+    send(channel, {{"event", "gpu"}, {"use", use}});
+    wait_for(fd, cugrade::protocol::gpu_granted);
 }
 
 }  // namespace
@@ -68,6 +74,7 @@ int main(int argc, char** argv) {
     const bool gpu_gate = plan.value("gpu_gate", false);
     const bool profile = plan.value("profile", false);
     const bool under_tool = profile || plan.value("bare_buffers", false);
+    const std::string hidden_from = plan.value("hidden_from", std::string());
     for (const auto& c : plan["cases"]) {
         if (starts_with(c["id"].get<std::string>(), "early")) {
             std::abort();
@@ -78,6 +85,10 @@ int main(int argc, char** argv) {
     for (const auto& c : plan["cases"]) {
         const std::string id = c["id"];
         seen += c["shape"].dump() + " ";
+        if (id == hidden_from) {
+            send(channel, {{"event", "hidden_cases"}});
+            wait_for(channel_fd, cugrade::protocol::output_drained);
+        }
         send(channel, {{"event", "start"}, {"case", id}});
         if (gpu_gate) {
             use_gpu(channel, channel_fd, starts_with(id, "timed") || profile ? "exclusive" : "shared");

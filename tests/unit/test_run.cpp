@@ -95,9 +95,9 @@ TEST_CASE("what the program prints never counts as a result") {
     CHECK(result.output.text.find("\"status\":\"passed\"") != std::string::npos);
 }
 
-TEST_CASE("hidden cases run in processes of their own, whose output is kept apart") {
-    // A submission may keep a hidden case's size in a static and print it during a later visible case: the visible
-    // cases' processes never see a hidden input.
+TEST_CASE("hidden cases run after every visible case, and what is printed from the first on is kept apart") {
+    // A submission may keep a hidden case's size in a static and print it during a later case: no visible case
+    // runs after a hidden one, and what is printed from the first hidden case on is the instructors' alone.
     auto cases = plans({"leak-1", "leak-2", "leak-3", "leak-4"});
     cases[0].shape = {7};
     cases[1].shape = {4194304};
@@ -109,8 +109,26 @@ TEST_CASE("hidden cases run in processes of their own, whose output is kept apar
     for (const auto& c : result.cases) {
         CHECK(c.status == Status::passed);
     }
+    CHECK(result.processes == 1);
     CHECK(result.output.text == "seen: [7] \nseen: [7] [9] \n");
-    CHECK(result.hidden_output.text == "seen: [4194304] \nseen: [4194304] [8388608] \n");
+    CHECK(result.hidden_output.text == "seen: [7] [9] [4194304] \nseen: [7] [9] [4194304] [8388608] \n");
+}
+
+TEST_CASE("after a crash the hidden cases' output is still kept apart, whichever process runs them") {
+    auto cases = plans({"leak-1", "crash-2", "leak-3", "leak-4", "crash-5", "leak-6"});
+    cases[0].shape = {7};
+    cases[2].shape = {9};
+    for (std::size_t i : {3, 4, 5}) {
+        cases[i].visibility = Visibility::hidden;
+        cases[i].shape = {1000 + i};
+    }
+    const RunResult result = run_plans(cases);
+    CHECK(result.cases[1].status == Status::crashed);
+    CHECK(result.cases[4].status == Status::crashed);
+    CHECK(result.cases[5].status == Status::passed);
+    CHECK(result.processes == 3);
+    CHECK(result.output.text == "seen: [7] \nseen: [9] \n");
+    CHECK(result.hidden_output.text == "seen: [9] [1003] \nseen: [1005] \n");
 }
 
 TEST_CASE("records on the result channel without the run's token are ignored and counted") {
@@ -315,6 +333,9 @@ TEST_CASE("a profile whose turn does not come in time is left out with a note, a
     cases[0].timed = true;
     RunOptions options = with_tools("-profile-turn", 5.0);
     options.profile_wait_seconds = 0.5;
+    GpuGate gate;
+    const bool in_batch = GENERATE(false, true);
+    options.gpu_gate = in_batch ? &gate : nullptr;
     RunResult result;
     result.cases.resize(1);
     result.cases[0].status = Status::passed;
@@ -325,8 +346,10 @@ TEST_CASE("a profile whose turn does not come in time is left out with a note, a
         CHECK(seconds_since(started) < 2.0);
     }
     REQUIRE(result.diagnosis_notes.size() == 1);
-    CHECK(result.diagnosis_notes[0] == "the speed test was not profiled: other profiles held Nsight Compute for 0.5 s "
-                                       "(they take turns on a machine; cugrade check alone profiles it)");
+    CHECK(result.diagnosis_notes[0] ==
+          std::string("the speed test was not profiled: other profiles held Nsight Compute for 0.5 s (they take turns "
+                      "on a machine)") +
+              (in_batch ? "; `cugrade check` of this submission waits for its turn and profiles it" : ""));
     CHECK(result.seconds.gpu_wait >= 0.5);
     CHECK_FALSE(result.cases[0].diagnosis);
 }

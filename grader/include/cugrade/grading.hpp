@@ -45,6 +45,10 @@ struct GradingContext {
     mutable bool gpu_proven = false;
     // Failing cases rerun under compute-sanitizer and a slow speed test profiled, for a diagnosis of each.
     bool diagnose = true;
+    // How long a profile waits for Nsight Compute, which profiles one process of the machine at a time: a batch's
+    // workers would rather leave a profile out than stand idle; one submission checked alone waits its turn behind
+    // another cugrade's.
+    double profile_wait_seconds = 120.0;
     // Where every harness process is recorded; shared by a batch's workers. Null: nowhere.
     std::shared_ptr<RunTrace> trace;
 };

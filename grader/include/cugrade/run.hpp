@@ -71,8 +71,8 @@ struct RunOptions {
     bool diagnose = true;
     double diagnosis_seconds = 20.0;
     // Nsight Compute profiles one process of a machine at a time: a profile waits this long for its turn, then is
-    // left out with a note.
-    double profile_wait_seconds = 5.0;
+    // left out with a note (GradingContext::profile_wait_seconds).
+    double profile_wait_seconds = 120.0;
     std::vector<std::string> student_files;
     // Where each harness process is recorded (run_trace.hpp), under `trace_label` (the submission's file); null: nowhere.
     RunTrace* trace = nullptr;
