@@ -21,7 +21,11 @@
 #include "explanation.hpp"
 #include "guarded_buffer.cuh"
 #include "protocol.hpp"
+#ifdef CUGRADE_CPU
+#include "cpu/direct_submission.hpp"
+#else
 #include "remote_submission.cuh"
+#endif
 #include "run_mode.hpp"
 #include "seeded_input.cuh"
 #include "statistics.hpp"

@@ -28,7 +28,11 @@
 #include "describe.hpp"
 #include "guarded_buffer.cuh"
 #include "protocol.hpp"
+#ifdef CUGRADE_CPU
+#include "cpu/direct_submission.hpp"
+#else
 #include "remote_submission.cuh"
+#endif
 #include "seccomp_filter.hpp"
 #include "seeded_input.cuh"
 
@@ -98,11 +102,11 @@ inline int run_plan(int argc, char** argv, const std::function<CaseOutcome(const
         return protocol::exit_fatal;
     }
     try {
-        const char* runner_fd = std::getenv(runner::runner_fd_env);
+        const char* runner_fd = std::getenv(protocol::runner_fd_env);
         if (!device_code.empty() && runner_fd != nullptr) {
             remote_submission() = std::make_unique<RemoteSubmission>(device_code, std::atoi(runner_fd));
         }
-        unsetenv(runner::runner_fd_env);
+        unsetenv(protocol::runner_fd_env);
     } catch (const std::exception& e) {
         channel.send({{"event", "fatal"}, {"detail", std::string("cannot load the submission's device code: ") + e.what()}});
         return protocol::exit_fatal;
@@ -191,8 +195,18 @@ inline int run_harness(int argc, char** argv, const std::function<CaseOutcome(co
 }  // namespace cugrade::harness
 
 // The instructor's reference of entry point NAME, linked into the checker under its own name and made local by the
-// grader, so that the submission cannot call it.
+// grader, so that the submission cannot call it. On the CPU the submission's NAME is linked in too, and called
+// directly.
+#ifdef CUGRADE_CPU
+#define CUGRADE_REFERENCE(NAME)                                              \
+    extern "C" decltype(NAME) cugrade_reference_##NAME;                      \
+    namespace cugrade::harness {                                             \
+    template <>                                                              \
+    inline decltype(NAME)* cpu_submission<decltype(NAME)>() { return &NAME; } \
+    }
+#else
 #define CUGRADE_REFERENCE(NAME) extern "C" decltype(NAME) cugrade_reference_##NAME
+#endif
 
 // The harness's main(): the exercise's `CaseOutcome run_case(const cugrade::plan::Case&)` over the plan.
 #define CUGRADE_HARNESS_MAIN(RUN_CASE) \

@@ -28,6 +28,18 @@
 
 namespace cugrade::harness {
 
+#ifdef CUGRADE_CPU
+// On the CPU (docs/cpu-mode.md) nothing is timed: the self-check runs no speed test.
+class SampleTimer {
+public:
+    template <class Call>
+    double time_ms(cudaStream_t, Call&&) {
+        throw std::runtime_error("a speed test needs an NVIDIA GPU");
+    }
+};
+
+inline double copy_bandwidth_gbps(SampleTimer&, cudaStream_t, double) { return 0.0; }
+#else
 class CudaEvent {
 public:
     CudaEvent() { CUGRADE_CUDA_CHECK(cudaEventCreate(&event_)); }
@@ -219,6 +231,7 @@ inline double copy_bandwidth_gbps(SampleTimer& timer, cudaStream_t stream, doubl
     cudaFree(destination);
     return 2.0 * static_cast<double>(size) / (statistics::median(samples) * 1e-3) / 1e9;
 }
+#endif
 
 struct SpeedResult {
     std::vector<double> submission_ms;
@@ -239,6 +252,9 @@ inline SpeedResult measure_speed(const plan::Timing& plan, cudaStream_t stream, 
                                  double bytes, const std::function<double(bool submission, int variant)>& time_call,
                                  const std::function<std::string(int variant)>& check,
                                  const std::function<void(int variant)>& fresh_input) {
+#ifdef CUGRADE_CPU
+    throw std::runtime_error("a speed test needs an NVIDIA GPU");
+#else
     SpeedResult result;
     result.copy_gbps = copy_bandwidth_gbps(timer, stream, bytes);
     for (int i = 0; i < plan.sampling.warmup; ++i) {
@@ -314,6 +330,7 @@ inline SpeedResult measure_speed(const plan::Timing& plan, cudaStream_t stream, 
         }
     }
     return result;
+#endif
 }
 
 }  // namespace cugrade::harness

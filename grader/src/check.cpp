@@ -127,6 +127,7 @@ Report check(const Course& course, const CheckOptions& options) {
     setup.submissions = options.submission_dir;
     setup.required = options.required_sandbox;
     setup.diagnose = options.diagnose;
+    setup.cpu_self_check = options.cpu;
     std::mutex said;  // builds on several threads say what they do a whole line at a time
     setup.progress = [&](const std::string& line) {
         const std::lock_guard<std::mutex> lock(said);
@@ -158,6 +159,7 @@ Report check(const Course& course, const CheckOptions& options) {
     report.cugrade_version = CUGRADE_VERSION;
     report.gpu = context.gpu;
     report.visible_cases_only = course.kit.has_value();
+    report.cpu_self_check = options.cpu;
     for (const auto& a : assignments) {
         try {
             if (a.problem) {

@@ -9,6 +9,7 @@
 
 #include <unistd.h>
 
+#include "cpu_build.hpp"
 #include "cugrade/build.hpp"
 #include "cugrade/failure_patterns.hpp"
 #include "cugrade/inspect.hpp"
@@ -138,6 +139,7 @@ GradingContext make_grading_context(const Course& course, const GradingSetup& se
     context.hidden = hidden_paths(course, setup);
     context.progress = setup.progress;
     context.diagnose = setup.diagnose;
+    context.cpu_self_check = setup.cpu_self_check;
     remove_stale_scratch_dirs();
     return context;
 }
@@ -147,6 +149,81 @@ void prebuild_submission(const GradingContext& context, const Exercise& exercise
     if (!submission.refused && !context.cache_dir.empty()) {
         build_submission(exercise, submission, context.toolchain, build_options_for(context, rubric));
     }
+}
+
+// The CPU self-check's run: the harness and the submission built for the CPU, the correctness cases within its budget
+// run under three orders of the threads; the rest skipped with the reason.
+// What the self-check runs: correctness cases of at most this many elements (sum's 2^22 takes about a second a
+// call on one core), each under these orders of the threads, with at least this long for each case.
+constexpr std::uint64_t cpu_case_budget = std::uint64_t{1} << 22;
+const std::vector<std::string> cpu_schedules = {"forward", "reverse", "shuffled:1"};
+constexpr double cpu_case_seconds = 60.0;
+
+void check_on_cpu(const GradingContext& context, const Exercise& exercise, const Rubric& rubric,
+                  const SubmissionFile& submission, const std::vector<CasePlan>& cases,
+                  std::vector<CaseResult>& results, ExerciseReport& report) {
+    ScratchDir scratch;
+    CpuBuildOptions build_options;
+    build_options.work_dir = scratch.path();
+    build_options.cache_dir = context.cache_dir;
+    build_options.sandbox = build_options_for(context, rubric).sandbox;
+    build_options.compile_seconds = rubric.limits.compile_seconds;
+    say(context, fmt::format("building {} for the CPU self-check", submission.shown.string()));
+    const auto build_started = std::chrono::steady_clock::now();
+    const CpuBuildResult build = build_for_cpu(exercise, submission, build_options);
+    report.seconds.build += std::chrono::duration<double>(std::chrono::steady_clock::now() - build_started).count();
+    if (!build.ok) {
+        report.build.ok = false;
+        report.build.step = build.step + " for the CPU";
+        report.build.diagnostics = build.diagnostics;
+        for (auto& r : results) {
+            r = {Status::build_failed, fmt::format("the submission did not {} for the CPU self-check; see the "
+                                                   "compiler's messages below", build.step)};
+        }
+        return;
+    }
+    std::vector<CasePlan> on_cpu;
+    std::vector<std::size_t> index_of;
+    for (std::size_t i = 0; i < cases.size(); ++i) {
+        if (cases[i].timed) {
+            results[i] = {Status::skipped, "a speed test needs an NVIDIA GPU: the CPU self-check times nothing"};
+        } else if (cases[i].size() > cpu_case_budget) {
+            results[i] = {Status::skipped, fmt::format("{} elements, above the CPU self-check's {}: it needs an NVIDIA "
+                                                       "GPU", cases[i].size(), cpu_case_budget)};
+        } else {
+            CasePlan plan = cases[i];
+            plan.case_seconds = std::max(plan.case_seconds, cpu_case_seconds);
+            on_cpu.push_back(std::move(plan));
+            index_of.push_back(i);
+        }
+    }
+    say(context, fmt::format("running {} of {} cases on the CPU (CPU self-check)", on_cpu.size(), cases.size()));
+    RunOptions run_options;
+    run_options.work_dir = scratch.path();
+    run_options.sandbox = run_policy(context.hidden, on_cpu, rubric, context.toolchain);
+    run_options.sandbox.processes_of_others = others_processes(context, run_options.sandbox);
+    run_options.sandbox.work_dir = scratch.path();
+    run_options.sandbox.gpu = false;
+    run_options.trace = context.trace.get();
+    run_options.trace_label = submission.shown.string();
+    const fs::path program = scratch.path() / "program";
+    fs::copy_file(build.program, program);
+    RunResult run = run_cases_on_cpu(program, on_cpu, run_options, cpu_schedules);
+    for (std::size_t k = 0; k < on_cpu.size(); ++k) {
+        results[index_of[k]] = std::move(run.cases[k]);
+    }
+    const double build_seconds = report.seconds.build;
+    report.seconds = run.seconds;
+    report.seconds.build = build_seconds;
+    report.program_output = std::move(run.output.text);
+    report.program_output_truncated = run.output.truncated;
+    report.hidden_program_output = std::move(run.hidden_output.text);
+    report.hidden_program_output_truncated = run.hidden_output.truncated;
+    report.protections = describe_protections(run_options.sandbox);
+    report.protections.push_back("CPU self-check: the submission runs in the checker's process, on the CPU");
+    report.diagnosis_notes.push_back("CPU self-check: no compute-sanitizer on the CPU, so reads and writes outside the "
+                                     "arrays are not looked for; races show only where the order threads run in "
+                                     "changes the result");
 }
 
 ExerciseReport grade_exercise(const GradingContext& context, const Exercise& exercise, const Rubric& rubric,
@@ -217,6 +294,8 @@ ExerciseReport grade_exercise(const GradingContext& context, const Exercise& exe
         for (auto& r : results) {
             r = {Status::rejected, report.violations.front()};
         }
+    } else if (context.cpu_self_check) {
+        check_on_cpu(context, exercise, rubric, submission, cases, results, report);
     } else if (!gpu.available) {
         report.skipped_reason = gpu.unavailable_reason;
         for (auto& r : results) {

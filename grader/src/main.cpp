@@ -134,6 +134,10 @@ int main(int argc, char** argv) {
     check_command->add_flag("--no-diagnosis", no_diagnosis,
                             "skip the reruns that diagnose failing cases (compute-sanitizer) and a slow speed test "
                             "(Nsight Compute)");
+    check_command->add_flag("--cpu", options.cpu,
+                            "a self-check without an NVIDIA GPU: the correctness cases run on the CPU (the harness and "
+                            "your kernels compiled with the system's C++ compiler); speed tests are skipped, and it is "
+                            "never a grade");
     std::string required_sandbox = "none";
     check_command
         ->add_option("--require-sandbox", required_sandbox,

@@ -365,6 +365,9 @@ ExitCode Report::exit_code() const {
 
 void print_report(std::ostream& terminal, const Report& report, const ReportOptions& options) {
     std::ostringstream out;
+    if (report.cpu_self_check) {
+        out << cpu_self_check_line << "\n";
+    }
     out << fmt::format("cugrade {} on GPU {}\n\n", report.cugrade_version, gpu_description(report.gpu));
     for (const auto& exercise : report.exercises) {
         print_exercise(out, exercise, options);
@@ -432,6 +435,7 @@ nlohmann::json report_to_json(const Report& report, const ReportOptions& options
             {"points", report.points()},
             {"max_points", report.max_points()},
             {"visible_cases_only", report.visible_cases_only},
+            {"cpu_self_check", report.cpu_self_check},
             {"exercises", exercises}});
 }
 

@@ -796,6 +796,57 @@ void profile_case(const fs::path& program, const std::vector<CasePlan>& cases, s
     result.seconds.diagnosis += Seconds(Clock::now() - started).count() - waited;
 }
 
+RunResult run_cases_on_cpu(const fs::path& program, const std::vector<CasePlan>& cases, const RunOptions& options,
+                           const std::vector<std::string>& schedules) {
+    std::vector<std::size_t> all(cases.size());
+    for (std::size_t i = 0; i < cases.size(); ++i) {
+        all[i] = i;
+    }
+    const auto run_under = [&](const std::string& schedule, const std::vector<std::size_t>& indices) {
+        RunOptions under = options;
+        under.environment.emplace_back("CUGRADE_CPU_SCHEDULE", schedule);
+        CaseRunner runner(program, cases, under);
+        runner.run(indices, {});
+        return std::move(runner.result());
+    };
+    RunResult first = run_under(schedules.front(), all);
+    // A case that crashed, hung or failed to launch says so under every order; those that gave a result run again.
+    std::vector<std::size_t> answered;
+    for (const std::size_t i : all) {
+        if (first.cases[i].status == Status::passed || first.cases[i].status == Status::wrong_answer) {
+            answered.push_back(i);
+        }
+    }
+    for (std::size_t k = 1; k < schedules.size() && !answered.empty(); ++k) {
+        const RunResult other = run_under(schedules[k], answered);
+        first.seconds += other.seconds;
+        first.processes += other.processes;
+        for (const std::size_t i : answered) {
+            CaseResult& result = first.cases[i];
+            const CaseResult& again = other.cases[i];
+            if (result.status == Status::race || again.status == result.status) {
+                continue;
+            }
+            const CaseResult& wrong = result.status == Status::passed ? again : result;
+            result.detail = fmt::format("the result depends on the order threads run in: {} with threads resumed in "
+                                        "{} order, {} in {} order ({})",
+                                        display_name(result.status), schedules.front(), display_name(again.status),
+                                        schedules[k], wrong.detail);
+            result.status = Status::race;
+            result.diagnosis = Diagnosis{"race",
+                                         "the result changed with the order the threads of a block ran in",
+                                         "this case",
+                                         {},
+                                         "a __syncthreads() is missing between a write and another thread's read, "
+                                         "or threads update one value without an atomic",
+                                         "",
+                                         "a race between threads (CPU self-check)",
+                                         "barrier"};
+        }
+    }
+    return first;
+}
+
 RunResult run_cases(const fs::path& program, const std::vector<CasePlan>& cases, const RunOptions& options) {
     CaseRunner runner(program, cases, options);
     std::vector<std::size_t> visible;

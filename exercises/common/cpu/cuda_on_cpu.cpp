@@ -34,6 +34,15 @@ const char* error_name(cudaError_t error) {
         case cudaErrorInvalidValue: return "cudaErrorInvalidValue";
         case cudaErrorInvalidConfiguration: return "cudaErrorInvalidConfiguration";
         case cudaErrorLaunchFailure: return "cudaErrorLaunchFailure";
+        case cudaErrorMemoryAllocation: return "cudaErrorMemoryAllocation";
+        case cudaErrorIllegalAddress: return "cudaErrorIllegalAddress";
+        case cudaErrorLaunchTimeout: return "cudaErrorLaunchTimeout";
+        case cudaErrorAssert: return "cudaErrorAssert";
+        case cudaErrorHardwareStackError: return "cudaErrorHardwareStackError";
+        case cudaErrorIllegalInstruction: return "cudaErrorIllegalInstruction";
+        case cudaErrorMisalignedAddress: return "cudaErrorMisalignedAddress";
+        case cudaErrorInvalidAddressSpace: return "cudaErrorInvalidAddressSpace";
+        case cudaErrorInvalidPc: return "cudaErrorInvalidPc";
     }
     return "cudaErrorUnknown";
 }

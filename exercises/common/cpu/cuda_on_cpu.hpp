@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <cstddef>
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -140,10 +141,20 @@ inline int2 make_int2(int x, int y) { return {x, y}; }
 inline int4 make_int4(int x, int y, int z, int w) { return {x, y, z, w}; }
 
 // The runtime calls of the course's contracts. Memory is the host's: pointers are plain pointers.
+// CUDA's numbers, so that a name the harness maps from a number is the GPU's.
 enum cudaError_t {
     cudaSuccess = 0,
     cudaErrorInvalidValue = 1,
+    cudaErrorMemoryAllocation = 2,
     cudaErrorInvalidConfiguration = 9,
+    cudaErrorIllegalAddress = 700,
+    cudaErrorLaunchTimeout = 702,
+    cudaErrorAssert = 710,
+    cudaErrorHardwareStackError = 714,
+    cudaErrorIllegalInstruction = 715,
+    cudaErrorMisalignedAddress = 716,
+    cudaErrorInvalidAddressSpace = 717,
+    cudaErrorInvalidPc = 718,
     cudaErrorLaunchFailure = 719,
 };
 using cudaError = cudaError_t;
@@ -211,6 +222,30 @@ inline cudaError_t cudaMemcpy(void* to, const void* from, std::size_t bytes, cud
 }
 inline cudaError_t cudaGetDevice(int* device) {
     *device = 0;
+    return cudaSuccess;
+}
+// Kernels run to their end inside their launch, so there is nothing to wait for.
+inline cudaError_t cudaDeviceSynchronize() { return cugrade::cpu::last_error(); }
+inline cudaError_t cudaStreamSynchronize(cudaStream_t) { return cugrade::cpu::last_error(); }
+inline cudaError_t cudaStreamCreate(cudaStream_t* stream) {
+    *stream = nullptr;
+    return cudaSuccess;
+}
+inline cudaError_t cudaStreamDestroy(cudaStream_t) { return cudaSuccess; }
+inline constexpr unsigned cudaDeviceScheduleBlockingSync = 4;
+inline cudaError_t cudaSetDeviceFlags(unsigned) { return cudaSuccess; }
+inline cudaError_t cudaSetDevice(int) { return cudaSuccess; }
+// Device memory is the host's, aligned as cudaMalloc aligns it.
+inline cudaError_t cudaMalloc(void** pointer, std::size_t bytes) {
+    *pointer = std::aligned_alloc(256, (std::max<std::size_t>(bytes, 1) + 255) / 256 * 256);
+    return *pointer != nullptr ? cudaSuccess : cudaErrorMemoryAllocation;
+}
+template <class T>
+cudaError_t cudaMalloc(T** pointer, std::size_t bytes) {
+    return cudaMalloc(reinterpret_cast<void**>(pointer), bytes);
+}
+inline cudaError_t cudaFree(void* pointer) {
+    std::free(pointer);
     return cudaSuccess;
 }
 // A small device: four SMs of 2048 threads, so that grids sized to the GPU stay small on the CPU.

@@ -49,6 +49,8 @@ struct GradingContext {
     // workers would rather leave a profile out than stand idle; one submission checked alone waits its turn behind
     // another cugrade's.
     double profile_wait_seconds = 120.0;
+    // The CPU self-check (`check --cpu`, docs/cpu-mode.md): correctness cases run on the CPU, never a grade.
+    bool cpu_self_check = false;
     // Where every harness process is recorded; shared by a batch's workers. Null: nowhere.
     std::shared_ptr<RunTrace> trace;
 };
@@ -62,6 +64,7 @@ struct GradingSetup {
     Containment required = Containment::none;
     std::function<void(const std::string&)> progress;
     bool diagnose = true;  // GradingContext::diagnose
+    bool cpu_self_check = false;  // GradingContext::cpu_self_check
 };
 
 // Finds the toolchain (UsageError when there is none), probes the GPU, and removes what a killed cugrade left.

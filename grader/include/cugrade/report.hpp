@@ -66,6 +66,8 @@ struct Report {
     std::vector<ExerciseReport> exercises;
     // Graded with a student kit's rubrics, which hold the visible cases only: the final grade has hidden cases too.
     bool visible_cases_only = false;
+    // The CPU self-check (`check --cpu`): correctness cases run on the CPU; what it says is never a grade.
+    bool cpu_self_check = false;
 
     double points() const;
     double max_points() const;
@@ -95,6 +97,10 @@ std::vector<ShownCase> shown_cases(const ExerciseReport& exercise, const ReportO
 
 // A diagnosis as one line: its summary, then its evidence in parentheses; its hint follows as "likely: ...".
 std::string diagnosis_cause(const Diagnosis& diagnosis);
+
+// The first line of a CPU self-check's report.
+inline constexpr const char* cpu_self_check_line =
+    "CPU self-check: correctness only, on the CPU; the grade needs an NVIDIA GPU";
 
 void print_report(std::ostream& out, const Report& report, const ReportOptions& options);
 nlohmann::json report_to_json(const Report& report, const ReportOptions& options);

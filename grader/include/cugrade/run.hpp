@@ -96,6 +96,13 @@ nlohmann::json make_plan(const std::vector<const CasePlan*>& cases, bool skip_ex
                          const std::filesystem::path& device_code = {});
 
 // Why the GPU cannot run `program` now (it starts the harness with no cases), or nothing when it can.
+// The CPU self-check (docs/cpu-mode.md): `program` is the CPU build of the harness and submission. Every case runs
+// under the first of `schedules` (block_runner.hpp's orders in which waiting threads resume); those that ran to a
+// result run again under the others, and a case whose status differs between them is a race: its result depends on
+// the order threads run in. No tool reruns: there is no compute-sanitizer on the CPU.
+RunResult run_cases_on_cpu(const std::filesystem::path& program, const std::vector<CasePlan>& cases,
+                           const RunOptions& options, const std::vector<std::string>& schedules);
+
 std::optional<std::string> gpu_unusable(const std::filesystem::path& program, const RunOptions& options);
 
 }  // namespace cugrade

@@ -1,0 +1,54 @@
+// On the CPU (docs/cpu-mode.md) the submission is linked into the harness and called directly: no runner, no capture
+// and no replay. What the harness names of remote_submission.cuh, for a submission that is never remote.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace cugrade::replay {
+struct DeviceRange {
+    std::uint64_t begin = 0;
+    std::uint64_t bytes = 0;
+    bool writable = false;
+};
+}  // namespace cugrade::replay
+
+namespace cugrade::harness {
+
+struct RunnerGone : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+class RemoteSubmission {
+public:
+    RemoteSubmission(const std::string&, int) { throw std::runtime_error("the CPU self-check has no runner"); }
+    void set_ranges(std::vector<replay::DeviceRange>) {}
+    void set_capture_only(bool) {}
+    const std::vector<std::string>& protections() const { return protections_; }
+
+private:
+    std::vector<std::string> protections_;
+};
+
+inline std::unique_ptr<RemoteSubmission>& remote_submission() {
+    static std::unique_ptr<RemoteSubmission> none;
+    return none;
+}
+
+template <class Signature>
+using Entry = std::function<Signature>;
+
+// The submission's entry point of this type: CUGRADE_REFERENCE (harness.cuh) defines it for the CPU build.
+template <class Signature>
+Signature* cpu_submission();
+
+template <class Signature>
+Entry<Signature> submission_entry() {
+    return cpu_submission<Signature>();
+}
+
+}  // namespace cugrade::harness

@@ -1,0 +1,38 @@
+// The CPU self-check's build (docs/cpu-mode.md): the exercise's harness, its reference and the submission compiled
+// for the CPU with the system's C++ compiler, over the CUDA of exercises/common/cpu, into one program that speaks the
+// harness protocol (protocol.hpp) like the GPU's checker.
+#pragma once
+
+#include <filesystem>
+#include <string>
+
+#include "cugrade/exercise.hpp"
+#include "cugrade/sandbox.hpp"
+#include "cugrade/submission.hpp"
+
+namespace cugrade {
+
+struct CpuBuildOptions {
+    std::filesystem::path work_dir;   // where the staged sources, the submission's object and the program go
+    std::filesystem::path cache_dir;  // the course's objects, built once per revision; empty: none kept
+    double compile_seconds = 300.0;
+    // For compiling and linking the submission, as the GPU build's: it sees the staged sources and the system's
+    // headers and libraries, nothing else.
+    SandboxPolicy sandbox;
+};
+
+struct CpuBuildResult {
+    bool ok = false;
+    std::string step;         // what failed of the submission's: "rewrite", "compile" or "link"
+    std::string diagnostics;  // the compiler's words, for the student
+    std::filesystem::path program;
+};
+
+// The C++ compiler the self-check uses: $CXX, else c++.
+std::string cpu_compiler();
+
+// Builds the self-check's program. Throws UsageError when the course's own part does not build (a missing Boost.Context
+// says so), since that is no fault of the submission's.
+CpuBuildResult build_for_cpu(const Exercise& exercise, const SubmissionFile& submission, const CpuBuildOptions& options);
+
+}  // namespace cugrade
