@@ -99,15 +99,24 @@ std::string rewrite_for_cpu(std::string_view source) {
             const std::size_t start = launched_name_start(out, end);
             const std::string name = out.substr(start, end - start);
             const std::size_t close = source.find(">>>", i + 3);
-            if (name.empty() || close == std::string_view::npos) {
+            const std::size_t open =
+                close == std::string_view::npos ? close : source.find_first_not_of(" \t\r\n", close + 3);
+            if (name.empty() || open == std::string_view::npos || source[open] != '(') {
                 throw std::runtime_error("line " + std::to_string(line_at(source, i)) +
                                          ": a kernel launch cugrade cannot read for the CPU");
             }
+            // The kernel is called from a generic lambda, so that a kernel template deduces its arguments from the
+            // launch's as nvcc deduces them.
+            const std::size_t first_argument = source.find_first_not_of(" \t\r\n", open + 1);
+            const bool no_arguments = first_argument != std::string_view::npos && source[first_argument] == ')';
             out.resize(start);
-            out += "::cugrade::cpu::launcher(" + name + ", ";
+            out += "::cugrade::cpu::launcher(";
             out += source.substr(i + 3, close - (i + 3));
             out += ")";
-            i = close + 2;
+            out += source.substr(close + 3, open - (close + 3));
+            out += "([](auto... cugrade_arguments) { " + name + "(cugrade_arguments...); }";
+            out += no_arguments ? "" : ", ";
+            i = open;
             continue;
         }
         out += c;

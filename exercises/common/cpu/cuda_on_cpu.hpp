@@ -27,7 +27,7 @@
 #define __noinline__
 #define __launch_bounds__(...)
 #define __restrict__ __restrict
-#define __align__(n) alignas(n)
+#define __align__(n) __attribute__((aligned(n)))  // anywhere among the specifiers, as nvcc takes it
 #define __shared__ static thread_local
 #define __constant__ static
 
@@ -63,6 +63,33 @@ T __shfl_xor_sync(unsigned mask, T value, int lane_mask, int width = warpSize) {
 inline unsigned __ballot_sync(unsigned mask, int predicate) { return cugrade::cpu::ballot_sync(mask, predicate != 0); }
 inline int __any_sync(unsigned mask, int predicate) { return cugrade::cpu::any_sync(mask, predicate != 0); }
 inline int __all_sync(unsigned mask, int predicate) { return cugrade::cpu::all_sync(mask, predicate != 0); }
+// The lanes of `mask` whose value equals this lane's, each lane's value fetched as a shuffle fetches it.
+template <class T>
+unsigned __match_any_sync(unsigned mask, T value) {
+    unsigned peers = 0;
+    for (int lane = 0; lane < 32; ++lane) {
+        if ((mask >> lane) & 1u) {
+            peers |= cugrade::cpu::shfl_sync(mask, value, lane, 32) == value ? 1u << lane : 0u;
+        }
+    }
+    return peers;
+}
+// CUDA's min and max of two numbers of any arithmetic types, as its overloads pick them.
+template <class A, class B>
+std::common_type_t<A, B> min(A a, B b) {
+    return b < a ? b : a;
+}
+template <class A, class B>
+std::common_type_t<A, B> max(A a, B b) {
+    return a < b ? b : a;
+}
+inline int __popc(unsigned x) { return __builtin_popcount(x); }
+inline int __popcll(unsigned long long x) { return __builtin_popcountll(x); }
+inline int __ffs(int x) { return __builtin_ffs(x); }
+inline int __ffsll(long long x) { return __builtin_ffsll(x); }
+inline int __clz(int x) { return x == 0 ? 32 : __builtin_clz(static_cast<unsigned>(x)); }
+// A spinning thread's pause: the blocks run one after another on the CPU, so whatever it waits for is done.
+inline void __nanosleep(unsigned) {}
 inline void __threadfence() { std::atomic_thread_fence(std::memory_order_seq_cst); }
 inline void __threadfence_block() { std::atomic_thread_fence(std::memory_order_seq_cst); }
 
@@ -180,22 +207,20 @@ const char* error_name(cudaError_t error);
 // then `kernel(arguments...)` for every thread, under the schedule of this run (CUGRADE_CPU_SCHEDULE).
 void launch_on_cpu(dim3 grid, dim3 block, std::size_t dynamic_shared_bytes, const std::function<void()>& kernel);
 
-template <class... Parameters>
+// `kernel<<<grid, block, bytes, stream>>>(arguments)` is rewritten (grader/src/cpu_source.cpp) as
+// `launcher(grid, block, bytes, stream)([](auto... a) { kernel(a...); }, arguments)`.
 struct Launcher {
-    void (*kernel)(Parameters...);
     dim3 grid, block;
     std::size_t dynamic_shared_bytes;
-    template <class... Arguments>
-    void operator()(Arguments&&... arguments) const {
-        // Evaluated once, on the host, converted to the kernel's parameter types, as a launch copies them.
-        std::tuple<std::decay_t<Parameters>...> copied(std::forward<Arguments>(arguments)...);
+    template <class Kernel, class... Arguments>
+    void operator()(Kernel kernel, Arguments&&... arguments) const {
+        // Evaluated once, on the host, and copied, as a launch copies them.
+        std::tuple<std::decay_t<Arguments>...> copied(std::forward<Arguments>(arguments)...);
         launch_on_cpu(grid, block, dynamic_shared_bytes, [&] { std::apply(kernel, copied); });
     }
 };
-template <class... Parameters>
-Launcher<Parameters...> launcher(void (*kernel)(Parameters...), dim3 grid, dim3 block,
-                                 std::size_t dynamic_shared_bytes = 0, cudaStream_t = nullptr) {
-    return {kernel, grid, block, dynamic_shared_bytes};
+inline Launcher launcher(dim3 grid, dim3 block, std::size_t dynamic_shared_bytes = 0, cudaStream_t = nullptr) {
+    return {grid, block, dynamic_shared_bytes};
 }
 }  // namespace cugrade::cpu
 
