@@ -153,6 +153,17 @@ void prebuild_submission(const GradingContext& context, const Exercise& exercise
 
 // The CPU self-check's run: the harness and the submission built for the CPU, the correctness cases within its budget
 // run under three orders of the threads; the rest skipped with the reason.
+// Where a run's time went, and what its program printed, in the report; the build's time stays.
+void take_run_output(RunResult& run, ExerciseReport& report) {
+    const double build_seconds = report.seconds.build;
+    report.seconds = run.seconds;
+    report.seconds.build = build_seconds;
+    report.program_output = std::move(run.output.text);
+    report.program_output_truncated = run.output.truncated;
+    report.hidden_program_output = std::move(run.hidden_output.text);
+    report.hidden_program_output_truncated = run.hidden_output.truncated;
+}
+
 // What the self-check runs: correctness cases of at most this many elements (sum's 2^22 takes about a second a
 // call on one core), each under these orders of the threads, with at least this long for each case.
 constexpr std::uint64_t cpu_case_budget = std::uint64_t{1} << 22;
@@ -212,13 +223,7 @@ void check_on_cpu(const GradingContext& context, const Exercise& exercise, const
     for (std::size_t k = 0; k < on_cpu.size(); ++k) {
         results[index_of[k]] = std::move(run.cases[k]);
     }
-    const double build_seconds = report.seconds.build;
-    report.seconds = run.seconds;
-    report.seconds.build = build_seconds;
-    report.program_output = std::move(run.output.text);
-    report.program_output_truncated = run.output.truncated;
-    report.hidden_program_output = std::move(run.hidden_output.text);
-    report.hidden_program_output_truncated = run.hidden_output.truncated;
+    take_run_output(run, report);
     report.protections = describe_protections(run_options.sandbox);
     report.protections.push_back("CPU self-check: the submission runs in the checker's process, on the CPU");
     report.diagnosis_notes.push_back("CPU self-check: no compute-sanitizer on the CPU, so reads and writes outside the "
@@ -349,13 +354,7 @@ ExerciseReport grade_exercise(const GradingContext& context, const Exercise& exe
                 }
             }
             results = std::move(run.cases);
-            const double build_seconds = report.seconds.build;
-            report.seconds = run.seconds;
-            report.seconds.build = build_seconds;
-            report.program_output = std::move(run.output.text);
-            report.program_output_truncated = run.output.truncated;
-            report.hidden_program_output = std::move(run.hidden_output.text);
-            report.hidden_program_output_truncated = run.hidden_output.truncated;
+            take_run_output(run, report);
             report.protections.insert(report.protections.end(), run.protections.begin(), run.protections.end());
             report.diagnosis_notes = std::move(run.diagnosis_notes);
             if (run.forged_records > 0) {

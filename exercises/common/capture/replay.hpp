@@ -13,15 +13,9 @@
 #include <vector>
 
 #include "capture_runtime.hpp"
+#include "device_range.hpp"
 
 namespace cugrade::replay {
-
-// A device buffer of the case that recorded work may touch.
-struct DeviceRange {
-    std::uint64_t begin = 0;
-    std::uint64_t bytes = 0;
-    bool writable = false;
-};
 
 // Recorded work the checker will not run: an unknown kernel, arguments of the wrong size, memory outside the case's
 // buffers, an item it cannot read.

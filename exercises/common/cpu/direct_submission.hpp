@@ -9,13 +9,7 @@
 #include <string>
 #include <vector>
 
-namespace cugrade::replay {
-struct DeviceRange {
-    std::uint64_t begin = 0;
-    std::uint64_t bytes = 0;
-    bool writable = false;
-};
-}  // namespace cugrade::replay
+#include "capture/device_range.hpp"
 
 namespace cugrade::harness {
 
