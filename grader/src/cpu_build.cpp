@@ -29,8 +29,10 @@ void stage_tree(const fs::path& from, const fs::path& to) {
 }
 
 std::vector<std::string> compile_flags(const fs::path& staged) {
-    return {cpu_compiler(), "-std=c++20", "-O2", "-DCUGRADE_CPU", "-I", (staged / "common" / "cpu" / "include").string(),
-            "-I", (staged / "common").string(), "-I", (staged / "exercise").string(), "-I", CUGRADE_JSON_INCLUDE_DIR};
+    // -fno-finite-loops: an endless loop without side effects spins, as on the GPU, instead of being assumed away.
+    return {cpu_compiler(), "-std=c++20", "-O2", "-fno-finite-loops", "-DCUGRADE_CPU",
+            "-I", (staged / "common" / "cpu" / "include").string(), "-I", (staged / "common").string(),
+            "-I", (staged / "exercise").string(), "-I", CUGRADE_JSON_INCLUDE_DIR};
 }
 
 // The course's part, which no submission changes: the harness, the reference, the CPU runtime. Kept in the cache

@@ -23,6 +23,19 @@ LaunchOptions schedule_of_this_run() {
 
 }  // namespace
 
+std::string& last_fault() {
+    thread_local std::string fault;
+    return fault;
+}
+
+const char* error_string(cudaError_t error) {
+    thread_local std::string text;
+    text = error == cudaErrorLaunchFailure && !last_fault().empty()
+               ? "unspecified launch failure: " + last_fault()
+               : std::string(error_name(error));
+    return text.c_str();
+}
+
 cudaError_t& last_error() {
     thread_local cudaError_t error = cudaSuccess;
     return error;
@@ -56,7 +69,13 @@ void launch_on_cpu(dim3 grid, dim3 block, std::size_t dynamic_shared_bytes, cons
     }
     LaunchOptions options = schedule_of_this_run();
     options.dynamic_shared_bytes = dynamic_shared_bytes;
-    launch({grid.x, grid.y, grid.z}, {block.x, block.y, block.z}, options, kernel);
+    try {
+        launch({grid.x, grid.y, grid.z}, {block.x, block.y, block.z}, options, kernel);
+    } catch (const KernelFault& fault) {
+        // What the GPU would make of it: a launch failure, which ends the context, said with what went wrong.
+        last_error() = cudaErrorLaunchFailure;
+        last_fault() = fault.what();
+    }
 }
 
 }  // namespace cugrade::cpu

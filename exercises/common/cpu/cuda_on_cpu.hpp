@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <string>
 #include <tuple>
 #include <type_traits>
 
@@ -203,6 +204,9 @@ enum cudaDeviceAttr {
 namespace cugrade::cpu {
 cudaError_t& last_error();
 const char* error_name(cudaError_t error);
+// What cudaGetErrorString says: for a launch that faulted on the CPU, the fault (block_runner.hpp).
+const char* error_string(cudaError_t error);
+std::string& last_fault();
 // Runs a launch: its configuration checked as CUDA checks it (a refused one is the last error, and nothing runs),
 // then `kernel(arguments...)` for every thread, under the schedule of this run (CUGRADE_CPU_SCHEDULE).
 void launch_on_cpu(dim3 grid, dim3 block, std::size_t dynamic_shared_bytes, const std::function<void()>& kernel);
@@ -231,7 +235,7 @@ inline cudaError_t cudaGetLastError() {
 }
 inline cudaError_t cudaPeekAtLastError() { return cugrade::cpu::last_error(); }
 inline const char* cudaGetErrorName(cudaError_t error) { return cugrade::cpu::error_name(error); }
-inline const char* cudaGetErrorString(cudaError_t error) { return cugrade::cpu::error_name(error); }
+inline const char* cudaGetErrorString(cudaError_t error) { return cugrade::cpu::error_string(error); }
 inline cudaError_t cudaMemsetAsync(void* p, int value, std::size_t bytes, cudaStream_t = nullptr) {
     std::memset(p, value, bytes);
     return cudaSuccess;
