@@ -18,13 +18,9 @@
 #include "capture/runner.hpp"
 #include "capture/tables.hpp"
 #include "cuda_check.cuh"
+#include "entry_point.hpp"
 
 namespace cugrade::harness {
-
-// The runner went away during a call: the grader reads why from its exit status.
-struct RunnerGone : std::runtime_error {
-    using std::runtime_error::runtime_error;
-};
 
 class RemoteSubmission {
 public:
@@ -173,9 +169,6 @@ inline std::unique_ptr<RemoteSubmission>& remote_submission() {
     static std::unique_ptr<RemoteSubmission> instance;
     return instance;
 }
-
-template <class Signature>
-using Entry = std::function<Signature>;
 
 // The submission's entry point with the contract's signature, as the exercise's harness calls it.
 template <class Signature>

@@ -2,20 +2,15 @@
 // and no replay. What the harness names of remote_submission.cuh, for a submission that is never remote.
 #pragma once
 
-#include <cstdint>
-#include <functional>
 #include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "capture/device_range.hpp"
+#include "entry_point.hpp"
 
 namespace cugrade::harness {
-
-struct RunnerGone : std::runtime_error {
-    using std::runtime_error::runtime_error;
-};
 
 class RemoteSubmission {
 public:
@@ -32,9 +27,6 @@ inline std::unique_ptr<RemoteSubmission>& remote_submission() {
     static std::unique_ptr<RemoteSubmission> none;
     return none;
 }
-
-template <class Signature>
-using Entry = std::function<Signature>;
 
 // The submission's entry point of this type: CUGRADE_REFERENCE (harness.cuh) defines it for the CPU build.
 template <class Signature>
