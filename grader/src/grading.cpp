@@ -151,8 +151,6 @@ void prebuild_submission(const GradingContext& context, const Exercise& exercise
     }
 }
 
-// The CPU self-check's run: the harness and the submission built for the CPU, the correctness cases within its budget
-// run under three orders of the threads; the rest skipped with the reason.
 // Where a run's time went, and what its program printed, in the report; the build's time stays.
 void take_run_output(RunResult& run, ExerciseReport& report) {
     const double build_seconds = report.seconds.build;
@@ -170,15 +168,19 @@ constexpr std::uint64_t cpu_case_budget = std::uint64_t{1} << 22;
 const std::vector<std::string> cpu_schedules = {"forward", "reverse", "shuffled:1"};
 constexpr double cpu_case_seconds = 60.0;
 
+// The CPU self-check's run: the harness and the submission built for the CPU, the correctness cases within its budget
+// run under three orders of the threads; the rest skipped with the reason.
 void check_on_cpu(const GradingContext& context, const Exercise& exercise, const Rubric& rubric,
                   const SubmissionFile& submission, const std::vector<CasePlan>& cases,
                   std::vector<CaseResult>& results, ExerciseReport& report) {
     ScratchDir scratch;
+    // The GPU build's limits and sandbox.
+    const BuildOptions gpu_build = build_options_for(context, rubric);
     CpuBuildOptions build_options;
     build_options.work_dir = scratch.path();
-    build_options.cache_dir = context.cache_dir;
-    build_options.sandbox = build_options_for(context, rubric).sandbox;
-    build_options.compile_seconds = rubric.limits.compile_seconds;
+    build_options.cache_dir = gpu_build.cache_dir;
+    build_options.sandbox = gpu_build.sandbox;
+    build_options.compile_seconds = gpu_build.compile_seconds;
     say(context, fmt::format("building {} for the CPU self-check", submission.shown.string()));
     const auto build_started = std::chrono::steady_clock::now();
     const CpuBuildResult build = build_for_cpu(exercise, submission, build_options);
@@ -217,9 +219,8 @@ void check_on_cpu(const GradingContext& context, const Exercise& exercise, const
     run_options.sandbox.gpu = false;
     run_options.trace = context.trace.get();
     run_options.trace_label = submission.shown.string();
-    const fs::path program = scratch.path() / "program";
-    fs::copy_file(build.program, program);
-    RunResult run = run_cases_on_cpu(program, on_cpu, run_options, cpu_schedules);
+    // Built in this grading's own folder, not in the cache: nothing to copy out of sight of other gradings.
+    RunResult run = run_cases_on_cpu(build.program, on_cpu, run_options, cpu_schedules);
     for (std::size_t k = 0; k < on_cpu.size(); ++k) {
         results[index_of[k]] = std::move(run.cases[k]);
     }
