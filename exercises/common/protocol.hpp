@@ -51,6 +51,11 @@ inline constexpr int exit_runner_gone = 5;  // the submission's runner ended dur
 // Its finalisers (.fini_array) go here, and nothing runs them.
 #define CUGRADE_SUBMISSION_FINI_SECTION cugrade_submission_fini
 
+// In the CPU self-check, what CUDA's error string says of a kernel's memory fault ends with this, the fault's facts as
+// one JSON object, and "]" (exercises/common/cpu/cuda_on_cpu.cpp); the grader puts the line in the code in their place
+// (grader/src/cpu_fault.cpp).
+inline constexpr const char* cpu_fault_marker = "[cugrade-cpu-fault ";
+
 // Statuses the harness itself reports in a result event.
 inline constexpr const char* status_passed = "passed";
 inline constexpr const char* status_wrong_answer = "wrong_answer";

@@ -118,7 +118,8 @@ CpuBuildResult build_for_cpu(const Exercise& exercise, const SubmissionFile& sub
     SandboxPolicy sandbox = options.sandbox;
     sandbox.readable = {staged, course.front().parent_path(), fs::path(CUGRADE_JSON_INCLUDE_DIR)};
     std::vector<std::string> compile = compile_flags(staged);
-    compile.insert(compile.end(), {"-x", "c++", "-c", submission.name, "-o", "submission.o"});
+    // -g1: the line tables, from which a memory fault's line is read (cpu_fault.cpp).
+    compile.insert(compile.end(), {"-g1", "-x", "c++", "-c", submission.name, "-o", "submission.o"});
     const ProcessResult compiled = run_tool(compile, student, options.compile_seconds, sandbox);
     if (!compiled.status.success()) {
         result.step = "compile";

@@ -38,6 +38,18 @@ std::size_t launched_name_start(const std::string& out, std::size_t end) {
     return at;
 }
 
+// `text` as it goes between the quotes of a C++ string literal.
+std::string string_literal_text(const std::string& text) {
+    std::string escaped;
+    for (const char c : text) {
+        if (c == '"' || c == '\\') {
+            escaped += '\\';
+        }
+        escaped += c == '\n' ? ' ' : c;
+    }
+    return escaped;
+}
+
 std::string dynamic_shared_declarations(const std::string& code) {
     static const std::regex declaration(
         R"(extern\s+__shared__\s+(?:__align__\s*\([^)]*\)\s*)?([A-Za-z_][\w:\s]*?)\s*\b([A-Za-z_]\w*)\s*\[\s*\]\s*;)");
@@ -112,7 +124,7 @@ std::string rewrite_for_cpu(std::string_view source) {
             out.resize(start);
             out += "::cugrade::cpu::launcher(";
             out += source.substr(i + 3, close - (i + 3));
-            out += ")";
+            out += ").named(\"" + string_literal_text(name) + "\")";
             out += source.substr(close + 3, open - (close + 3));
             out += "([](auto... cugrade_arguments) { " + name + "(cugrade_arguments...); }";
             out += no_arguments ? "" : ", ";

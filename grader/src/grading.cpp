@@ -227,8 +227,9 @@ void check_on_cpu(const GradingContext& context, const Exercise& exercise, const
     take_run_output(run, report);
     report.protections = describe_protections(run_options.sandbox);
     report.protections.push_back("CPU self-check: the submission runs in the checker's process, on the CPU");
-    report.diagnosis_notes.push_back("CPU self-check: no compute-sanitizer on the CPU, so reads and writes outside the "
-                                     "arrays are not looked for; races show only where the order threads run in "
+    report.diagnosis_notes.push_back("CPU self-check: no compute-sanitizer on the CPU: a read or write just outside an "
+                                     "array stops its kernel, but one that lands in another array and a read of "
+                                     "memory nothing wrote go unseen; races show only where the order threads run in "
                                      "changes the result");
 }
 

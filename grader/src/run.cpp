@@ -21,6 +21,7 @@
 #include <memory>
 
 #include "answer_explanation.hpp"
+#include "cpu_fault.hpp"
 #include "machine_lock.hpp"
 #include "cugrade/process.hpp"
 #include "cugrade/speed_profile.hpp"
@@ -807,6 +808,7 @@ RunResult run_cases_on_cpu(const fs::path& program, const std::vector<CasePlan>&
         under.environment.emplace_back("CUGRADE_CPU_SCHEDULE", schedule);
         CaseRunner runner(program, cases, under);
         runner.run(indices, {});
+        explain_cpu_faults(program, options.student_files, runner.result());
         return std::move(runner.result());
     };
     RunResult first = run_under(schedules.front(), all);

@@ -255,12 +255,8 @@ Diagnosis diagnose(SanitizerTool tool, const Record& record) {
         } else if (space == "shared memory") {
             diagnosis.hint = "an index into a __shared__ array past its size: check the array's size against the "
                              "block's threads and the index arithmetic";
-        } else if (match[3] == "read") {
-            diagnosis.hint = "a thread reads past the end of an array: guard the load with the bound (i < n), and "
-                             "give threads past the end a neutral value instead";
         } else {
-            diagnosis.hint = "a thread past the end of the array still stores: guard every store with the bound "
-                             "(i < n); a grid rounded up by ceiling division has threads past the end";
+            diagnosis.hint = stray_access_hint(match[3] == "read" ? StrayAccess::read : StrayAccess::write);
         }
     } else if (std::regex_search(record.headline, match, uninitialized)) {
         what = fmt::format("a read of {} bytes of {} that nothing wrote", plain_number(match[2]),
@@ -285,8 +281,7 @@ Diagnosis diagnose(SanitizerTool tool, const Record& record) {
         if (!what.empty()) {
             what[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(what[0])));
         }
-        diagnosis.hint = "an address far from any of the arrays: an index computed with the wrong stride, or an "
-                         "int product that overflows; check the index arithmetic of the line shown";
+        diagnosis.hint = stray_access_hint(StrayAccess::far);
     }
     diagnosis.summary = fmt::format("compute-sanitizer {}: {}{}{}", to_string(tool), what,
                                     record.kernel.empty() ? "" : " in " + kernel_name(record.kernel),
@@ -304,6 +299,20 @@ Diagnosis diagnose(SanitizerTool tool, const Record& record) {
 }
 
 }  // namespace
+
+std::string stray_access_hint(StrayAccess access) {
+    switch (access) {
+        case StrayAccess::read:
+            return "a thread reads past the end of an array: guard the load with the bound (i < n), and give threads "
+                   "past the end a neutral value instead";
+        case StrayAccess::write:
+            return "a thread past the end of the array still stores: guard every store with the bound (i < n); a grid "
+                   "rounded up by ceiling division has threads past the end";
+        case StrayAccess::far: break;
+    }
+    return "an address far from any of the arrays: an index computed with the wrong stride, or an int product that "
+           "overflows; check the index arithmetic of the line shown";
+}
 
 std::optional<Diagnosis> race_diagnosis(const std::string& output) {
     const std::string report = first_race_report(output);

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "catch.hpp"
+#include "cpu_fault.hpp"
 #include "cpu_source.hpp"
 
 namespace fs = std::filesystem;
@@ -69,7 +70,7 @@ fs::path build_for_cpu(const std::string& exercise, const fs::path& folder, cons
     std::ofstream(work / (exercise + ".cpp")) << cugrade::rewrite_for_cpu(read(folder / (exercise + ".cu")));
     std::ofstream(work / "driver.cpp") << driver;
     const fs::path common = source_dir / "exercises" / "common";
-    const std::string command = "c++ -std=c++20 -O1 -I " + (common / "cpu" / "include").string() + " -I " +
+    const std::string command = "c++ -std=c++20 -O1 -g1 -I " + (common / "cpu" / "include").string() + " -I " +
                                 common.string() + " -I " + (source_dir / "exercises" / exercise).string() + " " +
                                 (work / (exercise + ".cpp")).string() + " " + (work / "driver.cpp").string() + " " +
                                 CUGRADE_CPU_RUNTIME + " " + CUGRADE_BOOST_CONTEXT + " -o " +
@@ -117,4 +118,60 @@ TEST_CASE("a tree without its barriers sums differently as the schedule changes"
     CHECK(forward.status == 0);
     CHECK(reverse.status == 0);
     CHECK(forward.output != reverse.output);
+}
+
+// A program that adds two rows x cols matrices with the matadd exercise's entry point, its arrays from cudaMalloc, and
+// prints what CUDA said then and after.
+constexpr const char* matadd_driver = R"(
+#include <cstdlib>
+#include "matadd.h"
+int main(int argc, char** argv) {
+    const std::size_t rows = std::strtoull(argv[1], nullptr, 10), cols = std::strtoull(argv[2], nullptr, 10);
+    float *a, *b, *c;
+    cudaMalloc(&a, rows * cols * sizeof(float));
+    cudaMalloc(&b, rows * cols * sizeof(float));
+    cudaMalloc(&c, rows * cols * sizeof(float));
+    matadd(a, b, rows, cols, c, nullptr);
+    const cudaError_t error = cudaGetLastError();
+    std::printf("%s\n%s\n", cudaGetErrorName(error), cudaGetErrorString(error));
+    std::printf("then: %s %s\n", cudaGetErrorName(cudaGetLastError()), cudaGetErrorName(cudaMemset(a, 0, 4)));
+}
+)";
+
+TEST_CASE("a read past the end of an array stops the kernel there, with the kernel, the thread and the array") {
+    const fs::path program = build_for_cpu("matadd", source_dir / "tests/fixtures/matadd/no_bounds_check", matadd_driver);
+    const Ran ran = run_under(program, "forward", "17 17");
+    INFO(ran.output);
+    CHECK(ran.status == 0);
+    // Block (0, 1, 0) holds rows 16 to 31: its thread (0, 1, 0), row 17, reads a[289], the first float after the array
+    // of 17 x 17 (the threads of row 16 past column 16 land inside it, in the next row).
+    CHECK(ran.output.rfind("cudaErrorIllegalAddress\nan illegal memory access was encountered: a read 0 bytes past "
+                           "the end of an array of 1156 bytes in add_2d, thread (0, 1, 0) of block (0, 1, 0) "
+                           "[cugrade-cpu-fault {",
+                           0) == 0);
+    // As on the GPU, the error stays: the context is spoiled.
+    CHECK(ran.output.find("then: cudaErrorIllegalAddress cudaErrorIllegalAddress\n") != std::string::npos);
+    // Where the sides are multiples of the tile, nothing strays.
+    const Ran fits = run_under(program, "forward", "32 16");
+    CHECK(fits.output.rfind("cudaSuccess\n", 0) == 0);
+}
+
+TEST_CASE("the grader turns a memory fault's facts into a memory error at the student's line") {
+    const fs::path program = build_for_cpu("matadd", source_dir / "tests/fixtures/matadd/no_bounds_check", matadd_driver);
+    const Ran ran = run_under(program, "forward", "17 17");
+    const std::string said = ran.output.substr(ran.output.find('\n') + 1, ran.output.find("\nthen:") - ran.output.find('\n') - 1);
+    cugrade::RunResult run;
+    run.cases.push_back({cugrade::Status::cuda_error, "call 1 of 1: cudaErrorIllegalAddress (" + said + ")"});
+    run.cases.push_back({cugrade::Status::passed, ""});
+    cugrade::explain_cpu_faults(program, {"matadd.cpp"}, run);
+    INFO(said);
+    CHECK(run.cases[0].status == cugrade::Status::memory_error);
+    CHECK(run.cases[0].detail == "the CPU self-check stopped an access outside every array: a read 0 bytes past the end "
+                                 "of an array of 1156 bytes in add_2d at matadd.cpp:11");
+    REQUIRE(run.cases[0].diagnosis);
+    CHECK(run.cases[0].diagnosis->summary ==
+          "CPU self-check: an out-of-bounds read in global memory in add_2d at matadd.cpp:11");
+    CHECK(run.cases[0].diagnosis->evidence ==
+          std::vector<std::string>{"thread (0, 1, 0) of block (0, 1, 0)", "0 bytes past the end of an array of 1156 bytes"});
+    CHECK(run.cases[1].status == cugrade::Status::passed);
 }

@@ -3,8 +3,13 @@
 #include <boost/context/fiber.hpp>
 #include <boost/context/pooled_fixedsize_stack.hpp>
 
+#include <csetjmp>
+#include <csignal>
+#include <ucontext.h>
+
 #include <algorithm>
 #include <exception>
+#include <memory>
 #include <numeric>
 #include <optional>
 #include <random>
@@ -49,6 +54,73 @@ struct Block {
 
 thread_local Block* running_block = nullptr;
 thread_local Thread* running_thread = nullptr;
+
+// Where a fault in a kernel's thread goes back to (launch's frame, on the CPU thread's own stack), and what it was.
+thread_local sigjmp_buf* fault_exit = nullptr;
+thread_local AccessFault caught_fault;
+
+void on_memory_fault(int signal, siginfo_t* info, void* context) {
+    if (fault_exit == nullptr || running_thread == nullptr) {
+        // Not a kernel's thread: the program ends as it would have without this handler.
+        struct sigaction fallback {};
+        fallback.sa_handler = SIG_DFL;
+        sigemptyset(&fallback.sa_mask);
+        sigaction(signal, &fallback, nullptr);
+        if (info->si_code <= 0) {
+            raise(signal);  // sent, not a fault: the instruction would not fault again
+        }
+        return;
+    }
+    caught_fault = {};
+    caught_fault.address = reinterpret_cast<std::uintptr_t>(info->si_addr);
+    const auto* machine = static_cast<const ucontext_t*>(context);
+#if defined(__x86_64__)
+    caught_fault.instruction = static_cast<std::uintptr_t>(machine->uc_mcontext.gregs[REG_RIP]);
+    // The page fault's error code: bit 1 is set for a write.
+    caught_fault.access = (machine->uc_mcontext.gregs[REG_ERR] & 2) != 0 ? AccessFault::Access::write
+                                                                          : AccessFault::Access::read;
+#elif defined(__aarch64__)
+    caught_fault.instruction = static_cast<std::uintptr_t>(machine->uc_mcontext.pc);
+#else
+    (void)machine;
+#endif
+    caught_fault.block = running_block->idx;
+    caught_fault.thread = running_thread->idx;
+    siglongjmp(*fault_exit, 1);
+}
+
+// Catches SIGSEGV and SIGBUS for as long as a launch runs, on a stack of their own (a fiber's may be what overflowed),
+// and puts back what was there before.
+class FaultCatcher {
+public:
+    FaultCatcher() {
+        thread_local std::unique_ptr<char[]> signal_stack;
+        if (!signal_stack) {
+            signal_stack = std::make_unique<char[]>(signal_stack_bytes);
+            stack_t stack{};
+            stack.ss_sp = signal_stack.get();
+            stack.ss_size = signal_stack_bytes;
+            sigaltstack(&stack, nullptr);
+        }
+        struct sigaction action {};
+        action.sa_sigaction = on_memory_fault;
+        action.sa_flags = SA_SIGINFO | SA_ONSTACK;
+        sigemptyset(&action.sa_mask);
+        sigaction(SIGSEGV, &action, &previous_segv_);
+        sigaction(SIGBUS, &action, &previous_bus_);
+    }
+    ~FaultCatcher() {
+        sigaction(SIGSEGV, &previous_segv_, nullptr);
+        sigaction(SIGBUS, &previous_bus_, nullptr);
+    }
+    FaultCatcher(const FaultCatcher&) = delete;
+    FaultCatcher& operator=(const FaultCatcher&) = delete;
+
+private:
+    static constexpr std::size_t signal_stack_bytes = 64 * 1024;
+    struct sigaction previous_segv_ {};
+    struct sigaction previous_bus_ {};
+};
 
 Thread& current() {
     if (running_thread == nullptr) {
@@ -284,32 +356,46 @@ void launch(Dim3 grid, Dim3 block_dim, const LaunchOptions& options, const std::
                           std::to_string(shared_limit) + ")");
     }
     ctx::pooled_fixedsize_stack stacks(options.stack_bytes);
+    const FaultCatcher catcher;
     std::uint64_t block_number = 0;
     for (unsigned bz = 0; bz < grid.z; ++bz) {
         for (unsigned by = 0; by < grid.y; ++by) {
             for (unsigned bx = 0; bx < grid.x; ++bx, ++block_number) {
-                Block block;
-                block.idx = {bx, by, bz};
-                block.dim = block_dim;
-                block.grid = grid;
-                block.dynamic_shared.assign((options.dynamic_shared_bytes + 3) / 4, garbage);
-                block.threads.resize(block_dim.count());
+                auto block = std::make_unique<Block>();
+                block->idx = {bx, by, bz};
+                block->dim = block_dim;
+                block->grid = grid;
+                block->dynamic_shared.assign((options.dynamic_shared_bytes + 3) / 4, garbage);
+                block->threads.resize(block_dim.count());
                 unsigned linear = 0;
                 for (unsigned z = 0; z < block_dim.z; ++z) {
                     for (unsigned y = 0; y < block_dim.y; ++y) {
                         for (unsigned x = 0; x < block_dim.x; ++x, ++linear) {
-                            block.threads[linear].idx = {x, y, z};
-                            block.threads[linear].linear = linear;
+                            block->threads[linear].idx = {x, y, z};
+                            block->threads[linear].linear = linear;
                         }
                     }
                 }
-                running_block = &block;
+                sigjmp_buf exit_point;
+                if (sigsetjmp(exit_point, 1) != 0) {
+                    fault_exit = nullptr;
+                    running_thread = nullptr;
+                    running_block = nullptr;
+                    // The block's threads stay where they stood, their fibers never resumed or unwound (one of them
+                    // stopped inside an instruction): the block is left behind, as the process will be.
+                    (void)block.release();
+                    throw MemoryFault(caught_fault);
+                }
+                running_block = block.get();
+                fault_exit = &exit_point;
                 try {
-                    run_block(block, options, block_number, kernel, stacks);
+                    run_block(*block, options, block_number, kernel, stacks);
                 } catch (...) {
+                    fault_exit = nullptr;
                     running_block = nullptr;
                     throw;
                 }
+                fault_exit = nullptr;
                 running_block = nullptr;
             }
         }

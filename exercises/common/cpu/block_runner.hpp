@@ -30,6 +30,22 @@ public:
     using std::runtime_error::runtime_error;
 };
 
+// A thread of the kernel touched memory that is not there (a SIGSEGV or SIGBUS while it ran): every array of
+// cuda_on_cpu.hpp ends at an inaccessible page, so a read or write just past one lands here. The launch stops at
+// that instruction, as a faulting kernel stops on the GPU.
+struct AccessFault {
+    enum class Access { read, write, unknown };
+    std::uintptr_t address = 0;      // what it touched
+    std::uintptr_t instruction = 0;  // where in the program it was
+    Access access = Access::unknown;
+    Dim3 block, thread;
+};
+class MemoryFault : public std::runtime_error {
+public:
+    explicit MemoryFault(const AccessFault& fault) : std::runtime_error("a memory fault in a kernel"), fault(fault) {}
+    AccessFault fault;
+};
+
 struct LaunchOptions {
     Schedule schedule = Schedule::forward;
     std::uint64_t seed = 0;                // for Schedule::shuffled
@@ -37,7 +53,8 @@ struct LaunchOptions {
     std::size_t stack_bytes = 64 * 1024;   // of each thread's fiber
 };
 
-// Runs `kernel` once for every thread of the grid, block after block. Throws KernelFault, or what the kernel threw.
+// Runs `kernel` once for every thread of the grid, block after block. Throws KernelFault, MemoryFault, or what the
+// kernel threw.
 void launch(Dim3 grid, Dim3 block, const LaunchOptions& options, const std::function<void()>& kernel);
 
 // The built-ins of the thread that runs now. Calling them outside a kernel is a logic_error.

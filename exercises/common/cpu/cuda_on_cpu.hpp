@@ -156,13 +156,15 @@ inline float __int_as_float(int bits) { return __uint_as_float(static_cast<unsig
 inline float __fadd_rn(float a, float b) { return a + b; }
 inline float __fmul_rn(float a, float b) { return a * b; }
 
+// Without CUDA's alignment: an array of 1025 floats ends where an inaccessible page begins, so it starts 4-aligned
+// on the CPU, and a float4 read of it must not fault for that.
 struct float2 { float x, y; };
-struct alignas(16) float4 { float x, y, z, w; };
+struct float4 { float x, y, z, w; };
 struct int2 { int x, y; };
-struct alignas(16) int4 { int x, y, z, w; };
+struct int4 { int x, y, z, w; };
 struct uint2 { unsigned x, y; };
-struct alignas(16) uint4 { unsigned x, y, z, w; };
-struct alignas(16) double2 { double x, y; };
+struct uint4 { unsigned x, y, z, w; };
+struct double2 { double x, y; };
 inline float2 make_float2(float x, float y) { return {x, y}; }
 inline float4 make_float4(float x, float y, float z, float w) { return {x, y, z, w}; }
 inline int2 make_int2(int x, int y) { return {x, y}; }
@@ -202,25 +204,43 @@ enum cudaDeviceAttr {
 };
 
 namespace cugrade::cpu {
+// The error cudaGetLastError returns and clears. A kernel that faulted leaves its error sticky, as it spoils a GPU's
+// context: every later call returns it.
 cudaError_t& last_error();
+// cudaSuccess, or the error of a kernel that faulted, which every later runtime call returns.
+cudaError_t& sticky_error();
 const char* error_name(cudaError_t error);
 // What cudaGetErrorString says: for a launch that faulted on the CPU, the fault (block_runner.hpp).
 const char* error_string(cudaError_t error);
 std::string& last_fault();
-// Runs a launch: its configuration checked as CUDA checks it (a refused one is the last error, and nothing runs),
-// then `kernel(arguments...)` for every thread, under the schedule of this run (CUGRADE_CPU_SCHEDULE).
-void launch_on_cpu(dim3 grid, dim3 block, std::size_t dynamic_shared_bytes, const std::function<void()>& kernel);
+// Runs a launch of the kernel named `kernel_name`: its configuration checked as CUDA checks it (a refused one is the
+// last error, and nothing runs), then `kernel(arguments...)` for every thread, under the schedule of this run
+// (CUGRADE_CPU_SCHEDULE).
+void launch_on_cpu(const char* kernel_name, dim3 grid, dim3 block, std::size_t dynamic_shared_bytes,
+                   const std::function<void()>& kernel);
+
+// cudaMalloc and cudaFree: each array its own pages, ending where an inaccessible page begins (and after one), so
+// that a kernel's read or write past either end faults at that instruction (a MemoryFault, block_runner.hpp) and is
+// reported with the array it missed.
+cudaError_t allocate(void** pointer, std::size_t bytes);
+cudaError_t release(void* pointer);
 
 // `kernel<<<grid, block, bytes, stream>>>(arguments)` is rewritten (grader/src/cpu_source.cpp) as
-// `launcher(grid, block, bytes, stream)([](auto... a) { kernel(a...); }, arguments)`.
+// `launcher(grid, block, bytes, stream).named("kernel")([](auto... a) { kernel(a...); }, arguments)`.
 struct Launcher {
     dim3 grid, block;
     std::size_t dynamic_shared_bytes;
+    const char* kernel_name = "a kernel";
+    Launcher named(const char* name) const {
+        Launcher named = *this;
+        named.kernel_name = name;
+        return named;
+    }
     template <class Kernel, class... Arguments>
     void operator()(Kernel kernel, Arguments&&... arguments) const {
         // Evaluated once, on the host, and copied, as a launch copies them.
         std::tuple<std::decay_t<Arguments>...> copied(std::forward<Arguments>(arguments)...);
-        launch_on_cpu(grid, block, dynamic_shared_bytes, [&] { std::apply(kernel, copied); });
+        launch_on_cpu(kernel_name, grid, block, dynamic_shared_bytes, [&] { std::apply(kernel, copied); });
     }
 };
 inline Launcher launcher(dim3 grid, dim3 block, std::size_t dynamic_shared_bytes = 0, cudaStream_t = nullptr) {
@@ -229,20 +249,31 @@ inline Launcher launcher(dim3 grid, dim3 block, std::size_t dynamic_shared_bytes
 }  // namespace cugrade::cpu
 
 inline cudaError_t cudaGetLastError() {
+    if (cugrade::cpu::sticky_error() != cudaSuccess) {
+        return cugrade::cpu::sticky_error();
+    }
     const cudaError_t error = cugrade::cpu::last_error();
     cugrade::cpu::last_error() = cudaSuccess;
     return error;
 }
-inline cudaError_t cudaPeekAtLastError() { return cugrade::cpu::last_error(); }
+inline cudaError_t cudaPeekAtLastError() {
+    return cugrade::cpu::sticky_error() != cudaSuccess ? cugrade::cpu::sticky_error() : cugrade::cpu::last_error();
+}
 inline const char* cudaGetErrorName(cudaError_t error) { return cugrade::cpu::error_name(error); }
 inline const char* cudaGetErrorString(cudaError_t error) { return cugrade::cpu::error_string(error); }
 inline cudaError_t cudaMemsetAsync(void* p, int value, std::size_t bytes, cudaStream_t = nullptr) {
+    if (cugrade::cpu::sticky_error() != cudaSuccess) {
+        return cugrade::cpu::sticky_error();
+    }
     std::memset(p, value, bytes);
     return cudaSuccess;
 }
 inline cudaError_t cudaMemset(void* p, int value, std::size_t bytes) { return cudaMemsetAsync(p, value, bytes); }
 inline cudaError_t cudaMemcpyAsync(void* to, const void* from, std::size_t bytes, cudaMemcpyKind,
                                    cudaStream_t = nullptr) {
+    if (cugrade::cpu::sticky_error() != cudaSuccess) {
+        return cugrade::cpu::sticky_error();
+    }
     std::memmove(to, from, bytes);
     return cudaSuccess;
 }
@@ -253,9 +284,9 @@ inline cudaError_t cudaGetDevice(int* device) {
     *device = 0;
     return cudaSuccess;
 }
-// Kernels run to their end inside their launch, so there is nothing to wait for.
-inline cudaError_t cudaDeviceSynchronize() { return cugrade::cpu::last_error(); }
-inline cudaError_t cudaStreamSynchronize(cudaStream_t) { return cugrade::cpu::last_error(); }
+// Kernels run to their end inside their launch, so there is nothing to wait for but their errors.
+inline cudaError_t cudaDeviceSynchronize() { return cudaPeekAtLastError(); }
+inline cudaError_t cudaStreamSynchronize(cudaStream_t) { return cudaPeekAtLastError(); }
 inline cudaError_t cudaStreamCreate(cudaStream_t* stream) {
     *stream = nullptr;
     return cudaSuccess;
@@ -264,19 +295,12 @@ inline cudaError_t cudaStreamDestroy(cudaStream_t) { return cudaSuccess; }
 inline constexpr unsigned cudaDeviceScheduleBlockingSync = 4;
 inline cudaError_t cudaSetDeviceFlags(unsigned) { return cudaSuccess; }
 inline cudaError_t cudaSetDevice(int) { return cudaSuccess; }
-// Device memory is the host's, aligned as cudaMalloc aligns it.
-inline cudaError_t cudaMalloc(void** pointer, std::size_t bytes) {
-    *pointer = std::aligned_alloc(256, (std::max<std::size_t>(bytes, 1) + 255) / 256 * 256);
-    return *pointer != nullptr ? cudaSuccess : cudaErrorMemoryAllocation;
-}
+inline cudaError_t cudaMalloc(void** pointer, std::size_t bytes) { return cugrade::cpu::allocate(pointer, bytes); }
 template <class T>
 cudaError_t cudaMalloc(T** pointer, std::size_t bytes) {
     return cudaMalloc(reinterpret_cast<void**>(pointer), bytes);
 }
-inline cudaError_t cudaFree(void* pointer) {
-    std::free(pointer);
-    return cudaSuccess;
-}
+inline cudaError_t cudaFree(void* pointer) { return cugrade::cpu::release(pointer); }
 // A small device: four SMs of 2048 threads, so that grids sized to the GPU stay small on the CPU.
 inline cudaError_t cudaDeviceGetAttribute(int* value, cudaDeviceAttr attribute, int) {
     *value = attribute == cudaDevAttrMultiProcessorCount ? 4 : attribute == cudaDevAttrMaxThreadsPerBlock ? 1024 : 2048;

@@ -35,8 +35,8 @@ struct ProgramOutput {
 
 struct RunResult {
     std::vector<CaseResult> cases;  // one per planned case, in plan order
-    // Visible and hidden cases run in processes of their own, so that nothing a process printed after it saw a
-    // hidden case's input (a size kept in a static and printed later, say) reaches the output a student is shown.
+    // What was printed from the first hidden case on is kept apart, so that nothing printed after a hidden case's
+    // input was seen (a size kept in a static and printed later, say) reaches the output a student is shown.
     ProgramOutput output;         // what the processes of visible cases printed
     ProgramOutput hidden_output;  // what the processes that ran hidden cases printed: instructors only
     int processes = 0;              // how many times the harness was started

@@ -23,6 +23,11 @@ std::vector<std::string> sanitizer_command(const std::string& compute_sanitizer,
 // What racecheck reported, as one line: the first hazard, or empty when none.
 std::string first_race_report(const std::string& output);
 
+// What usually causes an access outside the arrays in global memory, and its fix: one wording for memcheck's reports
+// and the CPU self-check's memory faults (cpu_fault.cpp).
+enum class StrayAccess { read, write, far };
+std::string stray_access_hint(StrayAccess access);
+
 // racecheck's first hazard as a diagnosis: the kind of race, the memory, the kernel, the two accesses' lines and
 // which threads made them. Nothing when racecheck reported none.
 std::optional<Diagnosis> race_diagnosis(const std::string& output);
