@@ -134,6 +134,9 @@ Report check(const Course& course, const CheckOptions& options) {
         progress.say("{}", line);
     };
     GradingContext context = make_grading_context(course, setup);
+    if (!context.cpu_self_check_choice.empty()) {
+        progress.say("{}", context.cpu_self_check_choice);
+    }
 
     // Several exercises: their builds first, on every core (a harness is most of a minute of nvcc), so that each
     // grading after finds its build in the cache. A build that fails here fails again in its grading, which reports it.
@@ -159,7 +162,7 @@ Report check(const Course& course, const CheckOptions& options) {
     report.cugrade_version = CUGRADE_VERSION;
     report.gpu = context.gpu;
     report.visible_cases_only = course.kit.has_value();
-    report.cpu_self_check = options.cpu;
+    report.cpu_self_check = context.cpu_self_check;
     for (const auto& a : assignments) {
         try {
             if (a.problem) {

@@ -11,6 +11,7 @@
 #include "diagnostics.hpp"
 #include "file_io.hpp"
 #include "hash.hpp"
+#include "scratch_dir.hpp"
 
 namespace cugrade {
 namespace fs = std::filesystem;
@@ -81,6 +82,29 @@ std::vector<fs::path> course_objects(const Exercise& exercise, const fs::path& s
 std::string cpu_compiler() {
     const char* chosen = std::getenv("CXX");
     return chosen != nullptr && *chosen != '\0' ? chosen : "c++";
+}
+
+std::optional<std::string> cpu_self_check_missing() {
+    ScratchDir scratch;
+    const fs::path probe = scratch.path() / "probe.cpp";
+    write_file(probe, "#include <boost/context/fiber.hpp>\n");
+    ProcessResult found;
+    try {
+        found = run_tool({cpu_compiler(), "-std=c++20", "-fsyntax-only", probe.string()}, scratch.path(),
+                         course_tool_seconds);
+    } catch (const std::exception&) {
+        found.status.code = 127;
+    }
+    if (found.status.exited() && found.status.code == 127) {
+        return fmt::format("no C++ compiler ({}; Debian and Ubuntu: apt-get install g++)", cpu_compiler());
+    }
+    if (found.status.success()) {
+        return std::nullopt;
+    }
+    if (found.output.find("boost/context") != std::string::npos) {
+        return "no Boost.Context (Debian and Ubuntu: apt-get install libboost-context-dev)";
+    }
+    return fmt::format("the C++ compiler {} does not compile C++20", cpu_compiler());
 }
 
 CpuBuildResult build_for_cpu(const Exercise& exercise, const SubmissionFile& submission,

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <filesystem>
+#include <optional>
 #include <string>
 
 #include "cugrade/exercise.hpp"
@@ -30,6 +31,10 @@ struct CpuBuildResult {
 
 // The C++ compiler the self-check uses: $CXX, else c++.
 std::string cpu_compiler();
+
+// Why this machine cannot build the self-check (no C++ compiler, no Boost.Context), with what to install; nothing
+// when it can.
+std::optional<std::string> cpu_self_check_missing();
 
 // Builds the self-check's program. Throws UsageError when the course's own part does not build (a missing Boost.Context
 // says so), since that is no fault of the submission's.

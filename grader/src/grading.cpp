@@ -139,7 +139,16 @@ GradingContext make_grading_context(const Course& course, const GradingSetup& se
     context.hidden = hidden_paths(course, setup);
     context.progress = setup.progress;
     context.diagnose = setup.diagnose;
-    context.cpu_self_check = setup.cpu_self_check;
+    context.cpu_self_check = setup.cpu_self_check == CpuSelfCheck::always;
+    if (setup.cpu_self_check == CpuSelfCheck::without_gpu && !context.gpu.available) {
+        const std::optional<std::string> missing =
+            course.kit ? std::optional<std::string>("this kit's harness is compiled for NVIDIA GPUs only")
+                       : cpu_self_check_missing();
+        context.cpu_self_check = !missing;
+        context.cpu_self_check_choice =
+            missing ? "no NVIDIA GPU here, and the CPU self-check cannot run: " + *missing
+                    : "no NVIDIA GPU here: a CPU self-check instead, correctness only (--no-cpu: only the build)";
+    }
     remove_stale_scratch_dirs();
     return context;
 }

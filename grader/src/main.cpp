@@ -134,10 +134,15 @@ int main(int argc, char** argv) {
     check_command->add_flag("--no-diagnosis", no_diagnosis,
                             "skip the reruns that diagnose failing cases (compute-sanitizer) and a slow speed test "
                             "(Nsight Compute)");
-    check_command->add_flag("--cpu", options.cpu,
-                            "a self-check without an NVIDIA GPU: the correctness cases run on the CPU (the harness and "
-                            "your kernels compiled with the system's C++ compiler); speed tests are skipped, and it is "
-                            "never a grade");
+    bool cpu = false;
+    bool no_cpu = false;
+    auto* cpu_flag = check_command->add_flag(
+        "--cpu", cpu,
+        "a self-check without an NVIDIA GPU: the correctness cases run on the CPU (the harness and your kernels "
+        "compiled with the system's C++ compiler); speed tests are skipped, and it is never a grade. The default where "
+        "no NVIDIA GPU is usable");
+    check_command->add_flag("--no-cpu", no_cpu, "without an NVIDIA GPU, only build: no CPU self-check")
+        ->excludes(cpu_flag);
     std::string required_sandbox = "none";
     check_command
         ->add_option("--require-sandbox", required_sandbox,
@@ -386,6 +391,7 @@ int main(int argc, char** argv) {
         const CourseChoice chosen = choose_course(course);
         options.course_origin = chosen.origin;
         options.diagnose = !no_diagnosis;
+        options.cpu = cpu ? CpuSelfCheck::always : no_cpu ? CpuSelfCheck::never : CpuSelfCheck::without_gpu;
         const Report report = check(open_course(chosen.root), options);
         ReportOptions report_options;
         report_options.show_hidden = show_hidden;

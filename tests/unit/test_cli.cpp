@@ -76,11 +76,11 @@ TEST_CASE("a bad rubric exits with code 2 and points at the mistake") {
                                ":6:60: unknown key 'tries' in a group\n");
 }
 
-TEST_CASE("the template builds; without a GPU the verdict is 'skipped', with one it fails") {
+TEST_CASE("the template builds; without a GPU (and --no-cpu) the verdict is 'skipped', with one it fails") {
     const fs::path dir = scratch("template");
     const fs::path json = dir / "results.json";
     const ProcessResult result =
-        cugrade_cli({"check", CUGRADE_SOURCE_DIR "/student_template", "--json", json.string()});
+        cugrade_cli({"check", CUGRADE_SOURCE_DIR "/student_template", "--no-cpu", "--json", json.string()});
     std::ifstream in(json);
     const auto results = nlohmann::json::parse(in);
     CHECK(results["schema"] == "cugrade-results");
@@ -93,6 +93,29 @@ TEST_CASE("the template builds; without a GPU the verdict is 'skipped', with one
         CHECK(results["outcome"] == "skipped");
         CHECK_THAT(result.output, contains_text("correctness and speed need an NVIDIA GPU: "));
     }
+}
+
+TEST_CASE("without a GPU, check runs the CPU self-check by itself; --cpu and --no-cpu exclude each other") {
+    const fs::path dir = scratch("template-cpu");
+    const fs::path json = dir / "results.json";
+    const ProcessResult both = cugrade_cli({"check", CUGRADE_SOURCE_DIR "/student_template", "--cpu", "--no-cpu"});
+    CHECK(both.status.code == 2);
+    CHECK_THAT(both.output, contains_text("--cpu excludes --no-cpu"));
+    if (probe_gpu().available) {
+        return;  // with a GPU, check grades on it: the template tests above
+    }
+    const ProcessResult result =
+        cugrade_cli({"check", CUGRADE_SOURCE_DIR "/student_template", "-e", "sum", "--cache-dir", (dir / "cache").string(),
+                     "--json", json.string()});
+    INFO(result.output);
+    std::ifstream in(json);
+    const auto results = nlohmann::json::parse(in);
+    CHECK(result.status.code == 1);
+    CHECK(results["cpu_self_check"] == true);
+    CHECK(results["outcome"] == "failed");
+    CHECK_THAT(result.output,
+               contains_text("no NVIDIA GPU here: a CPU self-check instead, correctness only (--no-cpu: only the build)"));
+    CHECK_THAT(result.output, contains_text("CPU self-check: correctness only, on the CPU; the grade needs an NVIDIA GPU"));
 }
 
 TEST_CASE("bench times the reference, the copy and the baselines; without a GPU it reports skipped") {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cugrade/exercise.hpp"
+#include "cugrade/grading.hpp"
 #include "cugrade/report.hpp"
 #include "cugrade/sandbox.hpp"
 
@@ -25,7 +26,7 @@ struct CheckOptions {
     std::ostream* progress = nullptr;             // one line per step, for people waiting
     std::string course_origin;                    // how the course was found (course_locator.hpp), said first
     bool diagnose = true;                         // rerun failing and slow cases for a diagnosis (--no-diagnosis)
-    bool cpu = false;                             // the CPU self-check: correctness on the CPU, never a grade (--cpu)
+    CpuSelfCheck cpu = CpuSelfCheck::without_gpu;  // --cpu, --no-cpu
 };
 
 // Grades every selected exercise. Bad usage or a bad rubric throws UsageError before anything is built; a failure

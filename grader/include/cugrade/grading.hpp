@@ -49,10 +49,20 @@ struct GradingContext {
     // workers would rather leave a profile out than stand idle; one submission checked alone waits its turn behind
     // another cugrade's.
     double profile_wait_seconds = 120.0;
-    // The CPU self-check (`check --cpu`, docs/cpu-mode.md): correctness cases run on the CPU, never a grade.
+    // The CPU self-check (`check --cpu`, or `check` without a GPU; docs/cpu-mode.md): correctness cases run on the
+    // CPU, never a grade.
     bool cpu_self_check = false;
+    // Why the CPU self-check was chosen without being asked for, or why it could not be: for the progress lines.
+    std::string cpu_self_check_choice;
     // Where every harness process is recorded; shared by a batch's workers. Null: nowhere.
     std::shared_ptr<RunTrace> trace;
+};
+
+// When the correctness cases run on the CPU instead (docs/cpu-mode.md): a self-check, never a grade.
+enum class CpuSelfCheck {
+    without_gpu,  // where no NVIDIA GPU is usable and the machine can build for the CPU self-check
+    always,       // --cpu
+    never,        // --no-cpu: without a GPU the cases are reported skipped after the build
 };
 
 struct GradingSetup {
@@ -64,7 +74,7 @@ struct GradingSetup {
     Containment required = Containment::none;
     std::function<void(const std::string&)> progress;
     bool diagnose = true;  // GradingContext::diagnose
-    bool cpu_self_check = false;  // GradingContext::cpu_self_check
+    CpuSelfCheck cpu_self_check = CpuSelfCheck::never;
 };
 
 // Finds the toolchain (UsageError when there is none), probes the GPU, and removes what a killed cugrade left.
