@@ -149,7 +149,7 @@ TEST_CASE("--json writes a regular file through a rename, and refuses links, pip
     std::ofstream(target) << "untouched\n";
     fs::create_symlink(target, dir / "link.json");
     const std::vector<std::string> grade = {"check", CUGRADE_SOURCE_DIR "/student_template", "--exercise", "sum",
-                                            "--json"};
+                                            "--no-cpu", "--json"};
     auto with = [&](const std::string& path) {
         auto args = grade;
         args.push_back(path);
@@ -176,7 +176,7 @@ TEST_CASE("--json writes a regular file through a rename, and refuses links, pip
 TEST_CASE("an exercise named twice is graded once") {
     const fs::path dir = scratch("twice");
     const ProcessResult result = cugrade_cli({"check", CUGRADE_SOURCE_DIR "/student_template", "--exercise", "sum",
-                                              "--exercise", "sum", "--json", (dir / "r.json").string()});
+                                              "--exercise", "sum", "--no-cpu", "--json", (dir / "r.json").string()});
     std::ifstream in(dir / "r.json");
     const auto results = nlohmann::json::parse(in);
     CHECK(results["exercises"].size() == 1);
@@ -192,7 +192,7 @@ TEST_CASE("a broken exercise description stops only its own exercise") {
     const fs::path submissions = scratch("two-files");
     fs::copy(CUGRADE_SOURCE_DIR "/student_template/sum.cu", submissions / "sum.cu");
     fs::copy(CUGRADE_SOURCE_DIR "/student_template/minmax.cu", submissions / "minmax.cu");
-    const ProcessResult result = cugrade_cli({"check", submissions.string(), "--course", course.string(), "--json",
+    const ProcessResult result = cugrade_cli({"check", submissions.string(), "--course", course.string(), "--no-cpu", "--json",
                                               (submissions / "r.json").string()});
     CHECK(result.status.code == 3);  // the course is broken for minmax: not the student's fault
     std::ifstream in(submissions / "r.json");
@@ -238,7 +238,7 @@ TEST_CASE("--require-sandbox takes none, files or full, and a machine that offer
     const ProcessResult bad = cugrade_cli({"check", CUGRADE_SOURCE_DIR "/student_template", "--require-sandbox", "most"});
     CHECK(bad.status.code == 2);
     const ProcessResult full = cugrade_cli({"check", CUGRADE_SOURCE_DIR "/student_template", "--exercise", "sum",
-                                            "--require-sandbox", "full"});
+                                            "--no-cpu", "--require-sandbox", "full"});
     SandboxPolicy policy;
     policy.enabled = true;
     policy.gpu = true;
