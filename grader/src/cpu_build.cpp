@@ -36,23 +36,15 @@ std::vector<std::string> compile_flags(const fs::path& staged) {
             "-I", (staged / "exercise").string(), "-I", CUGRADE_JSON_INCLUDE_DIR};
 }
 
-// The course's part, which no submission changes: the harness, the reference, the CPU runtime. Kept in the cache
-// under a key of everything they are built from.
-std::vector<fs::path> course_objects(const Exercise& exercise, const fs::path& staged, const CpuBuildOptions& options) {
+const std::vector<std::string> course_object_names = {"harness.o", "reference.o", "block_runner.o", "cuda_on_cpu.o"};
+
+// The course's part, which no submission changes: the harness, the reference, the CPU runtime, compiled from the
+// staged sources into `dir`.
+std::vector<fs::path> compile_course_objects(const Exercise& exercise, const fs::path& staged, const fs::path& dir) {
     const fs::path common = exercise.directory.parent_path() / "common";
-    std::string key = cpu_compiler() + "\n";
-    for (const fs::path& file : regular_files_under(common)) {
-        key += fs::relative(file, common).string() + " " + file_digest(file) + "\n";
-    }
-    for (const fs::path& file : {exercise.harness_source, exercise.contract_header, exercise.reference_source}) {
-        key += file.filename().string() + " " + file_digest(file) + "\n";
-    }
-    const fs::path dir = options.cache_dir.empty() ? options.work_dir / "course"
-                                                   : options.cache_dir / "cpu" / (exercise.name + "-" + hex64(fnv1a64(key)));
-    const std::vector<fs::path> objects = {dir / "harness.o", dir / "reference.o", dir / "block_runner.o",
-                                           dir / "cuda_on_cpu.o"};
-    if (fs::exists(dir / "key.txt") && read_file(dir / "key.txt") == key) {
-        return objects;
+    std::vector<fs::path> objects;
+    for (const std::string& name : course_object_names) {
+        objects.push_back(dir / name);
     }
     fs::create_directories(dir);
     const auto compile = [&](std::vector<std::string> extra, const fs::path& source, const fs::path& object,
@@ -73,8 +65,58 @@ std::vector<fs::path> course_objects(const Exercise& exercise, const fs::path& s
             fmt::format("the {} reference failed to compile for the CPU:", exercise.name));
     compile({}, common / "cpu" / "block_runner.cpp", objects[2], "the CPU runtime failed to compile:");
     compile({}, common / "cpu" / "cuda_on_cpu.cpp", objects[3], "the CPU runtime failed to compile:");
+    return objects;
+}
+
+// The course's objects from the cache, under a key of everything they are built from; or a kit's, prebuilt.
+std::vector<fs::path> course_objects(const Exercise& exercise, const fs::path& staged, const CpuBuildOptions& options) {
+    if (!exercise.prebuilt_cpu_objects.empty()) {
+        std::vector<fs::path> objects;
+        for (const std::string& name : course_object_names) {
+            objects.push_back(exercise.prebuilt_cpu_objects / name);
+        }
+        return objects;
+    }
+    const fs::path common = exercise.directory.parent_path() / "common";
+    std::string key = cpu_compiler() + "\n";
+    for (const fs::path& file : regular_files_under(common)) {
+        key += fs::relative(file, common).string() + " " + file_digest(file) + "\n";
+    }
+    for (const fs::path& file : {exercise.harness_source, exercise.contract_header, exercise.reference_source}) {
+        key += file.filename().string() + " " + file_digest(file) + "\n";
+    }
+    const fs::path dir = options.cache_dir.empty() ? options.work_dir / "course"
+                                                   : options.cache_dir / "cpu" / (exercise.name + "-" + hex64(fnv1a64(key)));
+    if (fs::exists(dir / "key.txt") && read_file(dir / "key.txt") == key) {
+        std::vector<fs::path> objects;
+        for (const std::string& name : course_object_names) {
+            objects.push_back(dir / name);
+        }
+        return objects;
+    }
+    const std::vector<fs::path> objects = compile_course_objects(exercise, staged, dir);
     write_file(dir / "key.txt", key);
     return objects;
+}
+
+// The course's files staged for the CPU under `staged`, every CUDA source rewritten: exercises/common, the contract,
+// and where the course has them (not a kit), the harness and the reference.
+void stage_course(const Exercise& exercise, const fs::path& staged) {
+    const fs::path common = exercise.directory.parent_path() / "common";
+    try {
+        stage_tree(common, staged / "common");
+        fs::create_directories(staged / "exercise");
+        for (const fs::path& file : {exercise.harness_source, exercise.contract_header}) {
+            if (!file.empty()) {
+                write_file(staged / "exercise" / file.filename(), rewrite_for_cpu(read_file(file)));
+            }
+        }
+        if (!exercise.reference_source.empty()) {
+            write_file(staged / "reference.cu", rewrite_for_cpu(read_file(exercise.reference_source)));
+        }
+    } catch (const std::runtime_error& e) {
+        throw UsageError(fmt::format("the {} exercise cannot be staged for the CPU: {}", exercise.name, e.what()));
+    }
 }
 
 }  // namespace
@@ -82,6 +124,33 @@ std::vector<fs::path> course_objects(const Exercise& exercise, const fs::path& s
 std::string cpu_compiler() {
     const char* chosen = std::getenv("CXX");
     return chosen != nullptr && *chosen != '\0' ? chosen : "c++";
+}
+
+std::string cpu_target() {
+    std::string machine;
+    try {
+        ScratchDir scratch;
+        const ProcessResult said = run_tool({cpu_compiler(), "-dumpmachine"}, scratch.path(), course_tool_seconds);
+        machine = said.status.success() ? said.output : "";
+    } catch (const std::exception&) {
+    }
+    machine.erase(machine.find_last_not_of(" \n\r\t") + 1);
+    if (machine.empty()) {
+        return "";
+    }
+    // x86_64-linux-gnu and x86_64-pc-linux-gnu (gcc's and clang's) are one machine.
+    const std::string arch = machine.substr(0, machine.find('-'));
+    const std::string system = machine.find("linux") != std::string::npos    ? "linux"
+                               : machine.find("darwin") != std::string::npos ? "darwin"
+                                                                               : machine.substr(machine.find('-') + 1);
+    return arch + "-" + system;
+}
+
+void build_cpu_kit_objects(const Exercise& exercise, const fs::path& work, const fs::path& folder) {
+    const fs::path staged = work / "cpu-staged";
+    fs::remove_all(staged);
+    stage_course(exercise, staged);
+    compile_course_objects(exercise, staged, folder);
 }
 
 std::optional<std::string> cpu_self_check_missing() {
@@ -110,24 +179,14 @@ std::optional<std::string> cpu_self_check_missing() {
 CpuBuildResult build_for_cpu(const Exercise& exercise, const SubmissionFile& submission,
                              const CpuBuildOptions& options) {
     CpuBuildResult result;
-    if (exercise.harness_source.empty() || exercise.reference_source.empty()) {
-        throw UsageError(fmt::format("the CPU self-check of {} needs its harness and reference as sources; this kit has "
-                                     "them compiled for NVIDIA GPUs only",
-                                     exercise.name));
+    if (exercise.prebuilt_cpu_objects.empty() && (exercise.harness_source.empty() || exercise.reference_source.empty())) {
+        throw UsageError(fmt::format("this kit has no CPU self-check of {}: ask your course for a kit made by cugrade "
+                                     "{} or later",
+                                     exercise.name, CUGRADE_VERSION));
     }
     const fs::path staged = options.work_dir / "cpu";
     fs::remove_all(staged);
-    const fs::path common = exercise.directory.parent_path() / "common";
-    try {
-        stage_tree(common, staged / "common");
-        fs::create_directories(staged / "exercise");
-        for (const fs::path& file : {exercise.harness_source, exercise.contract_header}) {
-            write_file(staged / "exercise" / file.filename(), rewrite_for_cpu(read_file(file)));
-        }
-        write_file(staged / "reference.cu", rewrite_for_cpu(read_file(exercise.reference_source)));
-    } catch (const std::runtime_error& e) {
-        throw UsageError(fmt::format("the {} exercise cannot be staged for the CPU: {}", exercise.name, e.what()));
-    }
+    stage_course(exercise, staged);
     const std::vector<fs::path> course = course_objects(exercise, staged, options);
 
     const fs::path student = staged / "student";

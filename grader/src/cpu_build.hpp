@@ -32,6 +32,15 @@ struct CpuBuildResult {
 // The C++ compiler the self-check uses: $CXX, else c++.
 std::string cpu_compiler();
 
+// The machine the self-check's objects are built for, from `c++ -dumpmachine`: "x86_64-linux"; "" without a compiler.
+std::string cpu_target();
+
+// A kit's part of the self-check (`cugrade handout`): the exercise's harness, reference and the CPU runtime compiled
+// into `folder` (harness.o, reference.o, block_runner.o, cuda_on_cpu.o), staged under `work`. A kit's exercise
+// names the folder as Exercise::prebuilt_cpu_objects, and build_for_cpu links them instead of compiling its own.
+void build_cpu_kit_objects(const Exercise& exercise, const std::filesystem::path& work,
+                           const std::filesystem::path& folder);
+
 // Why this machine cannot build the self-check (no C++ compiler, no Boost.Context), with what to install; nothing
 // when it can.
 std::optional<std::string> cpu_self_check_missing();

@@ -135,6 +135,12 @@ Exercise load_exercise(const Course& course, const std::string& name) {
     if (course.kit) {
         exercise.prebuilt_harness = exercise.directory / "harness.o";
         required.push_back(exercise.prebuilt_harness);
+        if (!course.kit->cpu_target.empty()) {
+            exercise.prebuilt_cpu_objects = exercise.directory / "cpu";
+            for (const char* object : {"harness.o", "reference.o", "block_runner.o", "cuda_on_cpu.o"}) {
+                required.push_back(exercise.prebuilt_cpu_objects / object);
+            }
+        }
     } else {
         exercise.harness_source = exercise.directory / "harness.cu";
         exercise.reference_source = course.root / "reference" / exercise.submission_file;

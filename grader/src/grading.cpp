@@ -9,6 +9,7 @@
 
 #include <unistd.h>
 
+#include "config.hpp"
 #include "cpu_build.hpp"
 #include "cugrade/build.hpp"
 #include "cugrade/failure_patterns.hpp"
@@ -110,6 +111,22 @@ void say(const GradingContext& context, const std::string& line) {
     }
 }
 
+// Why the CPU self-check cannot run on this machine with this course, or nothing.
+std::optional<std::string> why_no_cpu_self_check(const Course& course) {
+    if (course.kit && course.kit->cpu_target.empty()) {
+        return fmt::format("this kit was made without it: ask your course for a kit made by cugrade {} or later",
+                           CUGRADE_VERSION);
+    }
+    if (course.kit) {
+        const std::string here = cpu_target();
+        if (here != course.kit->cpu_target) {
+            return fmt::format("this kit's is built for {}, and this machine's C++ compiler builds for {}",
+                               course.kit->cpu_target, here.empty() ? "nothing (no C++ compiler)" : here);
+        }
+    }
+    return cpu_self_check_missing();
+}
+
 }  // namespace
 
 GradingContext make_grading_context(const Course& course, const GradingSetup& setup) {
@@ -140,10 +157,13 @@ GradingContext make_grading_context(const Course& course, const GradingSetup& se
     context.progress = setup.progress;
     context.diagnose = setup.diagnose;
     context.cpu_self_check = setup.cpu_self_check == CpuSelfCheck::always;
+    if (context.cpu_self_check) {
+        if (const std::optional<std::string> missing = why_no_cpu_self_check(course)) {
+            throw UsageError("the CPU self-check cannot run here: " + *missing);
+        }
+    }
     if (setup.cpu_self_check == CpuSelfCheck::without_gpu && !context.gpu.available) {
-        const std::optional<std::string> missing =
-            course.kit ? std::optional<std::string>("this kit's harness is compiled for NVIDIA GPUs only")
-                       : cpu_self_check_missing();
+        const std::optional<std::string> missing = why_no_cpu_self_check(course);
         context.cpu_self_check = !missing;
         context.cpu_self_check_choice =
             missing ? "no NVIDIA GPU here, and the CPU self-check cannot run: " + *missing

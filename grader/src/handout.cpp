@@ -10,6 +10,7 @@
 #include "archive.hpp"
 #include "config.hpp"
 #include "course_tools.hpp"
+#include "cpu_build.hpp"
 #include "cugrade/error.hpp"
 #include "file_io.hpp"
 #include "harness_object.hpp"
@@ -129,8 +130,9 @@ public:
     KitWorkshop& operator=(const KitWorkshop&) = delete;
 
     // exercises/NAME of the kit: its description, contract, README and the prebuilt harness.
+    // With `for_cpu`, also its objects for the CPU self-check (exercises/NAME/cpu), from the same reference.
     void write_exercise(const Course& course, const Exercise& exercise, const Toolchain& toolchain,
-                        const std::vector<std::string>& arches, const fs::path& kit) {
+                        const std::vector<std::string>& arches, bool for_cpu, const fs::path& kit) {
         clear();
         const Course copy{root_, std::nullopt};
         copy_folder_into(course.common_dir(), copy.common_dir());
@@ -159,6 +161,10 @@ public:
 
         const fs::path folder = kit / "exercises" / exercise.name;
         copy_file_into(build / "harness.o", folder / "harness.o");
+        if (for_cpu) {
+            build_cpu_kit_objects(staged, root_, build / "cpu");
+            copy_folder_into(build / "cpu", folder / "cpu");
+        }
         for (const auto& file : {exercise.directory / "exercise.yaml", exercise.contract_header,
                                  exercise.directory / "README.md"}) {
             std::error_code ec;
@@ -237,6 +243,13 @@ Handout make_handout(const Course& course, const Toolchain& toolchain, const Han
     kit.release = toolchain.release;
     kit.arches = arches;
 
+    // The CPU self-check's objects are for machines like this one (students' laptops on Linux, mostly).
+    const std::optional<std::string> no_cpu = cpu_self_check_missing();
+    kit.cpu_target = no_cpu ? "" : cpu_target();
+    if (no_cpu && options.progress) {
+        options.progress(fmt::format("the kit will have no CPU self-check: {}", *no_cpu));
+    }
+
     fs::create_directories(output.parent_path());
     KitWorkshop workshop;
     const fs::path staging = output.parent_path() / staging_name("kit");
@@ -252,10 +265,12 @@ Handout make_handout(const Course& course, const Toolchain& toolchain, const Han
         for (const Exercise& exercise : exercises) {
             if (options.progress) {
                 options.progress(fmt::format("building the {} harness and reference: SASS for {}, PTX of {} for "
-                                             "newer GPUs",
-                                             exercise.name, fmt::join(arches, " "), arches.back()));
+                                             "newer GPUs{}",
+                                             exercise.name, fmt::join(arches, " "), arches.back(),
+                                             kit.cpu_target.empty() ? "" : ", and for the CPU self-check on " +
+                                                                                kit.cpu_target));
             }
-            workshop.write_exercise(course, exercise, toolchain, arches, staging);
+            workshop.write_exercise(course, exercise, toolchain, arches, !kit.cpu_target.empty(), staging);
             fs::create_directories(staging / "rubrics");
             write_file(staging / "rubrics" / (exercise.name + ".yaml"),
                        visible_rubric_text(course.rubric_for(exercise.name)));

@@ -343,10 +343,13 @@ int main(int argc, char** argv) {
             handout_options.progress = [](const std::string& line) { std::cerr << "cugrade: " << line << "\n"; };
             const Handout handout = make_handout(open_course(chosen.root), toolchain, handout_options);
             std::cout << fmt::format("kit: {}\n     {}\nexercises: {}\nbuilt with CUDA {} for {}, and PTX of {} for "
-                                     "newer GPUs\n",
+                                     "newer GPUs\n{}\n",
                                      handout.folder.string(), handout.tarball.string(),
                                      fmt::join(handout.kit.exercises, ", "), handout.kit.release,
-                                     fmt::join(handout.kit.arches, " "), handout.kit.arches.back());
+                                     fmt::join(handout.kit.arches, " "), handout.kit.arches.back(),
+                                     handout.kit.cpu_target.empty()
+                                         ? "no CPU self-check (see above why)"
+                                         : "CPU self-check without a GPU on " + handout.kit.cpu_target);
             return to_int(ExitCode::passed);
         }
         if (new_command->parsed()) {

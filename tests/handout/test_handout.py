@@ -160,7 +160,13 @@ def kit_texts(kit, tarball):
             for name in files:
                 path = os.path.join(folder, name)
                 data = open(path, "rb").read()
-                if name.endswith(".o"):
+                if name.endswith(".o") and os.path.basename(folder) == "cpu":
+                    # The CPU self-check's objects: their strings, and their symbols as the linker and c++filt show them.
+                    dumps = [run(["strings", "-n", "3", path]).stdout, run(["nm", "-a", path]).stdout]
+                    text = "\n".join(dumps)
+                    text += "\n" + subprocess.run(["c++filt"], input=text, capture_output=True, text=True).stdout
+                    texts[path] = text
+                elif name.endswith(".o"):
                     dumps = [run(["strings", "-n", "3", path]).stdout, run(["nm", "-a", path]).stdout]
                     if shutil.which("cuobjdump"):
                         elf = run(["cuobjdump", "-elf", "-ptx", path])
@@ -224,6 +230,9 @@ def main():
                                    "transpose"] and manifest["arches"] == ["sm_90"],
           "kit.json names the exercises and the architecture")
     check(all(not f.startswith("reference") for f in manifest["files"]), "kit.json lists no reference")
+    check(manifest["cpu_target"] == run(["uname", "-m"]).stdout.strip() + "-linux",
+          f"kit.json names the machines of its CPU self-check ({manifest['cpu_target']})")
+    check("exercises/sum/cpu/reference.o" in manifest["files"], "the CPU self-check's objects decide grades too")
 
     # The same course gives the same objects.
     again = os.path.join(WORK, "again")
@@ -233,7 +242,8 @@ def main():
     check(same, "a second kit of the same course has the same harness object")
 
     # A student's check in the kit: the course is the kit, found from the current folder.
-    checked = run([CUGRADE, "check", "student_template", "--cache-dir", cache, "--json", "check.json"], cwd=kit)
+    checked = run([CUGRADE, "check", "student_template", "--no-cpu", "--cache-dir", cache, "--json", "check.json"],
+                  cwd=kit)
     check(checked.returncode in (0, 1, 77), f"check runs in the kit (exit code {checked.returncode}): {checked.stderr}")
     check(f"course: {kit} (found from the current folder)" in checked.stderr, "check says the kit is the course")
     check("this kit checks the visible cases only: the final grade also has hidden cases" in checked.stdout,
@@ -243,6 +253,19 @@ def main():
     check(all(c["visibility"] == "visible" for e in report["exercises"] for c in e["cases"]),
           "the kit's rubrics have visible cases only")
     os.remove(os.path.join(kit, "check.json"))
+
+    # The kit's CPU self-check: the harness and the reference prebuilt for the CPU, the submission compiled here.
+    seed = os.path.join(WORK, "seed")
+    os.makedirs(seed)
+    shutil.copy(os.path.join(SOURCE, "tests/fixtures/sum/seed_tree/sum.cu"), seed)
+    on_cpu = run([CUGRADE, "check", seed, "-e", "sum", "--cpu", "--cache-dir", cache, "--json", "cpu.json"], cwd=kit)
+    check(on_cpu.returncode == 0, f"the seed solution passes the kit's CPU self-check (exit code {on_cpu.returncode}): "
+          f"{on_cpu.stdout[-2000:]} {on_cpu.stderr[-2000:]}")
+    report = json.load(open(os.path.join(kit, "cpu.json")))
+    ran = [c for c in report["exercises"][0]["cases"] if c["status"] != "skipped"]
+    check(report["cpu_self_check"] is True and len(ran) >= 20 and all(c["status"] == "passed" for c in ran),
+          f"the kit's CPU self-check runs the visible cases ({len(ran)} ran)")
+    os.remove(os.path.join(kit, "cpu.json"))
 
     # Refusals.
     rubric = os.path.join(again, "rubrics/sum.yaml")

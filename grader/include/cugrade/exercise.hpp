@@ -45,6 +45,9 @@ struct Exercise {
     // In a kit, the harness and the reference compiled into one object (exercises/NAME/harness.o) in place of both
     // sources; empty in a course.
     std::filesystem::path prebuilt_harness;
+    // In a kit, the folder (exercises/NAME/cpu) of the harness, the reference and the CPU runtime compiled for the
+    // CPU self-check (cpu_build.hpp); empty in a course, or a kit made without them.
+    std::filesystem::path prebuilt_cpu_objects;
     std::vector<Baseline> baselines;         // exercise.yaml's `baselines`, for `cugrade bench`
     std::vector<std::string> entry_points;  // extern "C" functions both the submission and the reference define
     RubricChoices choices;                  // exercise.yaml's `operands` and `parameters`

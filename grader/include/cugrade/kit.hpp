@@ -18,6 +18,8 @@ struct Kit {
     std::string release;          // that toolkit's release, "13.0"
     std::vector<std::string> arches;     // SASS in every harness object, "sm_75" ...; PTX of the last one
     std::vector<std::string> exercises;
+    // The machine its CPU self-check objects were built for (cpu_target(), "x86_64-linux"); empty: the kit has none.
+    std::string cpu_target;
     std::map<std::string, std::string> files;  // path relative to the kit -> file_digest(); what grading reads
 };
 
