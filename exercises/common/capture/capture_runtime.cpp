@@ -12,6 +12,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "host_rules.hpp"
 #include "work_record.hpp"
 
 namespace cugrade::capture {
@@ -121,18 +122,16 @@ cudaError_t record_copy(const char* call, void* to, std::size_t to_pitch, const 
             return cudaSuccess;
         case cudaMemcpyHostToDevice: {
             if (height != 1) {
-                return r.refuse(call, "copies a 2-D block from the host; upload a small table with cudaMemcpyAsync");
+                return r.refuse(call, host_rules::no_2d_upload);
             }
             if (width > work_record::max_upload_bytes) {
-                return r.refuse(call, "copies " + std::to_string(width) + " bytes from the host; a call may upload " +
-                                          std::to_string(work_record::max_upload_bytes) + " at most");
+                return r.refuse(call, host_rules::upload_too_large(width));
             }
             r.work.push_back({{"op", "upload"}, {"to", address(to)}, {"data", work_record::to_hex(from, width)}});
             return cudaSuccess;
         }
         default:
-            return r.refuse(call, "reads device memory from the host; compute on the GPU and leave the results "
-                                  "in the buffers you are given");
+            return r.refuse(call, host_rules::no_copy_back);
     }
 }
 
@@ -178,8 +177,8 @@ const KernelInfo* kernel_info(const void* host_function) {
     return info == r.kernels.end() ? nullptr : &info->second;
 }
 
-const char* const no_allocation = "allocates device memory; use the scratch memory you are given";
-const char* const no_host_reads = "reads device memory from the host; leave the results in the buffers you are given";
+using host_rules::no_allocation;
+using host_rules::no_host_reads;
 
 }  // namespace
 

@@ -163,6 +163,11 @@ cudaError_t release(void* pointer) {
     return sticky_error();
 }
 
+SubmissionCall& submission_call() {
+    thread_local SubmissionCall call;
+    return call;
+}
+
 cudaError_t& sticky_error() {
     thread_local cudaError_t error = cudaSuccess;
     return error;
@@ -202,6 +207,7 @@ const char* error_name(cudaError_t error) {
         case cudaErrorMisalignedAddress: return "cudaErrorMisalignedAddress";
         case cudaErrorInvalidAddressSpace: return "cudaErrorInvalidAddressSpace";
         case cudaErrorInvalidPc: return "cudaErrorInvalidPc";
+        case cudaErrorNotSupported: return "cudaErrorNotSupported";
     }
     return "cudaErrorUnknown";
 }

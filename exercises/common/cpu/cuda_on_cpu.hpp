@@ -19,6 +19,7 @@
 #include <tuple>
 #include <type_traits>
 
+#include "capture/host_rules.hpp"
 #include "cpu/block_runner.hpp"
 
 #define __global__
@@ -186,6 +187,7 @@ enum cudaError_t {
     cudaErrorInvalidAddressSpace = 717,
     cudaErrorInvalidPc = 718,
     cudaErrorLaunchFailure = 719,
+    cudaErrorNotSupported = 801,
 };
 using cudaError = cudaError_t;
 struct CUstream_st;
@@ -224,6 +226,21 @@ void launch_on_cpu(const char* kernel_name, dim3 grid, dim3 block, std::size_t d
 // reported with the array it missed.
 cudaError_t allocate(void** pointer, std::size_t bytes);
 cudaError_t release(void* pointer);
+
+// While the submission's call runs (cpu/direct_submission.hpp), the host code may do what its runner lets it do on the
+// GPU, no more (capture/host_rules.hpp): a call that breaks a rule fails with cudaErrorNotSupported, and the first
+// such refusal ("cudaMalloc: allocates device memory; ...") rejects the case after the call.
+struct SubmissionCall {
+    bool running = false;
+    std::string refused;
+};
+SubmissionCall& submission_call();
+inline cudaError_t refuse(const char* call, const std::string& why) {
+    if (submission_call().refused.empty()) {
+        submission_call().refused = std::string(call) + ": " + why;
+    }
+    return cudaErrorNotSupported;
+}
 
 // `kernel<<<grid, block, bytes, stream>>>(arguments)` is rewritten (grader/src/cpu_source.cpp) as
 // `launcher(grid, block, bytes, stream).named("kernel")([](auto... a) { kernel(a...); }, arguments)`.
@@ -269,16 +286,29 @@ inline cudaError_t cudaMemsetAsync(void* p, int value, std::size_t bytes, cudaSt
     return cudaSuccess;
 }
 inline cudaError_t cudaMemset(void* p, int value, std::size_t bytes) { return cudaMemsetAsync(p, value, bytes); }
-inline cudaError_t cudaMemcpyAsync(void* to, const void* from, std::size_t bytes, cudaMemcpyKind,
-                                   cudaStream_t = nullptr) {
-    if (cugrade::cpu::sticky_error() != cudaSuccess) {
-        return cugrade::cpu::sticky_error();
+namespace cugrade::cpu {
+inline cudaError_t copy(const char* call, void* to, const void* from, std::size_t bytes, cudaMemcpyKind kind) {
+    if (sticky_error() != cudaSuccess) {
+        return sticky_error();
+    }
+    if (submission_call().running) {
+        if (kind == cudaMemcpyDeviceToHost || kind == cudaMemcpyHostToHost) {
+            return refuse(call, host_rules::no_copy_back);
+        }
+        if (kind == cudaMemcpyHostToDevice && bytes > work_record::max_upload_bytes) {
+            return refuse(call, host_rules::upload_too_large(bytes));
+        }
     }
     std::memmove(to, from, bytes);
     return cudaSuccess;
 }
+}  // namespace cugrade::cpu
+inline cudaError_t cudaMemcpyAsync(void* to, const void* from, std::size_t bytes, cudaMemcpyKind kind,
+                                   cudaStream_t = nullptr) {
+    return cugrade::cpu::copy("cudaMemcpyAsync", to, from, bytes, kind);
+}
 inline cudaError_t cudaMemcpy(void* to, const void* from, std::size_t bytes, cudaMemcpyKind kind) {
-    return cudaMemcpyAsync(to, from, bytes, kind);
+    return cugrade::cpu::copy("cudaMemcpy", to, from, bytes, kind);
 }
 inline cudaError_t cudaGetDevice(int* device) {
     *device = 0;
@@ -295,12 +325,22 @@ inline cudaError_t cudaStreamDestroy(cudaStream_t) { return cudaSuccess; }
 inline constexpr unsigned cudaDeviceScheduleBlockingSync = 4;
 inline cudaError_t cudaSetDeviceFlags(unsigned) { return cudaSuccess; }
 inline cudaError_t cudaSetDevice(int) { return cudaSuccess; }
-inline cudaError_t cudaMalloc(void** pointer, std::size_t bytes) { return cugrade::cpu::allocate(pointer, bytes); }
+inline cudaError_t cudaMalloc(void** pointer, std::size_t bytes) {
+    if (cugrade::cpu::submission_call().running) {
+        return cugrade::cpu::refuse("cudaMalloc", cugrade::host_rules::no_allocation);
+    }
+    return cugrade::cpu::allocate(pointer, bytes);
+}
 template <class T>
 cudaError_t cudaMalloc(T** pointer, std::size_t bytes) {
     return cudaMalloc(reinterpret_cast<void**>(pointer), bytes);
 }
-inline cudaError_t cudaFree(void* pointer) { return cugrade::cpu::release(pointer); }
+inline cudaError_t cudaFree(void* pointer) {
+    if (cugrade::cpu::submission_call().running && pointer != nullptr) {
+        return cugrade::cpu::refuse("cudaFree", cugrade::host_rules::no_allocation);
+    }
+    return cugrade::cpu::release(pointer);
+}
 // A small device: four SMs of 2048 threads, so that grids sized to the GPU stay small on the CPU.
 inline cudaError_t cudaDeviceGetAttribute(int* value, cudaDeviceAttr attribute, int) {
     *value = attribute == cudaDevAttrMultiProcessorCount ? 4 : attribute == cudaDevAttrMaxThreadsPerBlock ? 1024 : 2048;

@@ -5,9 +5,11 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "capture/device_range.hpp"
+#include "cuda_check.cuh"
 #include "entry_point.hpp"
 
 namespace cugrade::harness {
@@ -32,9 +34,34 @@ inline std::unique_ptr<RemoteSubmission>& remote_submission() {
 template <class Signature>
 Signature* cpu_submission();
 
+// The submission's call, under the rules its runner enforces on the GPU (capture/host_rules.hpp): the first work it
+// was refused rejects the case, as the runner's refusal does.
+template <class Result, class... Arguments>
+Entry<Result(Arguments...)> under_host_rules(Result (*submission)(Arguments...)) {
+    return [submission](Arguments... arguments) -> Result {
+        cpu::submission_call() = {true, ""};
+        struct Ended {
+            ~Ended() { cpu::submission_call().running = false; }
+        } ended;
+        const auto refused = [] {
+            if (!cpu::submission_call().refused.empty()) {
+                throw RuleBroken(cpu::submission_call().refused);
+            }
+        };
+        if constexpr (std::is_void_v<Result>) {
+            submission(arguments...);
+            refused();
+        } else {
+            Result result = submission(arguments...);
+            refused();
+            return result;
+        }
+    };
+}
+
 template <class Signature>
 Entry<Signature> submission_entry() {
-    return cpu_submission<Signature>();
+    return under_host_rules(cpu_submission<Signature>());
 }
 
 }  // namespace cugrade::harness
