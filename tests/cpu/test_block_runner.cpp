@@ -132,6 +132,25 @@ TEST_CASE("warp shuffles, votes and a warp-synchronous reduction") {
     }
 }
 
+TEST_CASE("__match_any_sync gives each lane the lanes of its mask with its value, in one meeting") {
+    std::vector<unsigned> peers(48), halves(48);
+    cpu::launch({1}, {48}, in(cpu::Schedule::shuffled), [&] {
+        const unsigned t = cpu::thread_idx().x;
+        const unsigned lanes = t < 32 ? 0xffffffffu : 0xffffu;  // the second warp has 16 threads
+        peers[t] = cpu::match_any_sync(lanes, static_cast<long long>(t % 3));
+        halves[t] = cpu::match_any_sync(lanes, (t % 32) < 8 ? 1.5f : -0.0f);
+    });
+    for (unsigned t = 0; t < 48; ++t) {
+        unsigned same = 0, half = 0;
+        for (unsigned lane = 0; lane < (t < 32 ? 32u : 16u); ++lane) {
+            same |= (lane + t / 32 * 32) % 3 == t % 3 ? 1u << lane : 0u;
+            half |= (lane < 8) == ((t % 32) < 8) ? 1u << lane : 0u;
+        }
+        CHECK(peers[t] == same);
+        CHECK(halves[t] == half);
+    }
+}
+
 TEST_CASE("a warp operation whose lanes are not all there is a fault that names it") {
     CHECK(fault_of(
               [] {

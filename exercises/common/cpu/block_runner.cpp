@@ -169,6 +169,7 @@ std::string op_name(WarpOp op) {
         case WarpOp::ballot: return "__ballot_sync";
         case WarpOp::any: return "__any_sync";
         case WarpOp::all: return "__all_sync";
+        case WarpOp::match_any: return "__match_any_sync";
     }
     return "a warp operation";
 }
@@ -200,13 +201,15 @@ bool release_warp(Block& block, unsigned warp) {
         if (t.state != State::at_warp_op) {
             continue;
         }
-        const std::string call = op_name(t.op) + "(" + hex(t.mask) + ", ...) of thread " + describe(t.idx) + " in " +
-                                 where(block);
+        // Said only when a fault is: this runs at every meeting of every warp.
+        const auto call = [&] {
+            return op_name(t.op) + "(" + hex(t.mask) + ", ...) of thread " + describe(t.idx) + " in " + where(block);
+        };
         if (lanes < warp_size && (t.mask >> lanes) != 0) {
-            throw KernelFault(call + " names lanes past the warp's " + std::to_string(lanes) + " threads");
+            throw KernelFault(call() + " names lanes past the warp's " + std::to_string(lanes) + " threads");
         }
         if ((t.mask >> lane & 1u) == 0) {
-            throw KernelFault(call + " leaves out the calling lane " + std::to_string(lane) + " from its mask");
+            throw KernelFault(call() + " leaves out the calling lane " + std::to_string(lane) + " from its mask");
         }
         bool met = true;
         for (unsigned other = 0; other < lanes && met; ++other) {
@@ -215,7 +218,7 @@ bool release_warp(Block& block, unsigned warp) {
             }
             const Thread& o = block.threads[first + other];
             if (o.state == State::done) {
-                throw KernelFault(call + " waits for lane " + std::to_string(other) + ", which had returned");
+                throw KernelFault(call() + " waits for lane " + std::to_string(other) + ", which had returned");
             }
             met = o.state == State::at_warp_op && o.mask == t.mask && o.op == t.op;
         }
@@ -239,6 +242,16 @@ bool release_warp(Block& block, unsigned warp) {
                 case WarpOp::ballot: o.result = votes; break;
                 case WarpOp::any: o.result = votes != 0; break;
                 case WarpOp::all: o.result = votes == (t.mask & ((lanes == 32 ? 0ull : 1ull << lanes) - 1)); break;
+                case WarpOp::match_any: {
+                    std::uint64_t peers = 0;
+                    for (unsigned peer = 0; peer < lanes; ++peer) {
+                        if ((t.mask >> peer & 1u) != 0 && block.threads[first + peer].value == o.value) {
+                            peers |= 1ull << peer;
+                        }
+                    }
+                    o.result = peers;
+                    break;
+                }
                 default: {
                     const unsigned from = source_lane(o, other);
                     if ((t.mask >> from & 1u) == 0) {

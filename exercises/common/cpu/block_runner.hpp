@@ -72,7 +72,7 @@ void sync_threads();
 void* dynamic_shared_memory();
 
 // The warp operations, with CUDA's meanings. Each waits for every lane of `mask` to make the same call.
-enum class WarpOp { sync, shfl, shfl_up, shfl_down, shfl_xor, ballot, any, all };
+enum class WarpOp { sync, shfl, shfl_up, shfl_down, shfl_xor, ballot, any, all, match_any };
 std::uint64_t warp_exchange(WarpOp op, unsigned mask, std::uint64_t value, int argument, int width);
 
 inline void sync_warp(unsigned mask) { warp_exchange(WarpOp::sync, mask, 0, 0, warp_size); }
@@ -111,6 +111,14 @@ inline bool any_sync(unsigned mask, bool predicate) {
 }
 inline bool all_sync(unsigned mask, bool predicate) {
     return warp_exchange(WarpOp::all, mask, predicate ? 1 : 0, 0, warp_size) != 0;
+}
+// The lanes of `mask` whose value has the same bits as this lane's: one meeting of the warp.
+template <class T>
+unsigned match_any_sync(unsigned mask, T value) {
+    static_assert(std::is_trivially_copyable_v<T> && sizeof(T) <= sizeof(std::uint64_t));
+    std::uint64_t bits = 0;
+    std::memcpy(&bits, &value, sizeof(T));
+    return static_cast<unsigned>(warp_exchange(WarpOp::match_any, mask, bits, 0, warp_size));
 }
 
 }  // namespace cugrade::cpu

@@ -65,16 +65,9 @@ T __shfl_xor_sync(unsigned mask, T value, int lane_mask, int width = warpSize) {
 inline unsigned __ballot_sync(unsigned mask, int predicate) { return cugrade::cpu::ballot_sync(mask, predicate != 0); }
 inline int __any_sync(unsigned mask, int predicate) { return cugrade::cpu::any_sync(mask, predicate != 0); }
 inline int __all_sync(unsigned mask, int predicate) { return cugrade::cpu::all_sync(mask, predicate != 0); }
-// The lanes of `mask` whose value equals this lane's, each lane's value fetched as a shuffle fetches it.
 template <class T>
 unsigned __match_any_sync(unsigned mask, T value) {
-    unsigned peers = 0;
-    for (int lane = 0; lane < 32; ++lane) {
-        if ((mask >> lane) & 1u) {
-            peers |= cugrade::cpu::shfl_sync(mask, value, lane, 32) == value ? 1u << lane : 0u;
-        }
-    }
-    return peers;
+    return cugrade::cpu::match_any_sync(mask, value);
 }
 // CUDA's min and max of two numbers of any arithmetic types, as its overloads pick them.
 template <class A, class B>
