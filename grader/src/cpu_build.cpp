@@ -36,16 +36,19 @@ std::vector<std::string> compile_flags(const fs::path& staged) {
             "-I", (staged / "exercise").string(), "-I", CUGRADE_JSON_INCLUDE_DIR};
 }
 
-const std::vector<std::string> course_object_names = {"harness.o", "reference.o", "block_runner.o", "cuda_on_cpu.o"};
+std::vector<fs::path> course_objects_in(const fs::path& dir) {
+    std::vector<fs::path> objects;
+    for (const std::string& name : cpu_course_object_files) {
+        objects.push_back(dir / name);
+    }
+    return objects;
+}
 
 // The course's part, which no submission changes: the harness, the reference, the CPU runtime, compiled from the
 // staged sources into `dir`.
 std::vector<fs::path> compile_course_objects(const Exercise& exercise, const fs::path& staged, const fs::path& dir) {
     const fs::path common = exercise.directory.parent_path() / "common";
-    std::vector<fs::path> objects;
-    for (const std::string& name : course_object_names) {
-        objects.push_back(dir / name);
-    }
+    const std::vector<fs::path> objects = course_objects_in(dir);
     fs::create_directories(dir);
     const auto compile = [&](std::vector<std::string> extra, const fs::path& source, const fs::path& object,
                              const std::string& what) {
@@ -71,11 +74,7 @@ std::vector<fs::path> compile_course_objects(const Exercise& exercise, const fs:
 // The course's objects from the cache, under a key of everything they are built from; or a kit's, prebuilt.
 std::vector<fs::path> course_objects(const Exercise& exercise, const fs::path& staged, const CpuBuildOptions& options) {
     if (!exercise.prebuilt_cpu_objects.empty()) {
-        std::vector<fs::path> objects;
-        for (const std::string& name : course_object_names) {
-            objects.push_back(exercise.prebuilt_cpu_objects / name);
-        }
-        return objects;
+        return course_objects_in(exercise.prebuilt_cpu_objects);
     }
     const fs::path common = exercise.directory.parent_path() / "common";
     std::string key = cpu_compiler() + "\n";
@@ -88,11 +87,7 @@ std::vector<fs::path> course_objects(const Exercise& exercise, const fs::path& s
     const fs::path dir = options.cache_dir.empty() ? options.work_dir / "course"
                                                    : options.cache_dir / "cpu" / (exercise.name + "-" + hex64(fnv1a64(key)));
     if (fs::exists(dir / "key.txt") && read_file(dir / "key.txt") == key) {
-        std::vector<fs::path> objects;
-        for (const std::string& name : course_object_names) {
-            objects.push_back(dir / name);
-        }
-        return objects;
+        return course_objects_in(dir);
     }
     const std::vector<fs::path> objects = compile_course_objects(exercise, staged, dir);
     write_file(dir / "key.txt", key);

@@ -137,7 +137,7 @@ Exercise load_exercise(const Course& course, const std::string& name) {
         required.push_back(exercise.prebuilt_harness);
         if (!course.kit->cpu_target.empty()) {
             exercise.prebuilt_cpu_objects = exercise.directory / "cpu";
-            for (const char* object : {"harness.o", "reference.o", "block_runner.o", "cuda_on_cpu.o"}) {
+            for (const std::string& object : cpu_course_object_files) {
                 required.push_back(exercise.prebuilt_cpu_objects / object);
             }
         }

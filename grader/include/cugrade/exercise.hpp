@@ -34,6 +34,11 @@ struct Baseline {
     std::vector<std::string> link;    // libraries the checker links for it ("cublas" links -lcublas)
 };
 
+// The course's part of an exercise's CPU self-check (cpu_build.hpp), as object files: built into the cache in a
+// course, prebuilt in a kit's exercises/NAME/cpu.
+inline const std::vector<std::string> cpu_course_object_files = {"harness.o", "reference.o", "block_runner.o",
+                                                                  "cuda_on_cpu.o"};
+
 struct Exercise {
     std::string name;
     std::string title;
