@@ -9,6 +9,7 @@
 //   leak   prints the extents of every case this process has run so far (as a submission could, from a static),
 //          then reports passed
 //   timed  asks for the GPU alone (a speed test), then reports passed
+//   queues reports passed, its detail the CUDA_DEVICE_MAX_CONNECTIONS it was given ("unset" if none)
 //   explained  reports a wrong answer with an explanation (explanation.hpp) whose topic is not a known one
 //   toolhang   reports a wrong answer, but never reports under a diagnosis's tool (a plan with "bare_buffers" or
 //              "profile"), as a kernel that compute-sanitizer or the profiler slows past every limit
@@ -113,6 +114,10 @@ int main(int argc, char** argv) {
             std::printf("seen: %s\n", seen.c_str());
             std::fflush(stdout);
             send(channel, {{"event", "result"}, {"case", id}, {"status", "passed"}, {"detail", ""}});
+        } else if (starts_with(id, "queues")) {
+            const char* queues = std::getenv("CUDA_DEVICE_MAX_CONNECTIONS");
+            send(channel, {{"event", "result"}, {"case", id}, {"status", "passed"},
+                           {"detail", queues != nullptr ? queues : "unset"}});
         } else if (starts_with(id, "explained")) {
             send(channel, {{"event", "result"}, {"case", id}, {"status", "wrong_answer"},
                            {"detail", "expected 3, got 2"},

@@ -88,6 +88,13 @@ TEST_CASE("each failure is pinned on its own case and the remaining cases still 
     CHECK(result.processes == 5);  // the first run, then one restart after each crash, hang, CUDA error and exit
 }
 
+TEST_CASE("the checker's CUDA context is made with one hardware queue, the cheapest to make") {
+    const RunResult result = run({"queues-1"});
+    REQUIRE(result.cases.size() == 1);
+    CHECK(result.cases[0].status == Status::passed);
+    CHECK(result.cases[0].detail == "1");
+}
+
 TEST_CASE("what the program prints never counts as a result") {
     const RunResult result = run({"noisy-1", "pass-2"});
     CHECK(result.cases[0].status == Status::wrong_answer);
