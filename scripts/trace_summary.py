@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Sums a grading trace (cugrade grade --trace FILE) by tool: processes, seconds, seconds waiting for the GPU, the
-longest process, and how the processes ended; then the submissions that cost the most."""
+longest process, and how the processes ended; what a submission costs on average; then the submissions that cost
+the most."""
 import collections
 import json
 import sys
@@ -19,6 +20,13 @@ for tool, rs in sorted(by_tool.items(), key=lambda item: -sum(r["seconds"] for r
     print(f"{tool:<16} {len(rs):>9} {sum(r['seconds'] for r in rs):>9.1f} {sum(r['waited_for_gpu'] for r in rs):>8.1f} "
           f"{starting:>8.1f} "
           f"{max(r['seconds'] for r in rs):>8.1f}  " + ", ".join(f"{n} {e}" for e, n in endings.most_common(3)))
+n = max(1, len(by_submission))
+waited = sum(r["waited_for_gpu"] for r in records)
+starting = sum(r["seconds"] - r["in_cases"] - r["waited_for_gpu"] for r in records)
+print(f"per submission ({len(by_submission)}): {len(records) / n:.1f} processes ("
+      + ", ".join(f"{tool} {len(rs) / n:.1f}" for tool, rs in sorted(by_tool.items(), key=lambda item: -len(item[1])))
+      + f"), {sum(r['seconds'] for r in records) / n:.1f} s, of which {waited / n:.1f} s waiting for the GPU and "
+      f"{starting / n:.1f} s starting")
 print("the costliest submissions (seconds of harness processes):")
 for submission, seconds in by_submission.most_common(8):
     tools = collections.Counter()

@@ -837,6 +837,8 @@ BatchSummary grade_class(const Course& course, const BatchOptions& options) {
     for (const auto& gpu_context : contexts) {
         if (gpu_context.gpu_gate && gates.insert(gpu_context.gpu_gate.get()).second) {
             summary.exclusive_seconds += gpu_context.gpu_gate->exclusive_seconds();
+            summary.exclusive_grants += gpu_context.gpu_gate->exclusive_grants();
+            summary.emptying_seconds += gpu_context.gpu_gate->emptying_seconds();
         }
     }
 
@@ -886,10 +888,11 @@ BatchSummary grade_class(const Course& course, const BatchOptions& options) {
     write_file_atomically(options.results / "report.html",
                           class_report(plans, rows, figures, sources, store, options.results));
     summary.total_seconds = seconds_since(started);
-    log(fmt::format("graded {} students in {:.0f} s (builds {:.0f} s, cases {:.0f} s, of which speed tests alone on "
-                    "the GPU {:.0f} s); gradebook: {}",
+    log(fmt::format("graded {} students in {:.0f} s (builds {:.0f} s, cases {:.0f} s, of which the GPU alone {:.0f} s "
+                    "for {} speed tests and profiled calls, and {:.0f} s emptied for them); gradebook: {}",
                     summary.graded, summary.total_seconds, summary.build_seconds, summary.grading_seconds,
-                    summary.exclusive_seconds, summary.gradebook.string()));
+                    summary.exclusive_seconds, summary.exclusive_grants, summary.emptying_seconds,
+                    summary.gradebook.string()));
     const StageSeconds& t = summary.stages;
     if (summary.gpus.empty()) {
         return summary;  // no cases ran: nothing to say by stage

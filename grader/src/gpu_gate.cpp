@@ -12,6 +12,17 @@ bool GpuGate::only_long_holders(Clock::time_point now) const {
     });
 }
 
+// Called under the lock after every change of state.
+void GpuGate::note_emptying(Clock::time_point now) {
+    const bool emptying = exclusive_waiting_ > 0 && !exclusive_;
+    if (emptying && !emptying_) {
+        emptying_since_ = now;
+    } else if (!emptying && emptying_) {
+        emptying_total_ += now - emptying_since_;
+    }
+    emptying_ = emptying;
+}
+
 std::uint64_t GpuGate::acquire(Use use) {
     std::unique_lock lock(mutex_);
     if (use == Use::shared) {
@@ -25,10 +36,13 @@ std::uint64_t GpuGate::acquire(Use use) {
     }
     if (use == Use::exclusive) {
         ++exclusive_waiting_;
+        note_emptying(Clock::now());
         changed_.wait(lock, [&] { return !exclusive_ && shared_since_.empty(); });
         --exclusive_waiting_;
         exclusive_ = true;
         exclusive_since_ = Clock::now();
+        ++exclusive_grants_;
+        note_emptying(exclusive_since_);
     }
     return 0;
 }
@@ -39,8 +53,10 @@ void GpuGate::release(Use use, std::uint64_t ticket) {
         if (use == Use::shared) {
             shared_since_.erase(ticket);
         } else if (use == Use::exclusive) {
+            const auto now = Clock::now();
             exclusive_ = false;
-            exclusive_total_ += Clock::now() - exclusive_since_;
+            exclusive_total_ += now - exclusive_since_;
+            note_emptying(now);
         }
     }
     changed_.notify_all();
@@ -59,6 +75,20 @@ bool GpuGate::exclusive_held() const {
 double GpuGate::exclusive_seconds() const {
     std::lock_guard lock(mutex_);
     return std::chrono::duration<double>(exclusive_total_).count();
+}
+
+std::size_t GpuGate::exclusive_grants() const {
+    std::lock_guard lock(mutex_);
+    return exclusive_grants_;
+}
+
+double GpuGate::emptying_seconds() const {
+    std::lock_guard lock(mutex_);
+    auto total = emptying_total_;
+    if (emptying_) {
+        total += Clock::now() - emptying_since_;
+    }
+    return std::chrono::duration<double>(total).count();
 }
 
 void GpuGate::Hold::change(Use use) {

@@ -188,6 +188,8 @@ TEST_CASE("a speed test waits for the cases running now, and no new case starts 
     CHECK(speed.get().cases[0].status == Status::passed);
     CHECK(later_case.get());
     CHECK(gate.exclusive_seconds() > 0.0);
+    CHECK(gate.exclusive_grants() == 1);
+    CHECK(gate.emptying_seconds() > 0.5);  // the running case kept the GPU about 0.8 s after the speed test asked
     CHECK_FALSE(gate.exclusive_held());
 }
 

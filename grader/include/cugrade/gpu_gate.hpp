@@ -42,15 +42,19 @@ public:
     };
 
     // Holders now, and how long the GPU has been held exclusively in all (a batch's figure: the part of its time
-    // that speed tests cannot share).
+    // that speed tests cannot share), how many times, and how long it was emptied for them: a speed test waiting
+    // while the work that runs ends, no new work let in.
     std::size_t shared_holders() const;
     bool exclusive_held() const;
     double exclusive_seconds() const;
+    std::size_t exclusive_grants() const;
+    double emptying_seconds() const;
 
 private:
     std::uint64_t acquire(Use use);
     void release(Use use, std::uint64_t ticket);
     bool only_long_holders(Clock::time_point now) const;
+    void note_emptying(Clock::time_point now);
 
     const Clock::duration patience_;
     mutable std::mutex mutex_;
@@ -61,6 +65,10 @@ private:
     bool exclusive_ = false;
     Clock::time_point exclusive_since_;
     Clock::duration exclusive_total_{};
+    std::size_t exclusive_grants_ = 0;
+    bool emptying_ = false;  // a speed test waits, and the GPU is not yet its
+    Clock::time_point emptying_since_;
+    Clock::duration emptying_total_{};
 };
 
 }  // namespace cugrade
