@@ -60,7 +60,7 @@ struct BatchSummary {
     std::filesystem::path gradebook;
     double build_seconds = 0.0;    // the parallel builds
     double grading_seconds = 0.0;  // the students' cases (the GPU's share of the batch)
-    double exclusive_seconds = 0.0;  // of which speed tests and profiled calls had a GPU to themselves (summed over GPUs)
+    double exclusive_seconds = 0.0;    // of which speed tests and profiled calls had a GPU alone (summed over GPUs)
     std::size_t exclusive_grants = 0;  // how many times
     double emptying_seconds = 0.0;     // and how long the work running before each was left to end, none let in
     std::vector<GpuInfo> gpus;     // the GPUs it graded on
