@@ -64,7 +64,8 @@ if has class; then
     timeout -s INT "${LIMIT:-0}" "$cugrade" grade "$out/class" -o "$out/results" --cache-dir "$out/cache" \
         --require-sandbox none ${GPU_JOBS:+--gpu-jobs "$GPU_JOBS"} --trace "$out/trace.jsonl" \
         > "$out/grade.txt" 2> "$out/grade.log"
-    echo "cold (empty cache, diagnoses on): $(seconds_since "$start") s" | tee -a "$figures"
+    cold=$(seconds_since "$start")
+    echo "cold (empty cache, diagnoses on): $cold s" | tee -a "$figures"
     [ -n "${sampler:-}" ] && kill "$sampler" 2>/dev/null
     kill "$cpu_sampler" 2>/dev/null
     grep -E "^cugrade: (graded|time in each stage|grading on|built)" "$out/grade.log" | tee -a "$figures"
@@ -77,6 +78,15 @@ if has class; then
     awk 'NR > 3 && $15 ~ /^[0-9]+$/ { n++; busy += 100 - $15; wait += $16; if (100 - $15 > 90) full++ }
         END { if (n) printf "CPU busy %.0f%% on average (%.0f%% waiting for I/O), over 90%% busy in %.0f%% of seconds\n", busy / n, wait / n, 100 * full / n }' \
         "$out/cpu.txt" | tee -a "$figures"
+    # A run cut at LIMIT ends without the batch's summary: the figures from the students graded by then.
+    if ! grep -q '^cugrade: graded ' "$out/grade.log"; then
+        awk -v cut="$cold" -v students="$students" '
+            /^cugrade: built / { for (i = 1; i <= NF; i++) if ($i == "in") built = $(i + 1) }
+            /^cugrade: \[[0-9]+\/[0-9]+\] / { graded++ }
+            END { if (graded) printf "cut at %.0f s: %d of %d students graded in %.0f s after %.1f s of builds, %.1f s a student; all %d in about %.0f s\n",
+                      cut, graded, students, cut - built, built, (cut - built) / graded, students, built + students * (cut - built) / graded }' \
+            "$out/grade.log" | tee -a "$figures"
+    fi
     # Each student's line: "cugrade: [k/N] ID: STATUS POINTS (S s: build B, harness start H, ...)".
     echo "the slowest students (seconds of the batch's time, all three exercises):" | tee -a "$figures"
     grep -E '^cugrade: \[[0-9]+/[0-9]+\] ' "$out/grade.log" | sed -E 's/^cugrade: \[[0-9]+\/[0-9]+\] //' |
