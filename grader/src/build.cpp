@@ -118,7 +118,7 @@ HarnessBuild build_harness(const Exercise& exercise, const Toolchain& toolchain,
     for (const auto& file : course_files) {
         key.add_file_digest(file);
     }
-    for (const auto& file : regular_files_under(exercise.directory.parent_path() / "common")) {
+    for (const auto& file : regular_files_under(exercise.common_dir())) {
         key.add_file_digest(file);
     }
     CacheEntry entry(options.cache_dir, "harness-" + exercise.name, key);
@@ -136,7 +136,7 @@ HarnessBuild build_harness(const Exercise& exercise, const Toolchain& toolchain,
     } else {
         fs::copy_file(exercise.prebuilt_harness, dir / "harness.o");
     }
-    const fs::path common = exercise.directory.parent_path() / "common";
+    const fs::path common = exercise.common_dir();
     const auto compile = course_compile_command(exercise, toolchain, {"-arch=" + options.arch});
 
     // The checker holds none of the submission's code: it loads the device code at run time (capture/replay.hpp,

@@ -47,7 +47,7 @@ std::vector<fs::path> course_objects_in(const fs::path& dir) {
 // The course's part, which no submission changes: the harness, the reference, the CPU runtime, compiled from the
 // staged sources into `dir`.
 std::vector<fs::path> compile_course_objects(const Exercise& exercise, const fs::path& staged, const fs::path& dir) {
-    const fs::path common = exercise.directory.parent_path() / "common";
+    const fs::path common = exercise.common_dir();
     const std::vector<fs::path> objects = course_objects_in(dir);
     fs::create_directories(dir);
     const auto compile = [&](std::vector<std::string> extra, const fs::path& source, const fs::path& object,
@@ -76,7 +76,7 @@ std::vector<fs::path> course_objects(const Exercise& exercise, const fs::path& s
     if (!exercise.prebuilt_cpu_objects.empty()) {
         return course_objects_in(exercise.prebuilt_cpu_objects);
     }
-    const fs::path common = exercise.directory.parent_path() / "common";
+    const fs::path common = exercise.common_dir();
     std::string key = cpu_compiler() + "\n";
     for (const fs::path& file : regular_files_under(common)) {
         key += fs::relative(file, common).string() + " " + file_digest(file) + "\n";
@@ -97,7 +97,7 @@ std::vector<fs::path> course_objects(const Exercise& exercise, const fs::path& s
 // The course's files staged for the CPU under `staged`, every CUDA source rewritten: exercises/common, the contract,
 // and where the course has them (not a kit), the harness and the reference.
 void stage_course(const Exercise& exercise, const fs::path& staged) {
-    const fs::path common = exercise.directory.parent_path() / "common";
+    const fs::path common = exercise.common_dir();
     try {
         stage_tree(common, staged / "common");
         fs::create_directories(staged / "exercise");

@@ -16,7 +16,7 @@ std::vector<std::string> course_compile_command(const Exercise& exercise, const 
         compile.push_back(flag);
     }
     compile.insert(compile.end(), arch_flags.begin(), arch_flags.end());
-    for (const auto& include : {exercise.directory, exercise.directory.parent_path() / "common"}) {
+    for (const auto& include : {exercise.directory, exercise.common_dir()}) {
         compile.push_back("-I" + include.string());
     }
     for (const auto& include : toolchain.include_dirs) {
@@ -27,7 +27,7 @@ std::vector<std::string> course_compile_command(const Exercise& exercise, const 
 
 void compile_harness_object(const Exercise& exercise, const Toolchain& toolchain, const HarnessRecipe& recipe,
                             const fs::path& dir) {
-    const fs::path common = exercise.directory.parent_path() / "common";
+    const fs::path common = exercise.common_dir();
     auto compile = course_compile_command(exercise, toolchain, recipe.arch_flags);
     if (!recipe.line_info) {
         compile.erase(std::remove(compile.begin(), compile.end(), "-lineinfo"), compile.end());

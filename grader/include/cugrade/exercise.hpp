@@ -60,6 +60,9 @@ struct Exercise {
     // exercise.yaml's `readme_sections`: a diagnosis topic (diagnosis.hpp) -> the title of the section of
     // exercises/NAME/README.md that teaches its fix.
     std::map<std::string, std::string> readme_sections;
+
+    // exercises/common beside it: what every exercise's harness is built with.
+    std::filesystem::path common_dir() const { return directory.parent_path() / "common"; }
 };
 
 // The course at `root`: a kit's manifest read and its files checked against it (throws UsageError when changed).
