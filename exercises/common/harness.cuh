@@ -83,6 +83,7 @@ inline int run_plan(int argc, char** argv, const std::function<CaseOutcome(const
         hidden_from = plan.value("hidden_from", std::string());
         bare_buffers() = plan.value("bare_buffers", false);
         profile_only() = plan.value("profile", false);
+        counter_profiler_library() = plan.value("counter_profiler", std::string());
         channel.set_gpu_gate(gpu_shared);
     } catch (const std::exception& e) {
         channel.send({{"event", "fatal"}, {"detail", std::string("cannot read the plan: ") + e.what()}});

@@ -69,6 +69,9 @@ public:
     // same arguments, so the round trip to the runner stays outside the timing brackets.
     void set_capture_only(bool capture_only) { capture_only_ = capture_only; }
 
+    // The kernels the last replayed call launched, in order.
+    std::vector<LaunchShape> last_launches() const { return last_work_.kernel_launches(); }
+
     void call(const nlohmann::json& arguments, cudaStream_t stream) {
         if (!capture_only_ && pending_arguments_ == arguments) {
             pending_arguments_ = nullptr;

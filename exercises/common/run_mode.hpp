@@ -2,6 +2,8 @@
 // harness process runs one plan, so each is the process's setting.
 #pragma once
 
+#include <string>
+
 namespace cugrade::harness {
 
 // Set for a rerun under compute-sanitizer (the plan's "bare_buffers"), which diagnoses and grades nothing: buffers
@@ -21,6 +23,13 @@ inline bool& profile_only() {
     return profile;
 }
 inline constexpr const char* submission_range = "submission";
+
+// Where CUPTI is (the plan's "counter_profiler"), set where diagnoses are on: a speed test below its top tier then
+// profiles the submission's call itself (counter_profile.hpp). Empty: no such profile.
+inline std::string& counter_profiler_library() {
+    static std::string library;
+    return library;
+}
 
 // Set once a call of the submission's has run in this process: from then on, a fault that surfaces in the harness's
 // own work (an illegal address at its next synchronisation) is one the submission left behind, such as a write that

@@ -50,9 +50,13 @@ void compile_harness_object(const Exercise& exercise, const Toolchain& toolchain
     auto replayer = compile;
     replayer.insert(replayer.end(), {"-c", (common / "capture" / "replay.cpp").string(), "-o", "replay.o"});
     run_course_tool(replayer, dir, "the replayer failed to compile:");
-    run_course_tool({toolchain.ld, "-r", "harness_main.o", "reference.o", "replay.o", "-o", "harness.o"}, dir,
-                    "combining the harness with the reference failed:");
-    for (const char* file : {"reference.o", "harness_main.o", "replay.o"}) {
+    auto profiler = compile;
+    profiler.insert(profiler.end(), {"-c", (common / "counter_profile.cpp").string(), "-o", "counter_profile.o"});
+    run_course_tool(profiler, dir, "the counter profiler failed to compile:");
+    run_course_tool({toolchain.ld, "-r", "harness_main.o", "reference.o", "replay.o", "counter_profile.o", "-o",
+                     "harness.o"},
+                    dir, "combining the harness with the reference failed:");
+    for (const char* file : {"reference.o", "harness_main.o", "replay.o", "counter_profile.o"}) {
         fs::remove(dir / file);
     }
 }

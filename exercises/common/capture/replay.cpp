@@ -1,6 +1,8 @@
 // Replaying recorded work (replay.hpp).
 #include "replay.hpp"
 
+#include <algorithm>
+#include <iterator>
 #include <string>
 
 #include "work_record.hpp"
@@ -215,6 +217,20 @@ Work Replayer::prepare(const nlohmann::json& work, const std::vector<DeviceRange
         throw Refused(std::string("sent work the grader cannot read: ") + e.what());
     }
     return prepared;
+}
+
+std::vector<LaunchShape> Work::kernel_launches() const {
+    std::vector<LaunchShape> launches;
+    for (const Item& item : items_) {
+        if (item.op == Op::kernel) {
+            LaunchShape launch{item.name, item.function};
+            std::copy(std::begin(item.grid), std::end(item.grid), launch.grid);
+            std::copy(std::begin(item.block), std::end(item.block), launch.block);
+            launch.shared_bytes = item.shared_bytes;
+            launches.push_back(std::move(launch));
+        }
+    }
+    return launches;
 }
 
 void Replayer::replay(const Work& work, CUstream stream) {

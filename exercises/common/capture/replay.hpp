@@ -14,6 +14,7 @@
 
 #include "capture_runtime.hpp"
 #include "device_range.hpp"
+#include "../launch_shape.hpp"
 
 namespace cugrade::replay {
 
@@ -32,6 +33,7 @@ public:
     Work(const Work&) = delete;  // parameter pointers point into the item's own argument bytes
     Work& operator=(const Work&) = delete;
     bool empty() const { return items_.empty(); }
+    std::vector<LaunchShape> kernel_launches() const;  // in the order they are launched
 
 private:
     friend class Replayer;

@@ -1,0 +1,52 @@
+// The checker's own profile of a slow speed test: the submission's call replayed once per pass that the GPU's
+// performance counters need (CUPTI's range profiler, each kernel launch a range), inside the process that timed it.
+// It costs a few calls' time, where a separate Nsight Compute process costs seconds of start and replays; the metrics
+// are the ones Nsight Compute reports under the same names (profile_metrics.hpp). CUPTI is loaded at run time from
+// the path the grader names: a toolkit without it profiles nothing, and says why.
+#pragma once
+
+#include <cuda.h>
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "launch_shape.hpp"
+
+namespace cugrade::harness {
+
+// One launch as profiled: its metrics by name, in base units (ns, bytes).
+struct ProfiledLaunch {
+    std::string name;
+    std::map<std::string, double> metrics;
+};
+
+class CounterProfiler {
+public:
+    // Loads CUPTI from `library` and sets up the counters for the current context. Throws std::runtime_error with
+    // the reason ("the GPU's counters are reserved for administrators", "CUPTI ... was not found").
+    explicit CounterProfiler(const std::string& library);
+    ~CounterProfiler();
+    CounterProfiler(const CounterProfiler&) = delete;
+    CounterProfiler& operator=(const CounterProfiler&) = delete;
+
+    // Runs `call` once per pass (each call must redo the same work: same launches, same inputs), `prepare` before
+    // each outside the counted span, then asks `launches` for the kernels the last call launched: each is matched to
+    // its range by its count of blocks and warps, and ranges of no launch of the call's (a memset the driver runs as
+    // a kernel) are left out. Throws std::runtime_error.
+    std::vector<ProfiledLaunch> profile(const std::function<void()>& prepare, const std::function<void()>& call,
+                                        const std::function<std::vector<LaunchShape>()>& launches);
+
+    int passes() const;
+
+private:
+    struct State;
+    std::unique_ptr<State> state_;
+};
+
+// The launch metrics of `launch` on the current device (profile_metrics::launch).
+std::map<std::string, double> launch_metrics(const LaunchShape& launch);
+
+}  // namespace cugrade::harness
