@@ -345,6 +345,7 @@ ExerciseReport grade_exercise(const GradingContext& context, const Exercise& exe
         run_options.compute_sanitizer = toolchain.compute_sanitizer;
         run_options.nsight_compute = toolchain.nsight_compute;
         run_options.nsight_compute_files = toolchain.nsight_compute_files;
+        run_options.cupti_library = toolchain.cupti_library;
         run_options.diagnose = context.diagnose;
         run_options.profile_wait_seconds = context.profile_wait_seconds;
         run_options.student_files = {submission.name};
@@ -382,6 +383,10 @@ ExerciseReport grade_exercise(const GradingContext& context, const Exercise& exe
                 const bool unexplained_wrong = status == Status::wrong_answer && !names_cause(run.cases[i].diagnosis);
                 if (status == Status::slow || unexplained_wrong) {
                     profile_case(program, cases, i, run_options, run);
+                }
+                // The counters became the diagnosis, or are not needed: they are not part of the results.
+                if (run.cases[i].measurements.is_object()) {
+                    run.cases[i].measurements.erase("kernel_profile");
                 }
             }
             results = std::move(run.cases);

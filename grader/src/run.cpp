@@ -182,6 +182,11 @@ private:
         plan["gpu_gate"] = answers_gpu_requests;
         plan["bare_buffers"] = mode.bare_buffers;
         plan["profile"] = mode.profile;
+        // Counters are read in plain runs only: a sanitizer's instrumentation would be what they measure.
+        const bool reads_counters = options_.diagnose && !options_.cupti_library.empty() && launcher.empty();
+        if (reads_counters) {
+            plan["counter_profiler"] = options_.cupti_library.string();
+        }
         if (switches) {
             plan["hidden_from"] = cases_[*first_hidden].id;
         }
@@ -226,6 +231,9 @@ private:
             if (!options_.nsight_compute_files.empty()) {
                 process.sandbox.readable.push_back(options_.nsight_compute_files);
             }
+        }
+        if (reads_counters) {
+            process.sandbox.readable.push_back(options_.cupti_library.parent_path());  // CUPTI loads its neighbours
         }
         process.output_limit = options_.output_limit;
         if (runner) {
@@ -710,11 +718,54 @@ void diagnose_failures(const fs::path& program, const std::vector<CasePlan>& cas
     result.seconds.diagnosis += Seconds(Clock::now() - started).count();
 }
 
+// The counters the harness read itself on speed test `i` (exercises/common/counter_profile.hpp), turned into its
+// diagnosis, or into a note of why there is none. False: it read none, and Nsight Compute is to be asked.
+bool diagnose_from_counters(const std::vector<CasePlan>& cases, std::size_t i, RunResult& result) {
+    CaseResult& timed = result.cases[i];
+    const auto profile = timed.measurements.find("kernel_profile");
+    if (profile == timed.measurements.end() || !profile->is_object()) {
+        return false;
+    }
+    const auto note = [&](const std::string& why) {
+        result.diagnosis_notes.push_back("the speed test could not be profiled: " + why.substr(0, 300));
+    };
+    if (const auto problem = profile->find("problem"); problem != profile->end()) {
+        note(problem->is_string() ? problem->get<std::string>() : "the harness said nothing of why");
+        return true;
+    }
+    // The profile ran inside the speed test's process, after its timing: its seconds are the diagnosis's.
+    const double profiled = profile->value("setup_seconds", 0.0) + profile->value("seconds", 0.0);
+    if (profiled > 0) {
+        const double moved = std::min(profiled, result.seconds.speed);
+        result.seconds.speed -= moved;
+        result.seconds.diagnosis += moved;
+    }
+    try {
+        const std::vector<KernelProfile> launches = read_counter_profile(profile->value("launches", nlohmann::json()));
+        SpeedTestFigures figures{static_cast<double>(cases[i].size()), timed.measurements.value("copy_gbps", 0.0),
+                                 timed.measurements.value("bytes", 0.0)};
+        figures.source = "the GPU's counters";
+        if (auto found = speed_diagnosis(launches, figures)) {
+            found->scope = "found on " + cases[i].id;
+            found->tool_output = describe_profile(launches).substr(0, 64 * 1024);
+            timed.diagnosis = std::move(*found);
+        } else {
+            note("the counters saw no kernel of the submission's");
+        }
+    } catch (const std::runtime_error& e) {
+        note(e.what());
+    }
+    return true;
+}
+
 }  // namespace
 
 void profile_case(const fs::path& program, const std::vector<CasePlan>& cases, std::size_t i,
                   const RunOptions& options, RunResult& result) {
-    if (options.nsight_compute.empty() || !options.diagnose) {
+    if (!options.diagnose || diagnose_from_counters(cases, i, result)) {
+        return;
+    }
+    if (options.nsight_compute.empty()) {
         return;
     }
     // Nsight Compute runs one profile of a machine at a time, whole processes of its own included, and a second

@@ -7,44 +7,25 @@
 #include <stdexcept>
 
 #include "kernel_name.hpp"
+#include "object_file.hpp"
+#include "profile_metrics.hpp"
 
 namespace cugrade {
 namespace {
 
-// What the hints read, by name as ncu 2025 calls them on sm_70 and later.
-const std::vector<std::string> metric_names = {
-    "gpu__time_duration.sum",
-    "dram__bytes_read.sum",
-    "dram__bytes_write.sum",
-    "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
-    "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum",
-    "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum",
-    "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum",
-    "smsp__sass_average_data_bytes_per_sector_mem_global_op_ld.pct",
-    "smsp__sass_average_data_bytes_per_sector_mem_global_op_st.pct",
-    "l1tex__t_bytes_pipe_lsu_mem_local_op_ld.sum",
-    "l1tex__t_bytes_pipe_lsu_mem_local_op_st.sum",
-    "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",
-    "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum",
-    "smsp__inst_executed_op_shared_ld.sum",
-    "smsp__inst_executed_op_shared_st.sum",
-    "l1tex__t_requests_pipe_lsu_mem_global_op_atom.sum",
-    "l1tex__t_requests_pipe_lsu_mem_global_op_red.sum",
-    "sm__warps_active.avg.pct_of_peak_sustained_active",
-    "sm__maximum_warps_per_active_cycle_pct",
-    "sm__cycles_active.avg",
-    "sm__cycles_elapsed.avg",
-    "smsp__thread_inst_executed_per_inst_executed.ratio",
-    "launch__occupancy_limit_registers",
-    "launch__occupancy_limit_shared_mem",
-    "launch__occupancy_limit_blocks",
-    "launch__occupancy_limit_warps",
-    "launch__registers_per_thread",
-    "launch__shared_mem_per_block",
-    "launch__grid_size",
-    "launch__block_size",
-    "launch__sm_count",
-};
+// What the hints read (profile_metrics.hpp), all of it asked of Nsight Compute.
+std::string profiler_metric_list() {
+    std::string list;
+    const auto add = [&](const auto& names) {
+        for (const char* name : names) {
+            list += (list.empty() ? "" : ",") + std::string(name);
+        }
+    };
+    add(profile_metrics::counters);
+    add(profile_metrics::patched);
+    add(profile_metrics::launch);
+    return list;
+}
 
 // One CSV record; quotes around fields, "" for a quote inside one.
 std::vector<std::string> csv_fields(const std::string& line) {
@@ -101,10 +82,7 @@ double KernelProfile::metric(const std::string& name) const {
 }
 
 std::vector<std::string> profiler_command(const std::string& ncu, const std::filesystem::path& report_file) {
-    std::string metrics;
-    for (const auto& name : metric_names) {
-        metrics += (metrics.empty() ? "" : ",") + name;
-    }
+    const std::string metrics = profiler_metric_list();
     return {ncu,       "--clock-control", "none",   "--target-processes", "application-only",
             "--nvtx",  "--nvtx-include",  "submission/", "--csv", "--page", "raw", "--print-units", "base",
             "--log-file", report_file.string(), "--metrics", metrics};
@@ -144,6 +122,41 @@ std::vector<KernelProfile> read_profile(const std::string& csv) {
         throw std::runtime_error("no kernel table in the profiler's report");
     }
     return launches;
+}
+
+std::vector<KernelProfile> read_counter_profile(const nlohmann::json& launches) {
+    if (!launches.is_array()) {
+        throw std::runtime_error("the harness's profile has no launches");
+    }
+    std::vector<KernelProfile> profiled;
+    for (const auto& launch : launches) {
+        if (!launch.is_object() || !launch.value("name", nlohmann::json()).is_string() ||
+            !launch.value("metrics", nlohmann::json()).is_object()) {
+            throw std::runtime_error("the harness's profile is not a list of launches");
+        }
+        KernelProfile kernel;
+        // The device name ("_Z13one_block_sumPKfmPf") as Nsight Compute prints it: "one_block_sum".
+        kernel.name = kernel_name(demangle(launch["name"].get<std::string>()));
+        for (const auto& [name, value] : launch["metrics"].items()) {
+            if (value.is_number()) {
+                kernel.metrics[name] = value.get<double>();
+            }
+        }
+        profiled.push_back(std::move(kernel));
+    }
+    return profiled;
+}
+
+std::string describe_profile(const std::vector<KernelProfile>& launches) {
+    std::string text;
+    for (const auto& launch : launches) {
+        text += launch.name + ":";
+        for (const auto& [name, value] : launch.metrics) {
+            text += fmt::format(" {}={:g}", name, value);
+        }
+        text += "\n";
+    }
+    return text;
 }
 
 std::optional<Diagnosis> speed_diagnosis(const std::vector<KernelProfile>& profiled, const SpeedTestFigures& test) {
@@ -343,12 +356,12 @@ std::optional<Diagnosis> speed_diagnosis(const std::vector<KernelProfile>& profi
                                     dram_bytes / 1e6, gbps, share(gbps, copy_gbps), copy_gbps)
                       : fmt::format("the kernels moved {:.0f} MB at {:.0f} GB/s", dram_bytes / 1e6, gbps);
     if (findings.empty()) {
-        diagnosis.summary = "Nsight Compute: " + bandwidth + "; nothing stands out in how the kernels use the GPU";
+        diagnosis.summary = test.source + ": " + bandwidth + "; nothing stands out in how the kernels use the GPU";
         diagnosis.category = "slow, with nothing standing out";
         diagnosis.hint = "move fewer bytes or make fewer passes over the data; compare the number of kernel launches "
                          "and passes with the README's fastest design";
     } else {
-        diagnosis.summary = "Nsight Compute: " + findings.front().cause;
+        diagnosis.summary = test.source + ": " + findings.front().cause;
         diagnosis.category = findings.front().category;
         diagnosis.topic = findings.front().topic;
         diagnosis.hint = findings.front().fix;

@@ -40,6 +40,22 @@ std::string find_beside(const std::string& program, const std::string& tool) {
     return "";
 }
 
+// The toolkit's CUPTI, wherever its layout puts it (NVIDIA's packages, the runfile, a distribution's), resolved to
+// the file itself.
+fs::path find_cupti(const fs::path& toolkit_root) {
+    std::error_code ec;
+    for (const fs::path& candidate :
+         {toolkit_root / "lib64" / "libcupti.so", toolkit_root / "targets" / "x86_64-linux" / "lib" / "libcupti.so",
+          toolkit_root / "targets" / "sbsa-linux" / "lib" / "libcupti.so",
+          toolkit_root / "extras" / "CUPTI" / "lib64" / "libcupti.so", toolkit_root / "lib" / "libcupti.so",
+          fs::path("/usr/lib/x86_64-linux-gnu/libcupti.so"), fs::path("/usr/lib/aarch64-linux-gnu/libcupti.so")}) {
+        if (fs::exists(candidate, ec)) {
+            return fs::canonical(candidate, ec);
+        }
+    }
+    return {};
+}
+
 }  // namespace
 
 Toolchain find_toolchain(const std::optional<std::string>& preferred) {
@@ -90,6 +106,7 @@ Toolchain find_toolchain(const std::optional<std::string>& preferred) {
                     toolchain.nsight_compute_files = "/opt/nvidia/nsight-compute";
                 }
             }
+            toolchain.cupti_library = find_cupti(toolchain.toolkit_root);
             for (const char* dir : {CUGRADE_JSON_INCLUDE_DIR}) {
                 const fs::path path = dir;
                 // The system folders are searched anyway; naming them with -I reorders them and breaks libstdc++.

@@ -175,3 +175,29 @@ TEST_CASE("real fixtures' profiles: each names its fixture's flaw, and one float
     CHECK(hillis->topic == "traffic");
     CHECK(hillis->summary.find("where the exercise needs 2147 MB: 2.0x the minimum") != std::string::npos);
 }
+
+TEST_CASE("the checker's own counters give the same hints, under the device name demangled and shortened") {
+    // What the checker read on an H100 of the one-block sum fixture's speed test (n = 2^28), as it sends it.
+    std::ifstream file(std::string(CUGRADE_TEST_DATA) + "/unit/data/counter-profile-one-block.json");
+    const auto launches = read_counter_profile(nlohmann::json::parse(file));
+    REQUIRE(launches.size() == 1);
+    CHECK(launches[0].name == "one_block_sum");
+    CHECK(launches[0].metric("launch__grid_size") == 1.0);
+    SpeedTestFigures figures{268435456.0, 3000.0, 268435456.0 * 4};
+    figures.source = "the GPU's counters";
+    const auto found = speed_diagnosis(launches, figures);
+    REQUIRE(found);
+    CHECK(found->summary == "the GPU's counters: one_block_sum runs 1 block on a GPU of 132 SMs: 1 of 132 SMs busy");
+    CHECK(describe_profile(launches).rfind("one_block_sum: dram__bytes_read.sum=1.07412e+09 ", 0) == 0);
+}
+
+TEST_CASE("a profile from the checker that is not a list of launches is refused with what is wrong") {
+    CHECK_THROWS_WITH(read_counter_profile(nlohmann::json("launches")), "the harness's profile has no launches");
+    CHECK_THROWS_WITH(read_counter_profile(nlohmann::json::parse(R"([{"name": 3, "metrics": {}}])")),
+                      "the harness's profile is not a list of launches");
+    // Metrics that are not numbers are left out, not read as 0.
+    const auto launches = read_counter_profile(nlohmann::json::parse(R"([{"name": "k", "metrics": {"a": "x", "b": 2}}])"));
+    REQUIRE(launches.size() == 1);
+    CHECK(launches[0].metrics.size() == 1);
+    CHECK(launches[0].metric("b") == 2.0);
+}

@@ -56,6 +56,9 @@ struct RunOptions {
     std::string compute_sanitizer;      // runs the race-check cases; empty: they cannot run
     std::string nsight_compute;         // profiles a speed test below its top tier (ncu); empty: none is
     std::filesystem::path nsight_compute_files;  // what ncu reads of its own, shown to the profiled run
+    // CUPTI, with which the harness reads the counters of a speed test below its top tier itself (before Nsight
+    // Compute is asked); empty: it does not.
+    std::filesystem::path cupti_library;
     SandboxPolicy sandbox;              // for every harness process; its work_dir is work_dir
     // The submission's runner, started beside each harness process with no GPU, and its device code, which the
     // harness loads; empty: the harness runs without a runner.
@@ -84,9 +87,10 @@ struct RunOptions {
 RunResult run_cases(const std::filesystem::path& program, const std::vector<CasePlan>& cases,
                     const RunOptions& options);
 
-// Case `index`, a speed test below its top tier, runs once more under Nsight Compute, its calls alone and untimed,
-// so that the profile of its kernels can say what slows them down: its diagnosis goes into result.cases[index], or
-// why there is none into result.diagnosis_notes. Its verdict and measurements stay those of the timed run.
+// What slows case `index`, a speed test below its top tier, down: from the counters its harness read itself right
+// after timing it (measurements' "kernel_profile"), else from a run of its calls, alone and untimed, under Nsight
+// Compute. Its diagnosis goes into result.cases[index], or why there is none into result.diagnosis_notes. Its verdict
+// and measurements stay those of the timed run.
 void profile_case(const std::filesystem::path& program, const std::vector<CasePlan>& cases, std::size_t index,
                   const RunOptions& options, RunResult& result);
 

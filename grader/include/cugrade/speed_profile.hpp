@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -28,11 +29,19 @@ std::vector<std::string> profiler_command(const std::string& ncu, const std::fil
 // The launches in ncu's `--csv --page raw` report; throws std::runtime_error when it is not one.
 std::vector<KernelProfile> read_profile(const std::string& csv);
 
+// The launches the harness profiled itself ([{"name": ..., "metrics": {name: value}}], counter_profile.hpp); throws
+// std::runtime_error when `launches` is not that.
+std::vector<KernelProfile> read_counter_profile(const nlohmann::json& launches);
+
+// The launches' metrics as text, a kernel a line, for the diagnosis's tool output.
+std::string describe_profile(const std::vector<KernelProfile>& launches);
+
 // What the speed test measured beside the profile.
 struct SpeedTestFigures {
     double elements = 0.0;       // the case's size
     double copy_gbps = 0.0;      // what a plain copy reached in the speed test (0: unknown)
     double minimum_bytes = 0.0;  // what the exercise must move at least (0: unknown)
+    std::string source = "Nsight Compute";  // what measured the kernels, as the diagnosis names it
 };
 
 // What the speed test's figures and the kernels' metrics say about why the submission is slow, the likeliest cause

@@ -23,6 +23,9 @@ struct Toolchain {
     // Where ncu's own files are: a toolkit's nsight-compute folder, or /opt/nvidia/nsight-compute where the toolkit
     // leaves ncu out (NVIDIA's containers): ncu reads them, so a sandbox that runs it must show them.
     std::filesystem::path nsight_compute_files;
+    // CUPTI (libcupti.so of the toolkit), which the checker loads to read the GPU's counters on a slow speed test
+    // itself (exercises/common/counter_profile.hpp); empty when the toolkit has none. Its folder holds what it loads.
+    std::filesystem::path cupti_library;
     std::vector<std::filesystem::path> include_dirs;  // headers the harness needs (nlohmann-json)
 };
 
