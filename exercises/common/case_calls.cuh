@@ -245,30 +245,12 @@ CaseOutcome run_checked_calls(const plan::Case& c, const CaseCalls<Signature>& c
         }
         return {which + ": " + wrong, std::move(explanation)};
     };
-    // A speed test's counters, read in this process (counter_profile.hpp) where the diagnosis will want them: a
-    // wrong answer's design may be its cause (an atomic per element that stalls a float32 total), and a slow one's
-    // is why it is slow. Nothing outside a plain run with diagnoses on.
-    const auto profiled = [&](CaseOutcome outcome, double call_ms) {
-#ifndef CUGRADE_CPU
-        if (c.timed && !profile_only() && !counter_profiler_library().empty() && remote_submission()) {
-            outcome.measurements["kernel_profile"] = profile_slow_call(
-                poison_outputs,
-                [&] { call_submission([&] { calls.invoke(calls.submission, stream, 0); }, "the profiled call"); },
-                call_ms);
-        }
-#endif
-        return outcome;
-    };
     // Profiled, one call shows the submission's kernels; each further call would repeat them.
     const int call_count = profile_only() ? 1 : c.calls;
     for (int call = 1; call <= call_count; ++call) {
         const std::string which = "call " + std::to_string(call) + " of " + std::to_string(call_count);
-        const auto call_started = std::chrono::steady_clock::now();
         if (Problem problem = checked_call(calls.submission, 0, which); !problem.detail.empty()) {
-            const double call_ms =
-                std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - call_started).count();
-            return profiled(CaseOutcome::wrong_answer(std::move(problem.detail), std::move(problem.explanation)),
-                            call_ms);
+            return CaseOutcome::wrong_answer(std::move(problem.detail), std::move(problem.explanation));
         }
     }
     nlohmann::json measurements = calls.measurements;
@@ -315,9 +297,7 @@ CaseOutcome run_checked_calls(const plan::Case& c, const CaseCalls<Signature>& c
         }
         // A submission that is fast because it is wrong earns nothing.
         if (!speed.problem.empty()) {
-            alone.reset();
-            return profiled(CaseOutcome::wrong_answer(speed.problem),
-                            speed.submission_ms.empty() ? 0.0 : statistics::median(speed.submission_ms));
+            return CaseOutcome::wrong_answer(speed.problem);
         }
         measurements["submission_ms"] = statistics::median(speed.submission_ms);
         measurements["reference_ms"] = statistics::median(speed.reference_ms);
@@ -332,17 +312,20 @@ CaseOutcome run_checked_calls(const plan::Case& c, const CaseCalls<Signature>& c
         measurements["bytes"] = calls.bytes;
         measurements["inputs"] = sets;
 #ifndef CUGRADE_CPU
-        // Below the top tier, the diagnosis will want to know why. The grader's scoring decides the tier; this only
-        // saves asking.
+        // Below the top tier, the diagnosis will want to know why: the counters are read now, in this process,
+        // while the submission's work is at hand. The grader's scoring decides the tier; this only saves asking.
         const double submission_ms = statistics::median(speed.submission_ms);
         const speed::Figures figures = speed::figures(submission_ms, statistics::median(speed.reference_ms),
                                                       calls.bytes, speed.copy_gbps);
         const bool top_tier =
             c.timing.boundaries.empty() ||
             speed::reaches(c.timing.metric, speed::metric_value(c.timing.metric, figures), c.timing.boundaries.front());
-        if (!top_tier) {
+        if (!top_tier && !counter_profiler_library().empty() && remote_submission()) {
             alone.reset();
-            return profiled(CaseOutcome::passed(std::move(measurements)), submission_ms);
+            measurements["kernel_profile"] = profile_slow_call(
+                poison_outputs,
+                [&] { call_submission([&] { calls.invoke(calls.submission, stream, 0); }, "the profiled call"); },
+                submission_ms);
         }
 #endif
     }
