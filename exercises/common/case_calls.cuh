@@ -175,7 +175,8 @@ inline nlohmann::json profile_slow_call(const std::function<void()>& prepare, co
                 {"setup_seconds", setup_seconds},
                 {"seconds", seconds_since(profiling)}};
     } catch (const std::exception& e) {
-        return {{"problem", e.what()}};
+        // The passes ran the submission's calls: what failed may have left the context broken for the next case.
+        return {{"problem", e.what()}, {"after_calls", true}};
     }
 }
 #endif
@@ -326,6 +327,10 @@ CaseOutcome run_checked_calls(const plan::Case& c, const CaseCalls<Signature>& c
                 poison_outputs,
                 [&] { call_submission([&] { calls.invoke(calls.submission, stream, 0); }, "the profiled call"); },
                 submission_ms);
+            // A profile that failed in the submission's calls must not fail the cases after it: they start afresh.
+            CaseOutcome outcome = CaseOutcome::passed(std::move(measurements));
+            outcome.fresh_process_after = outcome.measurements["kernel_profile"].value("after_calls", false);
+            return outcome;
         }
 #endif
     }
@@ -341,7 +346,8 @@ bool wrote_past_outputs(const CaseCalls<Signature>& calls) {
 template <class Signature>
 CaseOutcome run_calls(const plan::Case& c, const CaseCalls<Signature>& calls) {
     CaseOutcome outcome = run_checked_calls(c, calls);
-    outcome.fresh_process_after = outcome.status != protocol::status_passed && wrote_past_outputs(calls);
+    outcome.fresh_process_after =
+        outcome.fresh_process_after || (outcome.status != protocol::status_passed && wrote_past_outputs(calls));
     return outcome;
 }
 
