@@ -1,12 +1,15 @@
 #!/usr/bin/env python3
 """Sums a grading trace (cugrade grade --trace FILE) by tool: processes, seconds, seconds waiting for the GPU, the
 longest process, and how the processes ended; what a submission costs on average; then the submissions that cost
-the most."""
+the most; then the times the GPU was held alone (speed tests, profiled calls): how long they held it, how long each
+waited for it, and what the work that left last before it was."""
 import collections
 import json
 import sys
 
-records = [json.loads(line) for line in open(sys.argv[1]) if line.strip()]
+lines = [json.loads(line) for line in open(sys.argv[1]) if line.strip()]
+records = [r for r in lines if "event" not in r]
+alone = [r for r in lines if r.get("event") == "alone"]
 by_tool = collections.defaultdict(list)
 by_submission = collections.Counter()
 for r in records:
@@ -34,3 +37,25 @@ for submission, seconds in by_submission.most_common(8):
         if r["submission"] == submission:
             tools[r["tool"]] += r["seconds"]
     print(f"  {seconds:6.1f} s  {submission}: " + ", ".join(f"{t} {s:.1f}" for t, s in tools.most_common()))
+
+if alone:
+    held = sum(r["held"] for r in alone)
+    waited = sum(r["waited"] for r in alone)
+    print(f"the GPU alone: {len(alone)} times, {held:.1f} s held, {waited:.1f} s waited for it "
+          f"({sum(r['waited'] > 1 for r in alone)} waits over 1 s)")
+    # What a speed test waited for: the last shared work to leave, by tool and by the case's group.
+    by_kind = collections.defaultdict(lambda: [0, 0.0, 0.0])
+    for r in alone:
+        if not r["last_to_leave"]:
+            continue
+        _, case, tool = r["last_to_leave"].rsplit(" ", 2)
+        kind = by_kind[f"{tool} {case.split('/')[0]}"]
+        kind[0] += 1
+        kind[1] += r["waited"]
+        kind[2] += r["last_to_leave_held"]
+    print("  waited for (tool, group: times, seconds waited, seconds that work had held the GPU):")
+    for kind, (n, w, h) in sorted(by_kind.items(), key=lambda item: -item[1][1])[:10]:
+        print(f"    {kind:<28} {n:>4} {w:>7.1f} {h:>7.1f}")
+    print("  the longest holds:")
+    for r in sorted(alone, key=lambda r: -r["held"])[:5]:
+        print(f"    {r['held']:6.2f} s  {r['submission']} ({r['tool']})")

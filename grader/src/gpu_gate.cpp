@@ -7,8 +7,8 @@ namespace cugrade {
 // True when shared work is running and all of it has run longer than the patience: a waiting speed test then lets
 // new shared work in, since it would otherwise hold the GPU idle behind a hang.
 bool GpuGate::only_long_holders(Clock::time_point now) const {
-    return !shared_since_.empty() && std::all_of(shared_since_.begin(), shared_since_.end(), [&](const auto& hold) {
-        return now - hold.second > patience_;
+    return !shared_.empty() && std::all_of(shared_.begin(), shared_.end(), [&](const auto& hold) {
+        return now - hold.second.since > patience_;
     });
 }
 
@@ -23,7 +23,7 @@ void GpuGate::note_emptying(Clock::time_point now) {
     emptying_ = emptying;
 }
 
-std::uint64_t GpuGate::acquire(Use use) {
+std::uint64_t GpuGate::acquire(Use use, const std::string& label, Grant& grant) {
     std::unique_lock lock(mutex_);
     if (use == Use::shared) {
         // Behind any speed test that waits, unless what it waits for looks like a hang.
@@ -31,18 +31,24 @@ std::uint64_t GpuGate::acquire(Use use) {
             changed_.wait_for(lock, std::chrono::milliseconds(100));
         }
         const std::uint64_t ticket = next_ticket_++;
-        shared_since_.emplace(ticket, Clock::now());
+        shared_.emplace(ticket, SharedHold{Clock::now(), label});
         return ticket;
     }
     if (use == Use::exclusive) {
+        const auto asked = Clock::now();
         ++exclusive_waiting_;
-        note_emptying(Clock::now());
-        changed_.wait(lock, [&] { return !exclusive_ && shared_since_.empty(); });
+        note_emptying(asked);
+        changed_.wait(lock, [&] { return !exclusive_ && shared_.empty(); });
         --exclusive_waiting_;
         exclusive_ = true;
         exclusive_since_ = Clock::now();
         ++exclusive_grants_;
         note_emptying(exclusive_since_);
+        grant = {std::chrono::duration<double>(exclusive_since_ - asked).count(), {}, 0.0};
+        if (last_to_leave_at_ >= asked) {
+            grant.last_to_leave = last_to_leave_;
+            grant.last_to_leave_seconds = std::chrono::duration<double>(last_to_leave_held_).count();
+        }
     }
     return 0;
 }
@@ -51,7 +57,14 @@ void GpuGate::release(Use use, std::uint64_t ticket) {
     {
         std::lock_guard lock(mutex_);
         if (use == Use::shared) {
-            shared_since_.erase(ticket);
+            if (const auto hold = shared_.find(ticket); hold != shared_.end()) {
+                if (exclusive_waiting_ > 0 && shared_.size() == 1) {
+                    last_to_leave_ = hold->second.label;
+                    last_to_leave_at_ = Clock::now();
+                    last_to_leave_held_ = last_to_leave_at_ - hold->second.since;
+                }
+                shared_.erase(hold);
+            }
         } else if (use == Use::exclusive) {
             const auto now = Clock::now();
             exclusive_ = false;
@@ -64,7 +77,7 @@ void GpuGate::release(Use use, std::uint64_t ticket) {
 
 std::size_t GpuGate::shared_holders() const {
     std::lock_guard lock(mutex_);
-    return shared_since_.size();
+    return shared_.size();
 }
 
 bool GpuGate::exclusive_held() const {
@@ -97,7 +110,7 @@ void GpuGate::Hold::change(Use use) {
     }
     gate_->release(held_, ticket_);
     held_ = Use::none;
-    ticket_ = gate_->acquire(use);
+    ticket_ = gate_->acquire(use, label_, grant_);
     held_ = use;
 }
 

@@ -247,6 +247,29 @@ private:
         ++run_.processes;
 
         GpuGate::Hold gpu(options_.gpu_gate);  // what this process holds of a shared GPU
+        const std::string tool_name = mode.tool.empty() ? "none" : mode.tool;
+        std::optional<Clock::time_point> alone_since;
+        // Every change of what it holds goes through here: a trace records each time it had the GPU alone.
+        const auto change_gpu = [&](GpuGate::Use use) {
+            if (gpu.held() == use) {
+                return;
+            }
+            if (alone_since && options_.trace != nullptr) {
+                const GpuGate::Grant& grant = gpu.last_grant();
+                options_.trace->record({{"event", "alone"},
+                                        {"submission", options_.trace_label},
+                                        {"tool", tool_name},
+                                        {"held", Seconds(Clock::now() - *alone_since).count()},
+                                        {"waited", grant.waited_seconds},
+                                        {"last_to_leave", grant.last_to_leave},
+                                        {"last_to_leave_held", grant.last_to_leave_seconds}});
+            }
+            alone_since.reset();
+            gpu.change(use);
+            if (use == GpuGate::Use::exclusive) {
+                alone_since = Clock::now();
+            }
+        };
         const auto process_started = Clock::now();
         auto case_started = process_started;
         double waited = 0.0, in_cases = 0.0;  // of this process's time
@@ -305,6 +328,7 @@ private:
             } else if (event == "start" && index_of_.count(id) != 0 && !done_[index_of_[id]]) {
                 current = index_of_[id];
                 started_any = true;
+                gpu.set_label(options_.trace_label + " " + id + " " + tool_name);
                 deadline = after(cases_[current].case_seconds);
                 case_started = Clock::now();
             } else if (event == "gpu" && answers_gpu_requests) {
@@ -313,7 +337,7 @@ private:
                                             : use == "exclusive" ? GpuGate::Use::exclusive
                                                                  : GpuGate::Use::none;
                 const auto asked = Clock::now();
-                gpu.change(wanted);
+                change_gpu(wanted);
                 const double wait = Seconds(Clock::now() - asked).count();
                 waited += wait;
                 run_.seconds.gpu_wait += wait;
@@ -327,7 +351,7 @@ private:
                     child.reply(std::string(1, protocol::gpu_granted));
                 }
             } else if (event == "result" && current != none && id == cases_[current].id) {
-                gpu.change(GpuGate::Use::none);
+                change_gpu(GpuGate::Use::none);
                 case_ended(cases_[current]);
                 CaseResult result;
                 result.status = status_from_string(record.value("status", "")).value_or(Status::harness_error);
@@ -353,7 +377,7 @@ private:
                 fatal = record.value("detail", "the harness stopped");
             }
         }
-        gpu.change(GpuGate::Use::none);
+        change_gpu(GpuGate::Use::none);
         if (current != none) {
             case_ended(cases_[current]);
         }
@@ -380,7 +404,7 @@ private:
         (launcher.empty() ? run_.seconds.startup : run_.seconds.race_check) += outside_cases;
         if (options_.trace != nullptr) {
             options_.trace->record({{"submission", options_.trace_label},
-                                    {"tool", mode.tool.empty() ? "none" : mode.tool},
+                                    {"tool", tool_name},
                                     {"cases", plan_cases.size()},
                                     {"first_case", plan_cases.front()->id},
                                     {"seconds", Seconds(Clock::now() - process_started).count()},

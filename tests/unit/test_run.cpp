@@ -362,3 +362,27 @@ TEST_CASE("a profile whose turn does not come in time is left out with a note, a
     CHECK(result.seconds.gpu_wait >= 0.5);
     CHECK_FALSE(result.cases[0].diagnosis);
 }
+
+TEST_CASE("a speed test's grant says how long it waited and what work left last before it") {
+    using namespace std::chrono_literals;
+    GpuGate gate;
+    GpuGate::Hold running_case(&gate);
+    running_case.set_label("alice/sum.cu races/n=1025 racecheck");
+    running_case.change(GpuGate::Use::shared);
+    auto speed_test = std::async(std::launch::async, [&gate] {
+        GpuGate::Hold hold(&gate);
+        hold.change(GpuGate::Use::exclusive);
+        return hold.last_grant();
+    });
+    std::this_thread::sleep_for(300ms);
+    running_case.change(GpuGate::Use::none);
+    const GpuGate::Grant grant = speed_test.get();
+    CHECK(grant.waited_seconds >= 0.25);
+    CHECK(grant.last_to_leave == "alice/sum.cu races/n=1025 racecheck");
+    CHECK(grant.last_to_leave_seconds >= 0.25);
+
+    // Nothing to empty: granted at once, and nothing named.
+    GpuGate::Hold alone(&gate);
+    alone.change(GpuGate::Use::exclusive);
+    CHECK(alone.last_grant().last_to_leave.empty());
+}

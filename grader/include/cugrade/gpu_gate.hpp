@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <map>
 #include <mutex>
+#include <string>
 
 namespace cugrade {
 
@@ -18,6 +19,14 @@ class GpuGate {
 public:
     using Clock = std::chrono::steady_clock;
     enum class Use { none, shared, exclusive };
+
+    // How a hold of the GPU alone was come by: how long it waited for it, and the shared work that left last before
+    // it (its label, and how long it had held the GPU): what a speed test was kept waiting by.
+    struct Grant {
+        double waited_seconds = 0.0;
+        std::string last_to_leave;
+        double last_to_leave_seconds = 0.0;
+    };
 
     // Shared work held longer than this is taken for a hang, and no longer keeps other work out while a speed test
     // waits for it.
@@ -34,11 +43,17 @@ public:
         // Gives up what it holds, then waits until it has `use`. Without a gate it returns at once.
         void change(Use use);
         Use held() const { return held_; }
+        // What the holder is doing (a trace's words: submission, case, tool), for the gate's figures.
+        void set_label(std::string label) { label_ = std::move(label); }
+        // The last time it got the GPU alone.
+        const Grant& last_grant() const { return grant_; }
 
     private:
         GpuGate* gate_;
         Use held_ = Use::none;
         std::uint64_t ticket_ = 0;  // its shared hold, while it has one
+        std::string label_;
+        Grant grant_;
     };
 
     // Holders now, and how long the GPU has been held exclusively in all (a batch's figure: the part of its time
@@ -51,7 +66,11 @@ public:
     double emptying_seconds() const;
 
 private:
-    std::uint64_t acquire(Use use);
+    struct SharedHold {
+        Clock::time_point since;
+        std::string label;
+    };
+    std::uint64_t acquire(Use use, const std::string& label, Grant& grant);
     void release(Use use, std::uint64_t ticket);
     bool only_long_holders(Clock::time_point now) const;
     void note_emptying(Clock::time_point now);
@@ -59,7 +78,10 @@ private:
     const Clock::duration patience_;
     mutable std::mutex mutex_;
     std::condition_variable changed_;
-    std::map<std::uint64_t, Clock::time_point> shared_since_;  // each shared hold's start
+    std::map<std::uint64_t, SharedHold> shared_;  // each shared hold
+    std::string last_to_leave_;  // the shared hold that left last while a speed test waited, and how long it held
+    Clock::duration last_to_leave_held_{};
+    Clock::time_point last_to_leave_at_;
     std::uint64_t next_ticket_ = 1;
     std::size_t exclusive_waiting_ = 0;
     bool exclusive_ = false;
