@@ -14,6 +14,7 @@
 #include <optional>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "case_plan.hpp"
@@ -138,20 +139,34 @@ inline nlohmann::json profile_slow_call(const std::function<void()>& prepare, co
                                         double call_ms) {
     static std::unique_ptr<CounterProfiler> profiler;
     static std::string unavailable;
-    const auto started = std::chrono::steady_clock::now();
     const auto seconds_since = [](std::chrono::steady_clock::time_point since) {
         return std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
     };
+    // One profile of the machine's at a time, its setup included; waiting for the turn is not the profile's time.
+    const CountersTurn turn;
+    if (!turn.granted()) {
+        return {{"problem", "other profiles held the GPU's counters (they take turns on a machine)"}};
+    }
+    // Waiting for the GPU is not the profile's time: each span's wait is taken off.
+    double waited = 0.0;
+    const auto gpu_span = [&waited, &seconds_since]<class Span>(std::type_identity<Span>,
+                                                                 const std::function<void()>& step) {
+        const auto asked = std::chrono::steady_clock::now();
+        const Span span;
+        waited += seconds_since(asked);
+        step();
+    };
+    const auto started = std::chrono::steady_clock::now();
     double setup_seconds = 0.0;
     if (!profiler && unavailable.empty()) {
         try {
-            // Setting the counters up reads the device; never while another process's profile holds them.
-            SharedGpu gpu;
-            profiler = std::make_unique<CounterProfiler>(counter_profiler_library());
+            // Setting the counters up reads the device.
+            gpu_span(std::type_identity<SharedGpu>{},
+                     [&] { profiler = std::make_unique<CounterProfiler>(counter_profiler_library()); });
         } catch (const std::exception& e) {
             unavailable = e.what();
         }
-        setup_seconds = seconds_since(started);
+        setup_seconds = seconds_since(started) - waited;
     }
     if (!profiler) {
         return {{"problem", unavailable}};
@@ -162,18 +177,23 @@ inline nlohmann::json profile_slow_call(const std::function<void()>& prepare, co
                                 std::to_string(passes) + " passes of a profile would hold the GPU too long"}};
     }
     try {
-        GpuAlone alone;  // the counters see the submission's kernels and nobody else's
         const auto profiling = std::chrono::steady_clock::now();
+        waited = 0.0;
+        // Attaching, configuring and reading the counters share the GPU; only the passes have it alone, so that the
+        // counters see the submission's kernels and nobody else's.
+        ProfileSpans spans;
+        spans.setup = [&](const std::function<void()>& step) { gpu_span(std::type_identity<SharedGpu>{}, step); };
+        spans.passes = [&](const std::function<void()>& step) { gpu_span(std::type_identity<GpuAlone>{}, step); };
         nlohmann::json launches = nlohmann::json::array();
         for (const ProfiledLaunch& launch :
-             profiler->profile(prepare, call, [] { return remote_submission()->last_launches(); })) {
+             profiler->profile(prepare, call, [] { return remote_submission()->last_launches(); }, spans)) {
             launches.push_back({{"name", launch.name}, {"metrics", launch.metrics}});
         }
-        // How long the setup and the passes took (not the wait for the GPU): the grader counts it as the diagnosis's.
+        // How long the setup and the profile took: the grader counts it as the diagnosis's.
         return {{"launches", std::move(launches)},
                 {"passes", passes},
                 {"setup_seconds", setup_seconds},
-                {"seconds", seconds_since(profiling)}};
+                {"seconds", seconds_since(profiling) - waited}};
     } catch (const std::exception& e) {
         // The passes ran the submission's calls: what failed may have left the context broken for the next case.
         return {{"problem", e.what()}, {"after_calls", true}};

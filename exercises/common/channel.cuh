@@ -66,6 +66,24 @@ public:
 
     void set_gpu_gate(bool on) { gpu_gate_ = on && fd_ > 2; }
 
+    // The machine's turn at the GPU's performance counters (protocol.hpp), asked holding nothing of the GPU so that
+    // the profile it waits for can have the GPU alone. Without a grader there is no one to take turns with.
+    bool take_counters() {
+        if (fd_ <= 2) {
+            return true;
+        }
+        if (shared_depth_ == 0 && held_ != Held::none) {
+            ask_for_gpu("none", Held::none);
+        }
+        send({{"event", "counters"}, {"use", "take"}});
+        return answer() == protocol::counters_granted;
+    }
+    void give_counters() {
+        if (fd_ > 2) {
+            send({{"event", "counters"}, {"use", "give"}});
+        }
+    }
+
     // Everything printed so far goes to the visible cases' output (protocol.hpp). Without a grader, nothing to wait
     // for.
     void begin_hidden_cases() {
@@ -93,13 +111,19 @@ private:
     }
 
     // The grader's one-byte answer. With the grader gone there is nothing left to report to, so the harness ends.
-    void wait_for(char expected) {
-        char answer = 0;
+    char answer() {
+        char byte = 0;
         ssize_t got = 0;
         do {
-            got = ::read(fd_, &answer, 1);
+            got = ::read(fd_, &byte, 1);
         } while (got < 0 && errno == EINTR);
-        if (got != 1 || answer != expected) {
+        if (got != 1) {
+            std::_Exit(protocol::exit_fatal);
+        }
+        return byte;
+    }
+    void wait_for(char expected) {
+        if (answer() != expected) {
             std::_Exit(protocol::exit_fatal);
         }
     }
@@ -129,6 +153,26 @@ inline void share_gpu() { ask_channel([](Channel& channel) { channel.share_gpu()
 inline void unshare_gpu() { ask_channel([](Channel& channel) { channel.unshare_gpu(); }); }
 inline void gpu_alone() { ask_channel([](Channel& channel) { channel.gpu_alone(); }); }
 inline void gpu_done() { ask_channel([](Channel& channel) { channel.gpu_done(); }); }
+
+// The machine's turn at the GPU's counters, held while it lives; a harness run by hand always has it.
+class CountersTurn {
+public:
+    CountersTurn() {
+        Channel* channel = active_channel();
+        granted_ = channel == nullptr || channel->take_counters();
+    }
+    ~CountersTurn() {
+        if (Channel* channel = active_channel(); channel != nullptr && granted_) {
+            channel->give_counters();
+        }
+    }
+    CountersTurn(const CountersTurn&) = delete;
+    CountersTurn& operator=(const CountersTurn&) = delete;
+    bool granted() const { return granted_; }
+
+private:
+    bool granted_ = false;
+};
 
 template <void (*Begin)(), void (*End)()>
 class GpuSpan {

@@ -233,79 +233,96 @@ int CounterProfiler::passes() const { return state_->passes; }
 
 std::vector<ProfiledLaunch> CounterProfiler::profile(const std::function<void()>& prepare,
                                                      const std::function<void()>& call,
-                                                     const std::function<std::vector<LaunchShape>()>& launches) {
+                                                     const std::function<std::vector<LaunchShape>()>& launches,
+                                                     const ProfileSpans& spans) {
     State& s = *state_;
     Cupti& c = s.cupti;
-    CUcontext context = nullptr;
-    cuCtxGetCurrent(&context);
-    CUpti_RangeProfiler_Enable_Params enable{CUpti_RangeProfiler_Enable_Params_STRUCT_SIZE};
-    enable.ctx = context;
-    s.check(c.cuptiRangeProfilerEnable(&enable), "cuptiRangeProfilerEnable");
-    CUpti_RangeProfiler_Object* profiler = enable.pRangeProfilerObject;
+    CUpti_RangeProfiler_Object* profiler = nullptr;
     struct Disable {
         Cupti& c;
-        CUpti_RangeProfiler_Object* profiler;
-        ~Disable() {
-            CUpti_RangeProfiler_Disable_Params disable{CUpti_RangeProfiler_Disable_Params_STRUCT_SIZE};
-            disable.pRangeProfilerObject = profiler;
-            c.cuptiRangeProfilerDisable(&disable);
+        CUpti_RangeProfiler_Object*& profiler;
+        void now() {
+            if (profiler != nullptr) {
+                CUpti_RangeProfiler_Disable_Params disable{CUpti_RangeProfiler_Disable_Params_STRUCT_SIZE};
+                disable.pRangeProfilerObject = profiler;
+                c.cuptiRangeProfilerDisable(&disable);
+                profiler = nullptr;
+            }
         }
+        ~Disable() { now(); }
     } disable_at_end{c, profiler};
 
-    CUpti_RangeProfiler_GetCounterDataSize_Params size{CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE};
-    size.pRangeProfilerObject = profiler;
-    size.pMetricNames = s.metrics.data();
-    size.numMetrics = s.metrics.size();
-    size.maxNumOfRanges = max_ranges;
-    size.maxNumRangeTreeNodes = max_ranges;
-    s.check(c.cuptiRangeProfilerGetCounterDataSize(&size), "cuptiRangeProfilerGetCounterDataSize");
-    std::vector<std::uint8_t> data(size.counterDataSize);
-    CUpti_RangeProfiler_CounterDataImage_Initialize_Params initialize{
-        CUpti_RangeProfiler_CounterDataImage_Initialize_Params_STRUCT_SIZE};
-    initialize.pRangeProfilerObject = profiler;
-    initialize.pCounterData = data.data();
-    initialize.counterDataSize = data.size();
-    s.check(c.cuptiRangeProfilerCounterDataImageInitialize(&initialize), "cuptiRangeProfilerCounterDataImageInitialize");
-
+    std::vector<std::uint8_t> data;
     // Each kernel launch is a range, and the call itself is replayed for each pass: the call rewrites its outputs
     // and leaves its inputs alone, so no memory needs saving between passes. Where CUPTI cannot replay that way, it
     // replays each kernel itself, saving and restoring the memory it writes.
     CUpti_RangeProfiler_SetConfig_Params config{CUpti_RangeProfiler_SetConfig_Params_STRUCT_SIZE};
-    config.pRangeProfilerObject = profiler;
-    config.pConfig = s.config.data();
-    config.configSize = s.config.size();
-    config.pCounterDataImage = data.data();
-    config.counterDataImageSize = data.size();
-    config.range = CUPTI_AutoRange;
-    config.replayMode = CUPTI_UserReplay;
-    config.maxRangesPerPass = max_ranges;
-    config.numNestingLevels = 1;
-    config.minNestingLevel = 1;
-    config.passIndex = 0;
-    config.targetNestingLevel = 1;
-    if (c.cuptiRangeProfilerSetConfig(&config) != CUPTI_SUCCESS) {
-        config.replayMode = CUPTI_KernelReplay;
-        s.check(c.cuptiRangeProfilerSetConfig(&config), "cuptiRangeProfilerSetConfig");
-    }
+    spans.setup([&] {
+        CUcontext context = nullptr;
+        cuCtxGetCurrent(&context);
+        CUpti_RangeProfiler_Enable_Params enable{CUpti_RangeProfiler_Enable_Params_STRUCT_SIZE};
+        enable.ctx = context;
+        s.check(c.cuptiRangeProfilerEnable(&enable), "cuptiRangeProfilerEnable");
+        profiler = enable.pRangeProfilerObject;
+
+        CUpti_RangeProfiler_GetCounterDataSize_Params size{
+            CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE};
+        size.pRangeProfilerObject = profiler;
+        size.pMetricNames = s.metrics.data();
+        size.numMetrics = s.metrics.size();
+        size.maxNumOfRanges = max_ranges;
+        size.maxNumRangeTreeNodes = max_ranges;
+        s.check(c.cuptiRangeProfilerGetCounterDataSize(&size), "cuptiRangeProfilerGetCounterDataSize");
+        data.resize(size.counterDataSize);
+        CUpti_RangeProfiler_CounterDataImage_Initialize_Params initialize{
+            CUpti_RangeProfiler_CounterDataImage_Initialize_Params_STRUCT_SIZE};
+        initialize.pRangeProfilerObject = profiler;
+        initialize.pCounterData = data.data();
+        initialize.counterDataSize = data.size();
+        s.check(c.cuptiRangeProfilerCounterDataImageInitialize(&initialize),
+                "cuptiRangeProfilerCounterDataImageInitialize");
+
+        config.pRangeProfilerObject = profiler;
+        config.pConfig = s.config.data();
+        config.configSize = s.config.size();
+        config.pCounterDataImage = data.data();
+        config.counterDataImageSize = data.size();
+        config.range = CUPTI_AutoRange;
+        config.replayMode = CUPTI_UserReplay;
+        config.maxRangesPerPass = max_ranges;
+        config.numNestingLevels = 1;
+        config.minNestingLevel = 1;
+        config.passIndex = 0;
+        config.targetNestingLevel = 1;
+        if (c.cuptiRangeProfilerSetConfig(&config) != CUPTI_SUCCESS) {
+            config.replayMode = CUPTI_KernelReplay;
+            s.check(c.cuptiRangeProfilerSetConfig(&config), "cuptiRangeProfilerSetConfig");
+        }
+    });
     const int most_passes = config.replayMode == CUPTI_KernelReplay ? 1 : s.passes + 2;
     bool all_submitted = false;
-    for (int pass = 0; pass < most_passes && !all_submitted; ++pass) {
-        prepare();
-        CUpti_RangeProfiler_Start_Params start{CUpti_RangeProfiler_Start_Params_STRUCT_SIZE};
-        start.pRangeProfilerObject = profiler;
-        s.check(c.cuptiRangeProfilerStart(&start), "cuptiRangeProfilerStart");
-        call();
-        CUpti_RangeProfiler_Stop_Params stop{CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE};
-        stop.pRangeProfilerObject = profiler;
-        s.check(c.cuptiRangeProfilerStop(&stop), "cuptiRangeProfilerStop");
-        all_submitted = stop.isAllPassSubmitted != 0;
-    }
+    spans.passes([&] {
+        for (int pass = 0; pass < most_passes && !all_submitted; ++pass) {
+            prepare();
+            CUpti_RangeProfiler_Start_Params start{CUpti_RangeProfiler_Start_Params_STRUCT_SIZE};
+            start.pRangeProfilerObject = profiler;
+            s.check(c.cuptiRangeProfilerStart(&start), "cuptiRangeProfilerStart");
+            call();
+            CUpti_RangeProfiler_Stop_Params stop{CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE};
+            stop.pRangeProfilerObject = profiler;
+            s.check(c.cuptiRangeProfilerStop(&stop), "cuptiRangeProfilerStop");
+            all_submitted = stop.isAllPassSubmitted != 0;
+        }
+    });
     if (!all_submitted) {
         throw std::runtime_error("the counters needed more passes than CUPTI said (" + std::to_string(s.passes) + ")");
     }
-    CUpti_RangeProfiler_DecodeData_Params decode{CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE};
-    decode.pRangeProfilerObject = profiler;
-    s.check(c.cuptiRangeProfilerDecodeData(&decode), "cuptiRangeProfilerDecodeData");
+    spans.setup([&] {
+        CUpti_RangeProfiler_DecodeData_Params decode{CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE};
+        decode.pRangeProfilerObject = profiler;
+        s.check(c.cuptiRangeProfilerDecodeData(&decode), "cuptiRangeProfilerDecodeData");
+        disable_at_end.now();
+    });
     CUpti_RangeProfiler_GetCounterDataInfo_Params info{CUpti_RangeProfiler_GetCounterDataInfo_Params_STRUCT_SIZE};
     info.pCounterDataImage = data.data();
     info.counterDataImageSize = data.size();
@@ -378,7 +395,8 @@ CounterProfiler::CounterProfiler(const std::string&) {
 CounterProfiler::~CounterProfiler() = default;
 int CounterProfiler::passes() const { return 0; }
 std::vector<ProfiledLaunch> CounterProfiler::profile(const std::function<void()>&, const std::function<void()>&,
-                                                     const std::function<std::vector<LaunchShape>()>&) {
+                                                     const std::function<std::vector<LaunchShape>()>&,
+                                                     const ProfileSpans&) {
     return {};
 }
 

@@ -23,6 +23,14 @@ struct ProfiledLaunch {
     std::map<std::string, double> metrics;
 };
 
+// Where a profile's steps run: `setup` around attaching the profiler to the context, configuring it, and reading
+// and detaching it after; `passes` around the replays of the call, the only part that needs the GPU to itself.
+struct ProfileSpans {
+    using Span = std::function<void(const std::function<void()>&)>;
+    Span setup = [](const std::function<void()>& step) { step(); };
+    Span passes = [](const std::function<void()>& step) { step(); };
+};
+
 class CounterProfiler {
 public:
     // Loads CUPTI from `library` and sets up the counters for the current context. Throws std::runtime_error with
@@ -37,7 +45,8 @@ public:
     // its range by its count of blocks and warps, and ranges of no launch of the call's (a memset the driver runs as
     // a kernel) are left out. Throws std::runtime_error.
     std::vector<ProfiledLaunch> profile(const std::function<void()>& prepare, const std::function<void()>& call,
-                                        const std::function<std::vector<LaunchShape>()>& launches);
+                                        const std::function<std::vector<LaunchShape>()>& launches,
+                                        const ProfileSpans& spans = {});
 
     int passes() const;
 

@@ -6,6 +6,7 @@
 //   {"event":"ready","protections":[...]}               CUDA is initialised; per-case clocks start now
 //   {"event":"start","case":ID}                         the case ID begins
 //   {"event":"gpu","use":U}                             only when the plan has "gpu_gate": true (see below)
+//   {"event":"counters","use":U}                        the same, around a profile of the GPU's counters
 //   {"event":"hidden_cases"}                            the plan's "hidden_from" case is next (see below)
 //   {"event":"result","case":ID,"status":S,"detail":D,"measurements":{...}}
 //                                                       and for some wrong answers "explanation":{...}
@@ -17,6 +18,9 @@
 // the harness asks for the GPU with use "shared", before a speed test's sampling with "exclusive", and gives it back
 // with "none"; after asking for "shared" or "exclusive" it waits for one byte (gpu_granted) on the same descriptor.
 // The grader gives back whatever a harness held when its case ends or the process does.
+// A harness that reads the GPU's performance counters takes turns with the others' profiles: {"event":"counters",
+// "use":"take"} (asked while holding nothing of the GPU) is answered with one byte, counters_granted or, after the
+// grader's patience, counters_refused; {"event":"counters","use":"give"} ends the turn, as does the case's end.
 //
 // One process runs a submission's visible cases, then its hidden ones. What the program prints during hidden cases
 // is for instructors only, so before the plan's "hidden_from" case the harness waits for the GPU's printf, flushes
@@ -36,6 +40,8 @@ inline constexpr const char* runner_fd_env = "CUGRADE_RUNNER_FD";
 
 inline constexpr char gpu_granted = 'g';
 inline constexpr char output_drained = 'o';
+inline constexpr char counters_granted = 'c';
+inline constexpr char counters_refused = 'r';
 
 // Exit codes of the harness process.
 inline constexpr int exit_done = 0;     // every case in the plan reported

@@ -35,8 +35,9 @@ using Seconds = std::chrono::duration<double>;
 
 Clock::time_point after(double seconds) { return Clock::now() + std::chrono::duration_cast<Clock::duration>(Seconds(seconds)); }
 
-// The machine's one lock on the GPUs' performance counters, for every profiled run of every cugrade.
-fs::path profiler_lock_file() { return fs::temp_directory_path() / "cugrade-nsight-compute.lock"; }
+// The machine's one lock on the GPUs' performance counters, for every profile of every cugrade: Nsight Compute's
+// processes and the checkers' own.
+fs::path profiler_lock_file() { return fs::temp_directory_path() / "cugrade-gpu-counters.lock"; }
 
 // A secret for one harness process: records that lack it are not the harness's.
 std::string make_token() {
@@ -270,6 +271,7 @@ private:
                 alone_since = Clock::now();
             }
         };
+        std::optional<MachineLock> counters;  // the machine's turn at the GPU's counters, while the harness has it
         const auto process_started = Clock::now();
         auto case_started = process_started;
         double waited = 0.0, in_cases = 0.0;  // of this process's time
@@ -350,8 +352,36 @@ private:
                 if (wanted != GpuGate::Use::none) {
                     child.reply(std::string(1, protocol::gpu_granted));
                 }
+            } else if (event == "counters" && reads_counters) {
+                if (record.value("use", "") == "take" && !counters) {
+                    // Profiles take turns on a machine (Nsight Compute's and other batches' too), holding nothing
+                    // of the GPU while they wait.
+                    change_gpu(GpuGate::Use::none);
+                    const auto asked = Clock::now();
+                    try {
+                        counters.emplace(profiler_lock_file(), Seconds(options_.profile_wait_seconds));
+                    } catch (const std::runtime_error&) {
+                        // No turn to be had (the lock's file is unusable): the profile is refused, not the case.
+                    }
+                    if (counters && !counters->held()) {
+                        counters.reset();
+                    }
+                    const bool granted = counters.has_value();
+                    const auto waited_for = std::chrono::duration_cast<Clock::duration>(Clock::now() - asked);
+                    const double wait = Seconds(waited_for).count();
+                    waited += wait;
+                    run_.seconds.gpu_wait += wait;
+                    deadline += waited_for;
+                    if (current != none) {
+                        case_started += waited_for;
+                    }
+                    child.reply(std::string(1, granted ? protocol::counters_granted : protocol::counters_refused));
+                } else if (record.value("use", "") == "give") {
+                    counters.reset();
+                }
             } else if (event == "result" && current != none && id == cases_[current].id) {
                 change_gpu(GpuGate::Use::none);
+                counters.reset();
                 case_ended(cases_[current]);
                 CaseResult result;
                 result.status = status_from_string(record.value("status", "")).value_or(Status::harness_error);
@@ -378,6 +408,7 @@ private:
             }
         }
         change_gpu(GpuGate::Use::none);
+        counters.reset();
         if (current != none) {
             case_ended(cases_[current]);
         }

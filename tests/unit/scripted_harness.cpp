@@ -11,6 +11,8 @@
 //   timed  asks for the GPU alone (a speed test), then reports passed
 //   queues reports passed, its detail the CUDA_DEVICE_MAX_CONNECTIONS it was given ("unset" if none)
 //   explained  reports a wrong answer with an explanation (explanation.hpp) whose topic is not a known one
+//   counters   asks for the machine's turn at the GPU's counters (a plan with "counter_profiler"), then reports
+//              passed, its detail "granted" or "refused"; the turn is the grader's to end with the case
 //   toolhang   reports a wrong answer, but never reports under a diagnosis's tool (a plan with "bare_buffers" or
 //              "profile"), as a kernel that compute-sanitizer or the profiler slows past every limit
 // With "gpu_gate" in the plan each case first asks for the GPU as the real harness does, and waits for the grant: the
@@ -127,6 +129,14 @@ int main(int argc, char** argv) {
                                             {"topic", "not a topic"},
                                             {"evidence", {"the total of indices 0 to 1, without index 2", 7}},
                                             {"map", {".#", std::string(200, '#')}}}}});
+        } else if (starts_with(id, "counters") && plan.contains("counter_profiler")) {
+            send(channel, {{"event", "counters"}, {"use", "take"}});
+            char answer = 0;
+            if (::read(channel_fd, &answer, 1) != 1) {
+                std::_Exit(cugrade::protocol::exit_fatal);
+            }
+            send(channel, {{"event", "result"}, {"case", id}, {"status", "passed"},
+                           {"detail", answer == cugrade::protocol::counters_granted ? "granted" : "refused"}});
         } else if (starts_with(id, "noisy")) {
             std::printf("{\"event\":\"result\",\"case\":\"%s\",\"status\":\"passed\"}\n", id.c_str());
             std::fflush(stdout);

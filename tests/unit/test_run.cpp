@@ -349,7 +349,7 @@ TEST_CASE("a profile whose turn does not come in time is left out with a note, a
     result.cases.resize(1);
     result.cases[0].status = Status::passed;
     {
-        const MachineLock another_profile(std::filesystem::temp_directory_path() / "cugrade-nsight-compute.lock");
+        const MachineLock another_profile(std::filesystem::temp_directory_path() / "cugrade-gpu-counters.lock");
         const auto started = std::chrono::steady_clock::now();
         profile_case(CUGRADE_SCRIPTED_HARNESS, cases, 0, options, result);
         CHECK(seconds_since(started) < 2.0);
@@ -385,4 +385,21 @@ TEST_CASE("a speed test's grant says how long it waited and what work left last 
     GpuGate::Hold alone(&gate);
     alone.change(GpuGate::Use::exclusive);
     CHECK(alone.last_grant().last_to_leave.empty());
+}
+
+TEST_CASE("a checker reading the GPU's counters takes the machine's turn at them, and gives it back with its case") {
+    RunOptions options = with_tools("-counters-turn", 5.0);
+    options.cupti_library = "/nonexistent/libcupti.so";  // only named in the plan: the scripted harness loads nothing
+    options.profile_wait_seconds = 0.5;
+    const auto lock_file = std::filesystem::temp_directory_path() / "cugrade-gpu-counters.lock";
+    {
+        const MachineLock another_profile(lock_file);
+        const RunResult refused = run_cases(CUGRADE_SCRIPTED_HARNESS, plans({"counters-1"}), options);
+        CHECK(refused.cases[0].detail == "refused");
+        CHECK(refused.seconds.gpu_wait >= 0.5);
+    }
+    const RunResult granted = run_cases(CUGRADE_SCRIPTED_HARNESS, plans({"counters-1", "counters-2"}), options);
+    CHECK(granted.cases[0].detail == "granted");
+    CHECK(granted.cases[1].detail == "granted");  // the first case's turn ended with it
+    CHECK(MachineLock(lock_file, std::chrono::seconds(0)).held());
 }
