@@ -705,7 +705,8 @@ BatchSummary grade_class(const Course& course, const BatchOptions& options) {
                     summary.reused));
     log("exercises: " + summary.exercises);
 
-    // Builds on every core: each exercise's harness first (one build each, in parallel), then every submission.
+    // Builds on every core: each exercise's harness first (one build each, in parallel); then every other
+    // submission, beside the grading of the first students (which finds their builds done, or builds them itself).
     struct BuildTask {
         std::size_t student, exercise;
     };
@@ -718,6 +719,7 @@ BatchSummary grade_class(const Course& course, const BatchOptions& options) {
         }
     }
     const unsigned jobs = options.jobs > 0 ? options.jobs : usable_cores();
+    std::atomic<bool> building_beside_grading{false};
     const auto prebuild = [&](const BuildTask& task) {
         const StudentFolder& student = layout.students[task.student];
         const ExercisePlan& plan = plans[task.exercise];
@@ -728,7 +730,7 @@ BatchSummary grade_class(const Course& course, const BatchOptions& options) {
         } catch (const std::exception&) {
             failed = true;  // grading builds it again and records what went wrong, in the student's row
         }
-        if (options.live) {
+        if (options.live && !building_beside_grading) {
             progress.done(failed, "");
         }
     };
@@ -736,20 +738,19 @@ BatchSummary grade_class(const Course& course, const BatchOptions& options) {
         return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     };
     const auto builds_started = std::chrono::steady_clock::now();
+    std::vector<BuildTask> rest;
     if (!context.cache_dir.empty() && !builds.empty()) {
         log(fmt::format("building {} submissions, {} at a time", builds.size(), jobs));
-        std::vector<BuildTask> first_of_each, rest;
+        std::vector<BuildTask> first_of_each;
         std::set<std::size_t> seen;
         for (const auto& task : builds) {
             (seen.insert(task.exercise).second ? first_of_each : rest).push_back(task);
         }
-        progress.stage("building", builds.size());
+        progress.stage("building", first_of_each.size());
         context.concurrent_jobs = jobs;
         in_parallel(first_of_each.size(), jobs, [&](std::size_t i) { prebuild(first_of_each[i]); });
-        in_parallel(rest.size(), jobs, [&](std::size_t i) { prebuild(rest[i]); });
         progress.finish();
-        context.concurrent_jobs = 1;
-        log(fmt::format("built {} submissions in {:.1f} s", builds.size(), seconds_since(builds_started)));
+        log(fmt::format("built each exercise's harness in {:.1f} s", seconds_since(builds_started)));
     }
 
     // Grading: on each GPU several students at once, their correctness cases side by side, each speed test with the
@@ -757,6 +758,24 @@ BatchSummary grade_class(const Course& course, const BatchOptions& options) {
     summary.build_seconds = seconds_since(builds_started);
     const auto grading_started = std::chrono::steady_clock::now();
     const std::vector<GradingContext> contexts = gpu_contexts(context, options, jobs);
+    // The other submissions build beside the grading, on the cores it leaves: the students graded first build
+    // their own at once, so theirs come last here (found built by then).
+    std::jthread builds_beside;  // joined however the grading ends
+    if (!rest.empty()) {
+        const std::size_t graded_first = contexts.size();
+        std::stable_partition(rest.begin(), rest.end(), [&](const BuildTask& task) {
+            const auto position = std::find(to_grade.begin(), to_grade.end(), task.student) - to_grade.begin();
+            return static_cast<std::size_t>(position) >= graded_first;
+        });
+        const unsigned build_jobs = std::max(1u, jobs - std::min(jobs - 1, static_cast<unsigned>(contexts.size())));
+        building_beside_grading = true;
+        builds_beside = std::jthread([&, build_jobs] {
+            const auto started = std::chrono::steady_clock::now();
+            in_parallel(rest.size(), build_jobs, [&](std::size_t i) { prebuild(rest[i]); });
+            log(fmt::format("built the other {} submissions in {:.1f} s, {} at a time, beside the grading",
+                            rest.size(), seconds_since(started), build_jobs));
+        });
+    }
     for (const auto& gpu_context : contexts) {
         if (gpu_context.gpu.available && (summary.gpus.empty() || summary.gpus.back().uuid != gpu_context.gpu.uuid)) {
             summary.gpus.push_back(gpu_context.gpu);
@@ -829,6 +848,10 @@ BatchSummary grade_class(const Course& course, const BatchOptions& options) {
     for (auto& worker : workers) {
         worker.join();
     }
+    if (builds_beside.joinable()) {
+        builds_beside.join();
+    }
+    context.concurrent_jobs = 1;
     grading = false;
     heartbeat.join();
     progress.finish();
