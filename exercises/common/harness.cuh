@@ -70,6 +70,7 @@ inline int run_plan(int argc, char** argv, const std::function<CaseOutcome(const
     std::string device_code;
     bool gpu_shared = false;
     std::string hidden_from;  // the first hidden case, after the visible ones
+    std::string case_marker;  // printed with each case's id as it starts (protocol.hpp)
     try {
         std::ifstream plan_file(argv[1]);
         const auto plan = nlohmann::json::parse(plan_file);
@@ -81,6 +82,7 @@ inline int run_plan(int argc, char** argv, const std::function<CaseOutcome(const
         device_code = plan.value("device_code", std::string());
         gpu_shared = plan.value("gpu_gate", false);
         hidden_from = plan.value("hidden_from", std::string());
+        case_marker = plan.value("case_marker", std::string());
         bare_buffers() = plan.value("bare_buffers", false);
         profile_only() = plan.value("profile", false);
         counter_profiler_library() = plan.value("counter_profiler", std::string());
@@ -131,6 +133,15 @@ inline int run_plan(int argc, char** argv, const std::function<CaseOutcome(const
                 return protocol::exit_restart;
             }
             channel.begin_hidden_cases();
+        }
+        if (!case_marker.empty()) {
+            // What the case before printed, and what a tool reported of its kernels, is all out before the marker.
+            if (cudaDeviceSynchronize() != cudaSuccess) {
+                return protocol::exit_restart;
+            }
+            std::fflush(nullptr);
+            std::printf("\n%s %s\n", case_marker.c_str(), c.id.c_str());
+            std::fflush(stdout);
         }
         channel.send({{"event", "start"}, {"case", c.id}});
         CaseOutcome outcome;

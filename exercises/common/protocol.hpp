@@ -22,6 +22,9 @@
 // "use":"take"} (asked while holding nothing of the GPU) is answered with one byte, counters_granted or, after the
 // grader's patience, counters_refused; {"event":"counters","use":"give"} ends the turn, as does the case's end.
 //
+// With "case_marker" in the plan (a run under racecheck), the harness prints a line "MARKER ID" to stdout as each case
+// starts, after its GPU work before is done: a tool's reports printed after it are that case's.
+//
 // One process runs a submission's visible cases, then its hidden ones. What the program prints during hidden cases
 // is for instructors only, so before the plan's "hidden_from" case the harness waits for the GPU's printf, flushes
 // its output, says "hidden_cases" and waits for one byte (output_drained): the grader has then read all that was

@@ -110,7 +110,49 @@ struct RunMode {
     bool profile = false;
     // The tool the harness runs under, as messages name it ("racecheck"); empty: none.
     std::string tool;
+    // The harness marks the start of each case in what it prints, so that a tool's reports there can be told
+    // apart by case (CaseRunner::case_output).
+    bool case_markers = false;
 };
+
+// What a process printed, split at the harness's case markers (a line "MARKER ID", printed as case ID starts): each
+// case's part, and the output without the markers.
+struct MarkedOutput {
+    std::map<std::string, std::string> by_case;
+    std::string unmarked;
+};
+
+MarkedOutput split_at_markers(const std::string& output, const std::string& marker) {
+    MarkedOutput split;
+    const std::string tag = marker + " ";
+    std::string* current = nullptr;
+    std::size_t line_start = 0;
+    while (line_start < output.size()) {
+        std::size_t line_end = output.find('\n', line_start);
+        line_end = line_end == std::string::npos ? output.size() : line_end + 1;
+        const std::string_view line(output.data() + line_start, line_end - line_start);
+        if (const std::size_t at = line.find(tag); at != std::string_view::npos) {
+            // Text the program printed before the marker on the same line is the case before's.
+            const std::string_view before = line.substr(0, at);
+            split.unmarked += before;
+            if (current != nullptr) {
+                *current += before;
+            }
+            std::string id(line.substr(at + tag.size()));
+            while (!id.empty() && (id.back() == '\n' || id.back() == '\r')) {
+                id.pop_back();
+            }
+            current = &split.by_case[id];
+        } else {
+            split.unmarked += line;
+            if (current != nullptr) {
+                *current += line;
+            }
+        }
+        line_start = line_end;
+    }
+    return split;
+}
 
 // Runs cases in harness processes, restarting after each failure, and records what became of every case.
 class CaseRunner {
@@ -126,6 +168,7 @@ public:
     struct Ended {
         ExitStatus status;
         std::string output;  // what it printed
+        bool truncated = false;  // past the output limit
     };
 
     // Runs the given cases until each has a verdict; returns how each process ended, in order.
@@ -153,6 +196,12 @@ public:
 
     RunResult& result() { return run_; }
 
+    // What case i printed (tool reports included) in runs with case markers; the last run's, where it ran again.
+    std::string case_output(std::size_t i) const {
+        const auto found = case_output_.find(i);
+        return found != case_output_.end() ? found->second : std::string();
+    }
+
 private:
     std::vector<std::size_t> remaining(const std::vector<std::size_t>& indices) const {
         std::vector<std::size_t> left;
@@ -178,6 +227,11 @@ private:
         }
         const fs::path plan_file = options_.work_dir / fmt::format("plan-{}.json", run_.processes + 1);
         nlohmann::json plan = make_plan(plan_cases, /*skip_exit_handlers=*/launcher.empty(), options_.device_code);
+        // A marker the submission cannot print by chance or by design: it never sees it.
+        const std::string marker = mode.case_markers ? "cugrade-case-" + make_token() : std::string();
+        if (mode.case_markers) {
+            plan["case_marker"] = marker;
+        }
         // A profiled run asks for the GPU alone around its profiled call, batch or not.
         const bool answers_gpu_requests = options_.gpu_gate != nullptr || mode.profile;
         plan["gpu_gate"] = answers_gpu_requests;
@@ -443,7 +497,17 @@ private:
                                     {"waited_for_gpu", waited},
                                     {"ended", status.describe()}});
         }
-        const auto file_output = [&](ProgramOutput& stream, const std::string& text, bool text_truncated) {
+        if (mode.case_markers) {
+            MarkedOutput split = split_at_markers(child.output(), marker);
+            for (auto& [id, text] : split.by_case) {
+                if (const auto found = index_of_.find(id); found != index_of_.end()) {
+                    case_output_[found->second] = std::move(text);
+                }
+            }
+            output = split_at_markers(output, marker).unmarked;
+        }
+        const auto file_output = [&](ProgramOutput& stream, const std::string& marked_text, bool text_truncated) {
+            const std::string text = mode.case_markers ? split_at_markers(marked_text, marker).unmarked : marked_text;
             const std::size_t room =
                 options_.output_limit > stream.text.size() ? options_.output_limit - stream.text.size() : 0;
             stream.text += text.substr(0, room);
@@ -487,7 +551,7 @@ private:
                 }
             }
         }
-        return {status, output};
+        return {status, output, truncated};
     }
 
     double& stage_of(const CasePlan& c) {
@@ -499,6 +563,7 @@ private:
     const RunOptions& options_;
     std::vector<bool> done_;
     std::map<std::string, std::size_t> index_of_;
+    std::map<std::size_t, std::string> case_output_;
     RunResult run_;
 };
 
@@ -536,8 +601,33 @@ void check_races(CaseRunner& runner, const std::vector<CasePlan>& cases, const s
         return sanitizer_found_hazard(ended.status) || !first_race_report(ended.output).empty();
     };
 
-    // The race-check cases of each visibility first run together under one compute-sanitizer, whose start costs
-    // seconds. Only when it reports a hazard do they run again one at a time, so the hazard is pinned on its case.
+    // A race found: the cause to report, whether or not it spoiled this run's result; the diagnosis says where it is.
+    const auto mark_race = [&](std::size_t i, const std::string& output) {
+        CaseResult& result = runner.result().cases[i];
+        const std::string also_wrong =
+            result.status == Status::wrong_answer ? " (the result was wrong too: " + result.detail + ")" : "";
+        result.status = Status::race;
+        result.detail = "compute-sanitizer racecheck found a race between threads" + also_wrong;
+        result.diagnosis = race_diagnosis(output);
+        if (!result.diagnosis) {
+            result.diagnosis = Diagnosis{"race", "compute-sanitizer racecheck: a race on shared memory",
+                                         "this case", {}, "a __syncthreads() is missing between a write and "
+                                         "another thread's read", "", "a race on shared memory (racecheck)",
+                                         "barrier"};
+        }
+        result.diagnosis->scope = "this case";
+    };
+    // A racy kernel can slow racecheck past the case's limit; a hazard it already reported still decides.
+    const auto decides = [&](std::size_t i, bool hazard, const std::string& report) {
+        const CaseResult& result = runner.result().cases[i];
+        const bool checked = result.status == Status::passed || result.status == Status::wrong_answer;
+        return (checked && hazard) || (result.status == Status::timed_out && !report.empty());
+    };
+
+    // The race-check cases of each visibility run together under one compute-sanitizer, whose start costs seconds,
+    // the harness marking where each case starts in what it prints: a hazard reported within a case's part is that
+    // case's. Only where that cannot be told (no part holds the report, or the output was cut) do they run again one
+    // at a time.
     std::vector<std::size_t> visible_races, hidden_races;
     for (const std::size_t i : race_checked) {
         (cases[i].visibility == Visibility::hidden ? hidden_races : visible_races).push_back(i);
@@ -548,10 +638,26 @@ void check_races(CaseRunner& runner, const std::vector<CasePlan>& cases, const s
             one_at_a_time.insert(one_at_a_time.end(), together->begin(), together->end());
             continue;
         }
-        const auto processes = runner.run(*together, racecheck, {.tool = "racecheck"});
-        if (std::any_of(processes.begin(), processes.end(), hazard_reported)) {
+        const auto processes = runner.run(*together, racecheck, {.tool = "racecheck", .case_markers = true});
+        if (std::none_of(processes.begin(), processes.end(), hazard_reported)) {
+            continue;
+        }
+        const bool cut = std::any_of(processes.begin(), processes.end(), [](const auto& p) { return p.truncated; });
+        std::vector<std::pair<std::size_t, std::string>> reported;
+        for (const std::size_t i : *together) {
+            if (std::string part = runner.case_output(i); !first_race_report(part).empty()) {
+                reported.emplace_back(i, std::move(part));
+            }
+        }
+        if (cut || reported.empty()) {
             runner.reopen(*together);
             one_at_a_time.insert(one_at_a_time.end(), together->begin(), together->end());
+            continue;
+        }
+        for (const auto& [i, part] : reported) {
+            if (decides(i, true, first_race_report(part))) {
+                mark_race(i, part);
+            }
         }
     }
     std::sort(one_at_a_time.begin(), one_at_a_time.end());
@@ -560,27 +666,9 @@ void check_races(CaseRunner& runner, const std::vector<CasePlan>& cases, const s
         if (processes.empty()) {
             continue;
         }
-        const auto& [status, output] = processes.back();
-        CaseResult& result = runner.result().cases[i];
-        const std::string report = first_race_report(output);
-        const bool checked = result.status == Status::passed || result.status == Status::wrong_answer;
-        const bool hazard = sanitizer_found_hazard(status);
-        // A racy kernel can slow racecheck past the case's limit; a hazard it already reported still decides.
-        if ((checked && hazard) || (result.status == Status::timed_out && !report.empty())) {
-            // The race is the cause to report, whether or not it spoiled this run's result; the diagnosis says
-            // where it is.
-            const std::string also_wrong =
-                result.status == Status::wrong_answer ? " (the result was wrong too: " + result.detail + ")" : "";
-            result.status = Status::race;
-            result.detail = "compute-sanitizer racecheck found a race between threads" + also_wrong;
-            result.diagnosis = race_diagnosis(output);
-            if (!result.diagnosis) {
-                result.diagnosis = Diagnosis{"race", "compute-sanitizer racecheck: a race on shared memory",
-                                             "this case", {}, "a __syncthreads() is missing between a write and "
-                                             "another thread's read", "", "a race on shared memory (racecheck)",
-                                             "barrier"};
-            }
-            result.diagnosis->scope = "this case";
+        const auto& [status, output, truncated] = processes.back();
+        if (decides(i, sanitizer_found_hazard(status), first_race_report(output))) {
+            mark_race(i, output);
         }
     }
 }

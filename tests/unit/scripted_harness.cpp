@@ -11,6 +11,8 @@
 //   timed  asks for the GPU alone (a speed test), then reports passed
 //   queues reports passed, its detail the CUDA_DEVICE_MAX_CONNECTIONS it was given ("unset" if none)
 //   explained  reports a wrong answer with an explanation (explanation.hpp) whose topic is not a known one
+//   racy   under case markers (a plan with "case_marker", as under racecheck) prints a racecheck report of a race,
+//          then reports passed; without them, passes
 //   counters   asks for the machine's turn at the GPU's counters (a plan with "counter_profiler"), then reports
 //              passed, its detail "granted" or "refused"; the turn is the grader's to end with the case
 //   toolhang   reports a wrong answer, but never reports under a diagnosis's tool (a plan with "bare_buffers" or
@@ -92,6 +94,10 @@ int main(int argc, char** argv) {
             send(channel, {{"event", "hidden_cases"}});
             wait_for(channel_fd, cugrade::protocol::output_drained);
         }
+        if (plan.contains("case_marker")) {
+            std::printf("\n%s %s\n", plan["case_marker"].get<std::string>().c_str(), id.c_str());
+            std::fflush(stdout);
+        }
         send(channel, {{"event", "start"}, {"case", id}});
         if (gpu_gate) {
             use_gpu(channel, channel_fd, starts_with(id, "timed") || profile ? "exclusive" : "shared");
@@ -137,6 +143,15 @@ int main(int argc, char** argv) {
             }
             send(channel, {{"event", "result"}, {"case", id}, {"status", "passed"},
                            {"detail", answer == cugrade::protocol::counters_granted ? "granted" : "refused"}});
+        } else if (starts_with(id, "racy")) {
+            if (plan.contains("case_marker")) {
+                std::printf("========= Error: Race reported between Write access at tree(float *)+0x2f0 in sum.cu:16\n"
+                            "=========     and Read access at tree(float *)+0x2d0 in sum.cu:%s [4 hazards]\n"
+                            "=========\n",
+                            id.substr(5).c_str());
+                std::fflush(stdout);
+            }
+            send(channel, {{"event", "result"}, {"case", id}, {"status", "passed"}, {"detail", ""}});
         } else if (starts_with(id, "noisy")) {
             std::printf("{\"event\":\"result\",\"case\":\"%s\",\"status\":\"passed\"}\n", id.c_str());
             std::fflush(stdout);

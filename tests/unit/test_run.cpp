@@ -403,3 +403,31 @@ TEST_CASE("a checker reading the GPU's counters takes the machine's turn at them
     CHECK(granted.cases[1].detail == "granted");  // the first case's turn ended with it
     CHECK(MachineLock(lock_file, std::chrono::seconds(0)).held());
 }
+
+TEST_CASE("the race cases run under one racecheck, and a hazard lands on the case whose part of the output shows it") {
+    const auto file = std::filesystem::temp_directory_path() / "cugrade-test-run-races.jsonl";
+    std::filesystem::remove(file);
+    std::vector<CasePlan> cases = plans({"pass-1", "pass-race-a", "racy-17", "pass-race-b", "racy-23"});
+    for (std::size_t i = 1; i < cases.size(); ++i) {
+        cases[i].race_check = true;
+    }
+    RunOptions options = with_tools("-races", 5.0);
+    RunTrace trace(file);
+    options.trace = &trace;
+    const RunResult result = run_cases(CUGRADE_SCRIPTED_HARNESS, cases, options);
+    CHECK(result.cases[1].status == Status::passed);
+    CHECK(result.cases[2].status == Status::race);
+    CHECK(result.cases[3].status == Status::passed);
+    CHECK(result.cases[4].status == Status::race);
+    REQUIRE(result.cases[2].diagnosis);
+    REQUIRE(result.cases[4].diagnosis);
+    CHECK(result.cases[2].diagnosis->summary != result.cases[4].diagnosis->summary);  // each its own report
+    CHECK(result.output.text.find("cugrade-case-") == std::string::npos);  // the markers are not the program's
+    CHECK(result.output.text.find("Race reported") != std::string::npos);
+    std::ifstream lines(file);
+    int racecheck_processes = 0;
+    for (std::string line; std::getline(lines, line);) {
+        racecheck_processes += nlohmann::json::parse(line)["tool"] == "racecheck";
+    }
+    CHECK(racecheck_processes == 1);
+}
