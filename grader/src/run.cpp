@@ -119,6 +119,7 @@ struct RunMode {
 // case's part, and the output without the markers.
 struct MarkedOutput {
     std::map<std::string, std::string> by_case;
+    std::vector<std::string> order;  // the cases, as they started
     std::string unmarked;
 };
 
@@ -142,6 +143,7 @@ MarkedOutput split_at_markers(const std::string& output, const std::string& mark
             while (!id.empty() && (id.back() == '\n' || id.back() == '\r')) {
                 id.pop_back();
             }
+            split.order.push_back(id);
             current = &split.by_case[id];
         } else {
             split.unmarked += line;
@@ -196,10 +198,16 @@ public:
 
     RunResult& result() { return run_; }
 
-    // What case i printed (tool reports included) in runs with case markers; the last run's, where it ran again.
-    std::string case_output(std::size_t i) const {
+    // What case i printed (tool reports included) in runs with case markers, and where it ran: the process (its
+    // number in this runner) and its place among that process's cases. The last run's, where it ran again.
+    struct CaseOutput {
+        std::string text;
+        int process = -1;
+        int position = -1;
+    };
+    CaseOutput case_output(std::size_t i) const {
         const auto found = case_output_.find(i);
-        return found != case_output_.end() ? found->second : std::string();
+        return found != case_output_.end() ? found->second : CaseOutput{};
     }
 
 private:
@@ -499,9 +507,10 @@ private:
         }
         if (mode.case_markers) {
             MarkedOutput split = split_at_markers(child.output(), marker);
-            for (auto& [id, text] : split.by_case) {
+            for (std::size_t position = 0; position < split.order.size(); ++position) {
+                const std::string& id = split.order[position];
                 if (const auto found = index_of_.find(id); found != index_of_.end()) {
-                    case_output_[found->second] = std::move(text);
+                    case_output_[found->second] = {split.by_case[id], run_.processes, static_cast<int>(position)};
                 }
             }
             output = split_at_markers(output, marker).unmarked;
@@ -563,7 +572,7 @@ private:
     const RunOptions& options_;
     std::vector<bool> done_;
     std::map<std::string, std::size_t> index_of_;
-    std::map<std::size_t, std::string> case_output_;
+    std::map<std::size_t, CaseOutput> case_output_;
     RunResult run_;
 };
 
@@ -626,8 +635,10 @@ void check_races(CaseRunner& runner, const std::vector<CasePlan>& cases, const s
 
     // The race-check cases of each visibility run together under one compute-sanitizer, whose start costs seconds,
     // the harness marking where each case starts in what it prints: a hazard reported within a case's part is that
-    // case's. Only where that cannot be told (no part holds the report, or the output was cut) do they run again one
-    // at a time.
+    // case's, and a case without one that ran before the first report of its process had none. A case after it
+    // without a report may have had its report left out (racecheck prints a few reports a process, and may name a
+    // race once), so it runs again alone, as every case does where nothing can be told (no part holds the report,
+    // or the output was cut).
     std::vector<std::size_t> visible_races, hidden_races;
     for (const std::size_t i : race_checked) {
         (cases[i].visibility == Visibility::hidden ? hidden_races : visible_races).push_back(i);
@@ -643,20 +654,30 @@ void check_races(CaseRunner& runner, const std::vector<CasePlan>& cases, const s
             continue;
         }
         const bool cut = std::any_of(processes.begin(), processes.end(), [](const auto& p) { return p.truncated; });
-        std::vector<std::pair<std::size_t, std::string>> reported;
+        std::map<int, int> first_report;  // by process: the place of its first case with a report
         for (const std::size_t i : *together) {
-            if (std::string part = runner.case_output(i); !first_race_report(part).empty()) {
-                reported.emplace_back(i, std::move(part));
+            const auto part = runner.case_output(i);
+            if (part.process >= 0 && !first_race_report(part.text).empty()) {
+                const auto [at, added] = first_report.emplace(part.process, part.position);
+                at->second = std::min(at->second, part.position);
             }
         }
-        if (cut || reported.empty()) {
+        if (cut || first_report.empty()) {
             runner.reopen(*together);
             one_at_a_time.insert(one_at_a_time.end(), together->begin(), together->end());
             continue;
         }
-        for (const auto& [i, part] : reported) {
-            if (decides(i, true, first_race_report(part))) {
-                mark_race(i, part);
+        for (const std::size_t i : *together) {
+            const auto part = runner.case_output(i);
+            const std::string report = first_race_report(part.text);
+            const auto first = first_report.find(part.process);
+            if (!report.empty()) {
+                if (decides(i, true, report)) {
+                    mark_race(i, part.text);
+                }
+            } else if (part.process < 0 || (first != first_report.end() && part.position > first->second)) {
+                runner.reopen({i});
+                one_at_a_time.push_back(i);
             }
         }
     }
