@@ -352,6 +352,17 @@ private:
         bool truncated_before_hidden = false;
         const double startup_seconds = launcher.empty() ? options_.startup_seconds : options_.sanitizer_startup_seconds;
         auto deadline = after(startup_seconds);
+        // Waiting for the GPU (or a turn at its counters) since `asked` is not the case's time.
+        const auto not_the_case_time = [&](Clock::time_point asked) {
+            const auto waited_for = Clock::now() - asked;
+            const double wait = Seconds(waited_for).count();
+            waited += wait;
+            run_.seconds.gpu_wait += wait;
+            deadline += waited_for;
+            if (current != none) {
+                case_started += waited_for;
+            }
+        };
         std::string line;
         while (true) {
             // With a runner beside it, both are read: the runner's output is drained every 10 ms.
@@ -402,15 +413,7 @@ private:
                                                                  : GpuGate::Use::none;
                 const auto asked = Clock::now();
                 change_gpu(wanted);
-                const double wait = Seconds(Clock::now() - asked).count();
-                waited += wait;
-                run_.seconds.gpu_wait += wait;
-                // Waiting for the GPU is not the case's time.
-                const auto waited_for = std::chrono::duration_cast<Clock::duration>(Seconds(wait));
-                deadline += waited_for;
-                if (current != none) {
-                    case_started += waited_for;
-                }
+                not_the_case_time(asked);
                 if (wanted != GpuGate::Use::none) {
                     child.reply(std::string(1, protocol::gpu_granted));
                 }
@@ -429,14 +432,7 @@ private:
                         counters.reset();
                     }
                     const bool granted = counters.has_value();
-                    const auto waited_for = std::chrono::duration_cast<Clock::duration>(Clock::now() - asked);
-                    const double wait = Seconds(waited_for).count();
-                    waited += wait;
-                    run_.seconds.gpu_wait += wait;
-                    deadline += waited_for;
-                    if (current != none) {
-                        case_started += waited_for;
-                    }
+                    not_the_case_time(asked);
                     child.reply(std::string(1, granted ? protocol::counters_granted : protocol::counters_refused));
                 } else if (record.value("use", "") == "give") {
                     counters.reset();
@@ -513,7 +509,6 @@ private:
                     case_output_[found->second] = {split.by_case[id], run_.processes, static_cast<int>(position)};
                 }
             }
-            output = split_at_markers(output, marker).unmarked;
         }
         const auto file_output = [&](ProgramOutput& stream, const std::string& marked_text, bool text_truncated) {
             const std::string text = mode.case_markers ? split_at_markers(marked_text, marker).unmarked : marked_text;
