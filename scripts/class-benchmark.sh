@@ -81,7 +81,8 @@ if has class; then
     # A run cut at LIMIT ends without the batch's summary: the figures from the students graded by then.
     if ! grep -q '^cugrade: graded ' "$out/grade.log"; then
         awk -v cut="$cold" -v students="$students" '
-            /^cugrade: built / { for (i = 1; i <= NF; i++) if ($i == "in") built = $(i + 1) }
+            # The builds before grading began (the rest build beside the grading).
+            /^cugrade: built (each|[0-9]+ submissions)/ { for (i = 1; i <= NF; i++) if ($i == "in") built = $(i + 1) }
             /^cugrade: \[[0-9]+\/[0-9]+\] / { graded++ }
             END { if (graded) printf "cut at %.0f s: %d of %d students graded in %.0f s after %.1f s of builds, %.1f s a student; all %d in about %.0f s\n",
                       cut, graded, students, cut - built, built, (cut - built) / graded, students, built + students * (cut - built) / graded }' \
