@@ -418,22 +418,23 @@ private:
                     child.reply(std::string(1, protocol::gpu_granted));
                 }
             } else if (event == "counters" && reads_counters) {
-                if (record.value("use", "") == "take" && !counters) {
-                    // Profiles take turns on a machine (Nsight Compute's and other batches' too), holding nothing
-                    // of the GPU while they wait.
-                    change_gpu(GpuGate::Use::none);
-                    const auto asked = Clock::now();
-                    try {
-                        counters.emplace(profiler_lock_file(), Seconds(options_.profile_wait_seconds));
-                    } catch (const std::runtime_error&) {
-                        // No turn to be had (the lock's file is unusable): the profile is refused, not the case.
+                if (record.value("use", "") == "take") {
+                    if (!counters) {
+                        // Profiles take turns on a machine (Nsight Compute's and other batches' too), holding
+                        // nothing of the GPU while they wait.
+                        change_gpu(GpuGate::Use::none);
+                        const auto asked = Clock::now();
+                        try {
+                            counters.emplace(profiler_lock_file(), Seconds(options_.profile_wait_seconds));
+                        } catch (const std::runtime_error&) {
+                            // No turn to be had (the lock's file is unusable): the profile is refused, not the case.
+                        }
+                        if (counters && !counters->held()) {
+                            counters.reset();
+                        }
+                        not_the_case_time(asked);
                     }
-                    if (counters && !counters->held()) {
-                        counters.reset();
-                    }
-                    const bool granted = counters.has_value();
-                    not_the_case_time(asked);
-                    child.reply(std::string(1, granted ? protocol::counters_granted : protocol::counters_refused));
+                    child.reply(std::string(1, counters ? protocol::counters_granted : protocol::counters_refused));
                 } else if (record.value("use", "") == "give") {
                     counters.reset();
                 }
