@@ -145,7 +145,8 @@ inline nlohmann::json profile_slow_call(const std::function<void()>& prepare, co
     // One profile of the machine's at a time, its setup included; waiting for the turn is not the profile's time.
     const CountersTurn turn;
     if (!turn.granted()) {
-        return {{"problem", "other profiles held the GPU's counters (they take turns on a machine)"}};
+        return {{"problem", "other profiles held the GPU's counters (they take turns on a machine)"},
+                {"turn_refused", true}};
     }
     // Waiting for the GPU is not the profile's time: each span's wait is taken off.
     double waited = 0.0;

@@ -880,7 +880,16 @@ void diagnose_failures(const fs::path& program, const std::vector<CasePlan>& cas
 
 // The counters the harness read itself on speed test `i` (exercises/common/counter_profile.hpp), turned into its
 // diagnosis, or into a note of why there is none. False: it read none, or could not and Nsight Compute can be asked.
-bool diagnose_from_counters(const std::vector<CasePlan>& cases, std::size_t i, bool nsight_compute_available,
+// A profile whose turn at the counters did not come in time (they take turns on a machine) is left out, saying so.
+std::string turn_not_come(const RunOptions& options) {
+    return fmt::format(
+        "the speed test was not profiled: other profiles held the GPU's counters for {} s (they take turns on a "
+        "machine){}",
+        options.profile_wait_seconds,
+        options.gpu_gate != nullptr ? "; `cugrade check` of this submission waits for its turn and profiles it" : "");
+}
+
+bool diagnose_from_counters(const std::vector<CasePlan>& cases, std::size_t i, const RunOptions& options,
                             RunResult& result) {
     CaseResult& timed = result.cases[i];
     const auto profile = timed.measurements.find("kernel_profile");
@@ -890,10 +899,14 @@ bool diagnose_from_counters(const std::vector<CasePlan>& cases, std::size_t i, b
     const auto note = [&](const std::string& why) {
         result.diagnosis_notes.push_back("the speed test could not be profiled: " + why.substr(0, 300));
     };
+    if (profile->value("turn_refused", false)) {
+        // Nsight Compute would wait for the same turn again.
+        result.diagnosis_notes.push_back(turn_not_come(options));
+        return true;
+    }
     if (const auto problem = profile->find("problem"); problem != profile->end()) {
-        // Another grading's profile held the counters (their profiles do not take turns with this one's), or the
-        // passes failed: Nsight Compute, which takes turns on a machine, tries in a process of its own.
-        if (!nsight_compute_available) {
+        // The counters could not be read here, or the passes failed: Nsight Compute tries in a process of its own.
+        if (options.nsight_compute.empty()) {
             note(problem->is_string() ? problem->get<std::string>() : "the harness said nothing of why");
             return true;
         }
@@ -928,7 +941,7 @@ bool diagnose_from_counters(const std::vector<CasePlan>& cases, std::size_t i, b
 
 void profile_case(const fs::path& program, const std::vector<CasePlan>& cases, std::size_t i,
                   const RunOptions& options, RunResult& result) {
-    if (!options.diagnose || diagnose_from_counters(cases, i, !options.nsight_compute.empty(), result)) {
+    if (!options.diagnose || diagnose_from_counters(cases, i, options, result)) {
         return;
     }
     if (options.nsight_compute.empty()) {
@@ -943,11 +956,7 @@ void profile_case(const fs::path& program, const std::vector<CasePlan>& cases, s
     const double lock_wait = Seconds(Clock::now() - asked).count();
     result.seconds.gpu_wait += lock_wait;
     if (!profiler.held()) {
-        result.diagnosis_notes.push_back(fmt::format(
-            "the speed test was not profiled: other profiles held Nsight Compute for {} s (they take turns on a "
-            "machine){}",
-            options.profile_wait_seconds,
-            options.gpu_gate != nullptr ? "; `cugrade check` of this submission waits for its turn and profiles it" : ""));
+        result.diagnosis_notes.push_back(turn_not_come(options));
         return;
     }
     const auto started = Clock::now();

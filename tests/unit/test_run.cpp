@@ -356,7 +356,7 @@ TEST_CASE("a profile whose turn does not come in time is left out with a note, a
     }
     REQUIRE(result.diagnosis_notes.size() == 1);
     CHECK(result.diagnosis_notes[0] ==
-          std::string("the speed test was not profiled: other profiles held Nsight Compute for 0.5 s (they take turns "
+          std::string("the speed test was not profiled: other profiles held the GPU's counters for 0.5 s (they take turns "
                       "on a machine)") +
               (in_batch ? "; `cugrade check` of this submission waits for its turn and profiles it" : ""));
     CHECK(result.seconds.gpu_wait >= 0.5);
@@ -444,4 +444,27 @@ TEST_CASE("the race cases run under one racecheck, and a hazard lands on the cas
         racecheck_processes += nlohmann::json::parse(line)["tool"] == "racecheck";
     }
     CHECK(racecheck_processes == (clean_after_report ? 2 : 1));
+}
+
+TEST_CASE("a checker refused its turn at the counters leaves the profile out, without asking Nsight Compute to wait again") {
+    std::vector<CasePlan> cases = plans({"timed-1"});
+    cases[0].timed = true;
+    RunOptions options = with_tools("-turn-refused", 5.0);
+    options.profile_wait_seconds = 5.0;
+    GpuGate gate;
+    options.gpu_gate = &gate;
+    RunResult result;
+    result.cases.resize(1);
+    result.cases[0].status = Status::passed;
+    result.cases[0].measurements = {{"kernel_profile", {{"problem", "other profiles held the GPU's counters"},
+                                                         {"turn_refused", true}}}};
+    const auto started = std::chrono::steady_clock::now();
+    profile_case(CUGRADE_SCRIPTED_HARNESS, cases, 0, options, result);
+    CHECK(seconds_since(started) < 1.0);
+    CHECK(result.processes == 0);
+    REQUIRE(result.diagnosis_notes.size() == 1);
+    CHECK(result.diagnosis_notes[0] ==
+          "the speed test was not profiled: other profiles held the GPU's counters for 5 s (they take turns on a "
+          "machine); `cugrade check` of this submission waits for its turn and profiles it");
+    CHECK_FALSE(result.cases[0].diagnosis);
 }
