@@ -719,8 +719,8 @@ BatchSummary grade_class(const Course& course, const BatchOptions& options) {
         }
     }
     const unsigned jobs = options.jobs > 0 ? options.jobs : usable_cores();
-    std::atomic<bool> building_beside_grading{false};
-    const auto prebuild = [&](const BuildTask& task) {
+    // `counted`: the build is an item of the build stage's progress (those beside the grading are not).
+    const auto prebuild = [&](const BuildTask& task, bool counted) {
         const StudentFolder& student = layout.students[task.student];
         const ExercisePlan& plan = plans[task.exercise];
         bool failed = false;
@@ -730,7 +730,7 @@ BatchSummary grade_class(const Course& course, const BatchOptions& options) {
         } catch (const std::exception&) {
             failed = true;  // grading builds it again and records what went wrong, in the student's row
         }
-        if (options.live && !building_beside_grading) {
+        if (options.live && counted) {
             progress.done(failed, "");
         }
     };
@@ -748,7 +748,7 @@ BatchSummary grade_class(const Course& course, const BatchOptions& options) {
         }
         progress.stage("building", first_of_each.size());
         context.concurrent_jobs = jobs;
-        in_parallel(first_of_each.size(), jobs, [&](std::size_t i) { prebuild(first_of_each[i]); });
+        in_parallel(first_of_each.size(), jobs, [&](std::size_t i) { prebuild(first_of_each[i], true); });
         progress.finish();
         log(fmt::format("built each exercise's harness in {:.1f} s", seconds_since(builds_started)));
     }
@@ -768,10 +768,9 @@ BatchSummary grade_class(const Course& course, const BatchOptions& options) {
             return static_cast<std::size_t>(position) >= graded_first;
         });
         const unsigned build_jobs = std::max(1u, jobs - std::min(jobs - 1, static_cast<unsigned>(contexts.size())));
-        building_beside_grading = true;
         builds_beside = std::jthread([&, build_jobs] {
             const auto started = std::chrono::steady_clock::now();
-            in_parallel(rest.size(), build_jobs, [&](std::size_t i) { prebuild(rest[i]); });
+            in_parallel(rest.size(), build_jobs, [&](std::size_t i) { prebuild(rest[i], false); });
             log(fmt::format("built the other {} submissions in {:.1f} s, {} at a time, beside the grading",
                             rest.size(), seconds_since(started), build_jobs));
         });

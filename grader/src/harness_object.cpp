@@ -52,10 +52,7 @@ void compile_harness_object(const Exercise& exercise, const Toolchain& toolchain
     objects.push_back(compiled(common / "capture" / "replay.cpp", "replay.o", "the replayer failed to compile:"));
     objects.push_back(compiled(common / "counter_profile.cpp", "counter_profile.o",
                                "the counter profiler failed to compile:"));
-    // Every compile ends before the first failure, in this order, is reported.
-    for (auto& object : objects) {
-        object.wait();
-    }
+    // The first failure in this order is reported; the futures of the others wait for their compiles as they go.
     for (auto& object : objects) {
         object.get();
     }
