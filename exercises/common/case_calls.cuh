@@ -133,6 +133,9 @@ std::string broken_contract(const CaseCalls<Signature>& calls, const InputSnapsh
 // The longest a profile may hold the GPU alone, all its passes together: a call slower than that is not profiled.
 inline constexpr double profile_budget_ms = 2000.0;
 
+// The checker's own launch that a profile starts the counters on, before the submission's (ProfiledCall::warm_up).
+static __global__ void counters_warm_up() {}
+
 // The counters of the submission's call on a slow speed test, made in this process (counter_profile.hpp):
 // {"launches": [{"name", "metrics"}]}, or {"problem": why not}. `prepare` poisons the outputs, `call` makes one call.
 inline nlohmann::json profile_slow_call(const std::function<void()>& prepare, const std::function<void()>& call,
@@ -185,9 +188,17 @@ inline nlohmann::json profile_slow_call(const std::function<void()>& prepare, co
         ProfileSpans spans;
         spans.setup = [&](const std::function<void()>& step) { gpu_span(std::type_identity<SharedGpu>{}, step); };
         spans.passes = [&](const std::function<void()>& step) { gpu_span(std::type_identity<GpuAlone>{}, step); };
+        ProfiledCall profiled;
+        profiled.prepare = prepare;
+        profiled.call = call;
+        profiled.launches = [] { return remote_submission()->last_launches(); };
+        profiled.expected_launches = remote_submission()->last_launches().size();
+        profiled.warm_up = [] {
+            counters_warm_up<<<1, 32>>>();
+            CUGRADE_CUDA_CHECK(cudaDeviceSynchronize());
+        };
         nlohmann::json launches = nlohmann::json::array();
-        for (const ProfiledLaunch& launch :
-             profiler->profile(prepare, call, [] { return remote_submission()->last_launches(); }, spans)) {
+        for (const ProfiledLaunch& launch : profiler->profile(profiled, spans)) {
             launches.push_back({{"name", launch.name}, {"metrics", launch.metrics}});
         }
         // How long the setup and the profile took: the grader counts it as the diagnosis's.

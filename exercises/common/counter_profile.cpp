@@ -102,8 +102,9 @@ struct Cupti {
     void* library = nullptr;
 };
 
-// Ranges a call may launch; kernels past them are counted, not measured.
+// Ranges a pass keeps, at most and at least; kernels past them are counted, not measured.
 constexpr std::size_t max_ranges = 256;
+constexpr std::size_t min_ranges = 16;
 
 // What tells a range's kernel: the blocks and warps it launched.
 constexpr const char* blocks_launched = "sm__ctas_launched.sum";
@@ -231,10 +232,7 @@ CounterProfiler::~CounterProfiler() {
 
 int CounterProfiler::passes() const { return state_->passes; }
 
-std::vector<ProfiledLaunch> CounterProfiler::profile(const std::function<void()>& prepare,
-                                                     const std::function<void()>& call,
-                                                     const std::function<std::vector<LaunchShape>()>& launches,
-                                                     const ProfileSpans& spans) {
+std::vector<ProfiledLaunch> CounterProfiler::profile(const ProfiledCall& call, const ProfileSpans& spans) {
     State& s = *state_;
     Cupti& c = s.cupti;
     CUpti_RangeProfiler_Object* profiler = nullptr;
@@ -252,11 +250,65 @@ std::vector<ProfiledLaunch> CounterProfiler::profile(const std::function<void()>
         ~Disable() { now(); }
     } disable_at_end{c, profiler};
 
+    const std::size_t ranges_a_pass = call.expected_launches == 0
+                                   ? max_ranges
+                                   : std::clamp<std::size_t>(2 * call.expected_launches + 8, min_ranges, max_ranges);
     std::vector<std::uint8_t> data;
     // Each kernel launch is a range, and the call itself is replayed for each pass: the call rewrites its outputs
     // and leaves its inputs alone, so no memory needs saving between passes. Where CUPTI cannot replay that way, it
     // replays each kernel itself, saving and restoring the memory it writes.
     CUpti_RangeProfiler_SetConfig_Params config{CUpti_RangeProfiler_SetConfig_Params_STRUCT_SIZE};
+    const auto configure = [&] {
+        CUpti_RangeProfiler_CounterDataImage_Initialize_Params initialize{
+            CUpti_RangeProfiler_CounterDataImage_Initialize_Params_STRUCT_SIZE};
+        initialize.pRangeProfilerObject = profiler;
+        initialize.pCounterData = data.data();
+        initialize.counterDataSize = data.size();
+        s.check(c.cuptiRangeProfilerCounterDataImageInitialize(&initialize),
+                "cuptiRangeProfilerCounterDataImageInitialize");
+        config.pRangeProfilerObject = profiler;
+        config.pConfig = s.config.data();
+        config.configSize = s.config.size();
+        config.pCounterDataImage = data.data();
+        config.counterDataImageSize = data.size();
+        config.range = CUPTI_AutoRange;
+        config.replayMode = CUPTI_UserReplay;
+        config.maxRangesPerPass = ranges_a_pass;
+        config.numNestingLevels = 1;
+        config.minNestingLevel = 1;
+        config.passIndex = 0;
+        config.targetNestingLevel = 1;
+        if (c.cuptiRangeProfilerSetConfig(&config) != CUPTI_SUCCESS) {
+            config.replayMode = CUPTI_KernelReplay;
+            s.check(c.cuptiRangeProfilerSetConfig(&config), "cuptiRangeProfilerSetConfig");
+        }
+    };
+    const auto run_passes = [&](const std::function<void()>& prepare, const std::function<void()>& one_call) {
+        const int most_passes = config.replayMode == CUPTI_KernelReplay ? 1 : s.passes + 2;
+        bool all_submitted = false;
+        for (int pass = 0; pass < most_passes && !all_submitted; ++pass) {
+            if (prepare) {
+                prepare();
+            }
+            CUpti_RangeProfiler_Start_Params start{CUpti_RangeProfiler_Start_Params_STRUCT_SIZE};
+            start.pRangeProfilerObject = profiler;
+            s.check(c.cuptiRangeProfilerStart(&start), "cuptiRangeProfilerStart");
+            one_call();
+            CUpti_RangeProfiler_Stop_Params stop{CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE};
+            stop.pRangeProfilerObject = profiler;
+            s.check(c.cuptiRangeProfilerStop(&stop), "cuptiRangeProfilerStop");
+            all_submitted = stop.isAllPassSubmitted != 0;
+        }
+        if (!all_submitted) {
+            throw std::runtime_error("the counters needed more passes than CUPTI said (" + std::to_string(s.passes) +
+                                     ")");
+        }
+    };
+    const auto decode = [&] {
+        CUpti_RangeProfiler_DecodeData_Params decode{CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE};
+        decode.pRangeProfilerObject = profiler;
+        s.check(c.cuptiRangeProfilerDecodeData(&decode), "cuptiRangeProfilerDecodeData");
+    };
     spans.setup([&] {
         CUcontext context = nullptr;
         cuCtxGetCurrent(&context);
@@ -270,57 +322,20 @@ std::vector<ProfiledLaunch> CounterProfiler::profile(const std::function<void()>
         size.pRangeProfilerObject = profiler;
         size.pMetricNames = s.metrics.data();
         size.numMetrics = s.metrics.size();
-        size.maxNumOfRanges = max_ranges;
-        size.maxNumRangeTreeNodes = max_ranges;
+        size.maxNumOfRanges = ranges_a_pass;
+        size.maxNumRangeTreeNodes = ranges_a_pass;
         s.check(c.cuptiRangeProfilerGetCounterDataSize(&size), "cuptiRangeProfilerGetCounterDataSize");
         data.resize(size.counterDataSize);
-        CUpti_RangeProfiler_CounterDataImage_Initialize_Params initialize{
-            CUpti_RangeProfiler_CounterDataImage_Initialize_Params_STRUCT_SIZE};
-        initialize.pRangeProfilerObject = profiler;
-        initialize.pCounterData = data.data();
-        initialize.counterDataSize = data.size();
-        s.check(c.cuptiRangeProfilerCounterDataImageInitialize(&initialize),
-                "cuptiRangeProfilerCounterDataImageInitialize");
-
-        config.pRangeProfilerObject = profiler;
-        config.pConfig = s.config.data();
-        config.configSize = s.config.size();
-        config.pCounterDataImage = data.data();
-        config.counterDataImageSize = data.size();
-        config.range = CUPTI_AutoRange;
-        config.replayMode = CUPTI_UserReplay;
-        config.maxRangesPerPass = max_ranges;
-        config.numNestingLevels = 1;
-        config.minNestingLevel = 1;
-        config.passIndex = 0;
-        config.targetNestingLevel = 1;
-        if (c.cuptiRangeProfilerSetConfig(&config) != CUPTI_SUCCESS) {
-            config.replayMode = CUPTI_KernelReplay;
-            s.check(c.cuptiRangeProfilerSetConfig(&config), "cuptiRangeProfilerSetConfig");
+        configure();
+        if (call.warm_up) {
+            run_passes(nullptr, call.warm_up);
+            decode();
+            configure();  // the call's passes start again from the first, into a fresh image
         }
     });
-    const int most_passes = config.replayMode == CUPTI_KernelReplay ? 1 : s.passes + 2;
-    bool all_submitted = false;
-    spans.passes([&] {
-        for (int pass = 0; pass < most_passes && !all_submitted; ++pass) {
-            prepare();
-            CUpti_RangeProfiler_Start_Params start{CUpti_RangeProfiler_Start_Params_STRUCT_SIZE};
-            start.pRangeProfilerObject = profiler;
-            s.check(c.cuptiRangeProfilerStart(&start), "cuptiRangeProfilerStart");
-            call();
-            CUpti_RangeProfiler_Stop_Params stop{CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE};
-            stop.pRangeProfilerObject = profiler;
-            s.check(c.cuptiRangeProfilerStop(&stop), "cuptiRangeProfilerStop");
-            all_submitted = stop.isAllPassSubmitted != 0;
-        }
-    });
-    if (!all_submitted) {
-        throw std::runtime_error("the counters needed more passes than CUPTI said (" + std::to_string(s.passes) + ")");
-    }
+    spans.passes([&] { run_passes(call.prepare, call.call); });
     spans.setup([&] {
-        CUpti_RangeProfiler_DecodeData_Params decode{CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE};
-        decode.pRangeProfilerObject = profiler;
-        s.check(c.cuptiRangeProfilerDecodeData(&decode), "cuptiRangeProfilerDecodeData");
+        decode();
         disable_at_end.now();
     });
     CUpti_RangeProfiler_GetCounterDataInfo_Params info{CUpti_RangeProfiler_GetCounterDataInfo_Params_STRUCT_SIZE};
@@ -348,7 +363,7 @@ std::vector<ProfiledLaunch> CounterProfiler::profile(const std::function<void()>
         ranges.push_back(std::move(metrics));
     }
 
-    const std::vector<LaunchShape> shapes = launches();
+    const std::vector<LaunchShape> shapes = call.launches();
     const bool can_match = std::find(s.metrics.begin(), s.metrics.end(), std::string_view(blocks_launched)) !=
                                s.metrics.end() &&
                            std::find(s.metrics.begin(), s.metrics.end(), std::string_view(warps_launched)) !=
@@ -394,9 +409,7 @@ CounterProfiler::CounterProfiler(const std::string&) {
 }
 CounterProfiler::~CounterProfiler() = default;
 int CounterProfiler::passes() const { return 0; }
-std::vector<ProfiledLaunch> CounterProfiler::profile(const std::function<void()>&, const std::function<void()>&,
-                                                     const std::function<std::vector<LaunchShape>()>&,
-                                                     const ProfileSpans&) {
+std::vector<ProfiledLaunch> CounterProfiler::profile(const ProfiledCall&, const ProfileSpans&) {
     return {};
 }
 
