@@ -929,7 +929,8 @@ bool diagnose_from_counters(const std::vector<CasePlan>& cases, std::size_t i, c
             found->tool_output = describe_profile(launches).substr(0, 64 * 1024);
             timed.diagnosis = std::move(*found);
         } else {
-            note("the counters saw no kernel of the submission's");
+            note(launches.empty() ? "the counters saw no kernel of the submission's"
+                                  : "the counters measured no time in the submission's kernels");
         }
     } catch (const std::runtime_error& e) {
         note(e.what());
@@ -998,10 +999,15 @@ void profile_case(const fs::path& program, const std::vector<CasePlan>& cases, s
     const auto no_profile = [&](const std::string& why) {
         const std::string output = csv + (processes.empty() ? std::string() : processes.back().output);
         std::string said;
+        const auto line_at = [&](std::size_t at) { return output.substr(at, output.find('\n', at) - at); };
         const auto error = output.find("==ERROR==");
-        const auto warning = output.find("==WARNING==");
+        // Its note that the clocks were left alone comes with every profile: the warning wanted is another.
+        auto warning = output.find("==WARNING==");
+        while (warning != std::string::npos && line_at(warning).find("unmodified GPU clocks") != std::string::npos) {
+            warning = output.find("==WARNING==", warning + 1);
+        }
         if (const auto at = error != std::string::npos ? error : warning; at != std::string::npos) {
-            said = output.substr(at, output.find('\n', at) - at);
+            said = line_at(at);
         } else if (processes.empty() || !processes.back().status.timed_out) {
             std::istringstream lines(output);
             for (std::string line; std::getline(lines, line);) {
@@ -1021,8 +1027,12 @@ void profile_case(const fs::path& program, const std::vector<CasePlan>& cases, s
             found->scope = "found on " + cases[i].id;
             found->tool_output = csv.substr(0, 64 * 1024);
             result.cases[i].diagnosis = std::move(*found);
-        } else {
+        } else if (launches.empty()) {
             no_profile("Nsight Compute saw no kernel of the submission's");
+        } else {
+            // Its report has the kernels, but no figures to read (a metric it could not collect reads "nan").
+            result.diagnosis_notes.push_back(
+                "the speed test could not be profiled: Nsight Compute measured no time in the submission's kernels");
         }
     } catch (const std::runtime_error& e) {
         no_profile(processes.empty()                     ? e.what()

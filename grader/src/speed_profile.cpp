@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <sstream>
 #include <stdexcept>
 
@@ -18,7 +19,10 @@ std::string profiler_metric_list() {
     std::string list;
     const auto add = [&](const auto& names) {
         for (const char* name : names) {
-            list += (list.empty() ? "" : ",") + std::string(name);
+            if (!list.empty()) {
+                list += ',';
+            }
+            list += name;
         }
     };
     add(profile_metrics::counters);
@@ -47,7 +51,8 @@ std::vector<std::string> csv_fields(const std::string& line) {
     return fields;
 }
 
-// "1,677,868.80" -> 1677868.8; nothing for text ("PolicySpread") or an empty field.
+// "1,677,868.80" -> 1677868.8; nothing for text ("PolicySpread"), an empty field, or what is not a finite number (a
+// metric the profiler could not collect, "nan").
 std::optional<double> number(std::string text) {
     text.erase(std::remove(text.begin(), text.end(), ','), text.end());
     if (text.empty()) {
@@ -56,7 +61,7 @@ std::optional<double> number(std::string text) {
     std::size_t used = 0;
     try {
         const double value = std::stod(text, &used);
-        return used == text.size() ? std::optional<double>(value) : std::nullopt;
+        return used == text.size() && std::isfinite(value) ? std::optional<double>(value) : std::nullopt;
     } catch (const std::exception&) {
         return std::nullopt;
     }
@@ -138,7 +143,7 @@ std::vector<KernelProfile> read_counter_profile(const nlohmann::json& launches) 
         // The device name ("_Z13one_block_sumPKfmPf") as Nsight Compute prints it: "one_block_sum".
         kernel.name = kernel_name(demangle(launch["name"].get<std::string>()));
         for (const auto& [name, value] : launch["metrics"].items()) {
-            if (value.is_number()) {
+            if (value.is_number() && std::isfinite(value.get<double>())) {
                 kernel.metrics[name] = value.get<double>();
             }
         }
@@ -188,13 +193,16 @@ std::optional<Diagnosis> speed_diagnosis(const std::vector<KernelProfile>& profi
         total_ns += k.metric("gpu__time_duration.sum");
         dram_bytes += k.metric("dram__bytes_read.sum") + k.metric("dram__bytes_write.sum");
     }
-    const double gbps = total_ns > 0 ? dram_bytes / total_ns : 0.0;  // bytes per ns = GB/s
+    if (total_ns <= 0) {
+        return std::nullopt;  // the profile measured no time: nothing can be said of where it went
+    }
+    const double gbps = dram_bytes / total_ns;  // bytes per ns = GB/s
     std::vector<Finding> findings;
     // Each kernel's findings count by its share of the time; a kernel of a tenth of it cannot be why the whole is
     // slow (a final one-block pass over the partials, say).
     for (const auto& k : launches) {
         const double time = k.metric("gpu__time_duration.sum");
-        const double part = total_ns > 0 ? time / total_ns : 1.0 / static_cast<double>(launches.size());
+        const double part = time / total_ns;
         if (part < 0.1) {
             continue;
         }

@@ -283,6 +283,29 @@ TEST_CASE("the compute-sanitizer reruns of a failing case that never ends stop w
     CHECK(result.seconds.diagnosis < 3.0);
 }
 
+TEST_CASE("a profile with no figures, or none at all, is left out with why, not the profiler's note on the clocks") {
+    std::vector<CasePlan> cases = plans({"timed-1"});
+    cases[0].timed = true;
+    const auto profiled = [&](const char* profiler, const std::string& folder) {
+        RunOptions options = with_tools(folder, 5.0);
+        options.nsight_compute = std::string(CUGRADE_TEST_DATA "/unit/") + profiler;
+        RunResult result;
+        result.cases.resize(1);
+        result.cases[0].status = Status::passed;
+        profile_case(CUGRADE_SCRIPTED_HARNESS, cases, 0, options, result);
+        CHECK(result.cases[0].status == Status::passed);
+        CHECK_FALSE(result.cases[0].diagnosis);
+        return result.diagnosis_notes;
+    };
+    // Its kernel listed with every figure "nan": nothing to say of where the time went, and no "0 GB/s" said either.
+    CHECK(profiled("ncu_stand_in_nan.sh", "-profile-nan") ==
+          std::vector<std::string>{
+              "the speed test could not be profiled: Nsight Compute measured no time in the submission's kernels"});
+    CHECK(profiled("ncu_stand_in_warns.sh", "-profile-warns") ==
+          std::vector<std::string>{"the speed test could not be profiled: Nsight Compute exited with code 0: "
+                                   "==WARNING== No kernels were profiled."});
+}
+
 TEST_CASE("a profile that never ends is stopped at its bound, gives the counters back, and the grading goes on") {
     std::vector<CasePlan> cases = plans({"toolhang-timed"});
     cases[0].timed = true;

@@ -68,6 +68,16 @@ TEST_CASE("uncoalesced stores, bank conflicts, one block and an atomic per eleme
     CHECK(atomics->hint.find("one atomicAdd per block") != std::string::npos);
 }
 
+TEST_CASE("a figure the profiler could not collect reads as missing, and launches without a time give no hints") {
+    const auto launches = read_profile("\"ID\",\"Kernel Name\",\"gpu__time_duration.sum\",\"dram__bytes_read.sum\"\n"
+                                       "\"\",\"\",\"ns\",\"byte\"\n"
+                                       "\"0\",\"add_each(const float *, unsigned long, float *)\",\"nan\",\"inf\"\n");
+    REQUIRE(launches.size() == 1);
+    CHECK(launches[0].name == "add_each");
+    CHECK(launches[0].metrics.empty());
+    CHECK_FALSE(speed_diagnosis(launches, {elements, 3000.0}));
+}
+
 TEST_CASE("the bandwidth the kernels reach is the last evidence, and a profile with nothing wrong says so") {
     // Coalesced 4-byte loads on every SM, with nothing else wrong, at a fifth of the copy's bandwidth.
     const auto tree = speed_diagnosis({sample("divergent_sum")}, {elements, 3000.0});
