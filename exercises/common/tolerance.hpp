@@ -109,4 +109,20 @@ CUGRADE_HOST_DEVICE inline bool within_tolerance(double obtained, double expecte
     return std::isfinite(obtained) && std::fabs(obtained - expected) <= tolerance;
 }
 
+// A float that every term is added to in turn (an atomicAdd per element, one thread's loop) stops growing where floats
+// are more than twice the largest term apart, and with terms of one sign it ends on a power of two: 2^24 for terms
+// below 1, 2^26 for terms up to 3. That power's exponent when `obtained` is one, 2^24 or above and short of the
+// total; -1 otherwise. Another wrong total is such a power by chance only rarely.
+inline int stalled_total_exponent(double obtained, const SumReference& ref) {
+    const bool one_sign = ref.abs_sum <= std::fabs(ref.sum) * (1.0 + 1e-9);
+    int exponent = 0;
+    const double fraction = std::frexp(std::fabs(obtained), &exponent);  // |obtained| = fraction 2^exponent
+    const bool power_of_two = fraction == 0.5;
+    if (!one_sign || !power_of_two || exponent - 1 < 24 || std::fabs(obtained) >= std::fabs(ref.sum) ||
+        (obtained < 0) != (ref.sum < 0)) {
+        return -1;
+    }
+    return exponent - 1;
+}
+
 }  // namespace cugrade::tolerance

@@ -48,8 +48,9 @@ struct TotalTerms {
 
 // What a total that failed its check is, when it is one of the mistakes students make most: terms at the end left
 // out (an index one short, the last partial block), the first term left out, terms added more than once (more than
-// the sum of every term's magnitude), NaN from finite terms (added into memory never set). Nothing otherwise. The
-// candidates are few, so that a wrong total matches one of them by chance only rarely.
+// the sum of every term's magnitude), NaN from finite terms (added into memory never set), a total that stopped
+// growing (every term added to one float). Nothing otherwise. The candidates are few, so that a wrong total matches
+// one of them by chance only rarely.
 inline std::optional<Explanation> explain_total(float obtained, const tolerance::SumReference& reference,
                                                 double tolerance, std::size_t n, const TotalTerms& terms) {
     if (is_poison(obtained)) {
@@ -86,6 +87,22 @@ inline std::optional<Explanation> explain_total(float obtained, const tolerance:
                  "1) / THREADS; or the total is never written to the result";
         e.topic = "grid";
         e.evidence.push_back("expected " + describe_number(reference.sum) + ", got 0");
+        return e;
+    }
+    if (const int exponent = tolerance::stalled_total_exponent(got, reference); exponent >= 0) {
+        const double spacing = std::ldexp(1.0, exponent - 23);  // between floats from there up
+        e.summary = "the total stops growing at a power of two: every " + terms.noun +
+                    " is added to one float, and once it is large enough no " + terms.noun + " changes it";
+        e.category = "the total stops growing: every " + terms.noun + " added to one float";
+        e.hint = "from 2^24 on, floats are 2 apart and more, so adding a " + terms.noun +
+                 " of less than half that spacing leaves a total as it is: this is what an atomicAdd per " +
+                 terms.noun + " into the result, or one thread's loop over them all, does to a large input. Add "
+                 "within each block first (shared memory or warp shuffles), then combine one partial per block: "
+                 "each partial stays small enough to add exactly";
+        e.topic = "combine";
+        e.evidence.push_back("expected " + describe_number(reference.sum) + ", got " + describe_number(got) +
+                             " = 2^" + std::to_string(exponent) + ", where floats are " +
+                             describe_number(spacing) + " apart");
         return e;
     }
     if (n < 2) {

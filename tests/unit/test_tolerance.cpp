@@ -159,3 +159,31 @@ TEST_CASE("a compensated sum's tolerance is 3u sum|x| and a second-order term, a
     ref.all_integers = true;
     CHECK(tol::compensated_summation_tolerance(1024, ref, lambda) == 0.0);
 }
+
+TEST_CASE("a total that every element was added to in turn is told by where it stopped: a power of two from 2^24") {
+    // Sequential float32 sums of inputs as the speed test's: they stop at 2^24 (values below 1) and 2^26 (1 to 3).
+    const auto stalled = [](Kind kind, std::size_t n) {
+        const auto input = seeded_input(n, kind, 5 + n);
+        const auto ref = tol::reference_sum(input.begin(), input.end());
+        const float obtained = sequential(input);
+        CHECK_FALSE(accepted(input, obtained));
+        return tol::stalled_total_exponent(obtained, ref);
+    };
+    CHECK(stalled(Kind::positive, std::size_t{1} << 26) == 24);
+    CHECK(stalled(Kind::integers, std::size_t{1} << 26) == 26);
+
+    // Every other total is not: a right one, one that is only short, one of terms of both signs, a small one.
+    const auto input = seeded_input(std::size_t{1} << 20, Kind::positive, 11);
+    const auto ref = tol::reference_sum(input.begin(), input.end());
+    CHECK(tol::stalled_total_exponent(pairwise(input.data(), input.size()), ref) == -1);
+    CHECK(tol::stalled_total_exponent(ref.sum - input.back(), ref) == -1);
+    CHECK(tol::stalled_total_exponent(0x1p18, ref) == -1);  // a power of two, but below 2^24
+    tol::SumReference large;
+    large.sum = 0x1p27;
+    large.abs_sum = 0x1p27;
+    CHECK(tol::stalled_total_exponent(0x1p24, large) == 24);
+    CHECK(tol::stalled_total_exponent(0x1p27, large) == -1);   // the total itself
+    CHECK(tol::stalled_total_exponent(-0x1p24, large) == -1);  // the other sign
+    large.abs_sum = 0x1p28;                                    // terms of both signs
+    CHECK(tol::stalled_total_exponent(0x1p24, large) == -1);
+}
