@@ -980,14 +980,15 @@ void profile_case(const fs::path& program, const std::vector<CasePlan>& cases, s
         return std::pair{std::move(ended), std::move(written)};
     };
     auto [processes, csv] = profile_once();
-    // Nsight Compute sometimes fails to set a kernel up for replay while other processes use the GPU ("==ERROR==
-    // Failed to prepare kernel for profiling", exit code 9): once more, while the budget lasts.
+    // Nsight Compute sometimes fails while other processes use the GPU, exit code 9 ("==ERROR== Failed to prepare
+    // kernel for profiling", "==ERROR== An error was reported by the driver", both seen on an H200 in a batch): once
+    // more, while the budget lasts.
     const auto said = [&](const char* words) {
         return csv.find(words) != std::string::npos ||
                (!processes.empty() && processes.back().output.find(words) != std::string::npos);
     };
-    const bool not_prepared = said("Failed to prepare kernel");
-    if (not_prepared && Seconds(Clock::now() - started).count() < options.diagnosis_seconds / 2) {
+    const bool passing_failure = said("Failed to prepare kernel") || said("An error was reported by the driver");
+    if (passing_failure && Seconds(Clock::now() - started).count() < options.diagnosis_seconds / 2) {
         runner.reopen({i});
         std::tie(processes, csv) = profile_once();
     }

@@ -306,6 +306,21 @@ TEST_CASE("a profile with no figures, or none at all, is left out with why, not 
                                    "==WARNING== No kernels were profiled."});
 }
 
+TEST_CASE("a profile that fails as Nsight Compute does beside other processes is tried once more") {
+    std::vector<CasePlan> cases = plans({"timed-1"});
+    cases[0].timed = true;
+    RunOptions options = with_tools("-profile-flaky", 5.0);
+    options.nsight_compute = CUGRADE_TEST_DATA "/unit/ncu_stand_in_flaky.sh";
+    std::filesystem::remove(options.work_dir / "profile.csv.tried");
+    RunResult result;
+    result.cases.resize(1);
+    result.cases[0].status = Status::passed;
+    profile_case(CUGRADE_SCRIPTED_HARNESS, cases, 0, options, result);
+    CHECK(result.diagnosis_notes.empty());
+    REQUIRE(result.cases[0].diagnosis);
+    CHECK(result.cases[0].diagnosis->summary.rfind("Nsight Compute: the kernels moved 1000 MB at 1000 GB/s", 0) == 0);
+}
+
 TEST_CASE("a profile that never ends is stopped at its bound, gives the counters back, and the grading goes on") {
     std::vector<CasePlan> cases = plans({"toolhang-timed"});
     cases[0].timed = true;
