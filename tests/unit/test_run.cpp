@@ -61,6 +61,20 @@ RunOptions with_tools(const std::string& folder, double diagnosis_seconds) {
     return options;
 }
 
+// A passed speed test profiled by `profiler`, a stand-in for Nsight Compute in tests/unit/, in a folder of its own.
+RunResult profiled_by(const std::string& profiler, const std::string& folder) {
+    std::vector<CasePlan> cases = plans({"timed-1"});
+    cases[0].timed = true;
+    RunOptions options = with_tools(folder, 5.0);
+    options.nsight_compute = std::string(CUGRADE_TEST_DATA "/unit/") + profiler;
+    std::filesystem::remove(options.work_dir / "profile.csv.tried");  // the flaky stand-in's mark of its first run
+    RunResult result;
+    result.cases.resize(1);
+    result.cases[0].status = Status::passed;
+    profile_case(CUGRADE_SCRIPTED_HARNESS, cases, 0, options, result);
+    return result;
+}
+
 double seconds_since(std::chrono::steady_clock::time_point start) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
@@ -284,38 +298,21 @@ TEST_CASE("the compute-sanitizer reruns of a failing case that never ends stop w
 }
 
 TEST_CASE("a profile with no figures, or none at all, is left out with why, not the profiler's note on the clocks") {
-    std::vector<CasePlan> cases = plans({"timed-1"});
-    cases[0].timed = true;
-    const auto profiled = [&](const char* profiler, const std::string& folder) {
-        RunOptions options = with_tools(folder, 5.0);
-        options.nsight_compute = std::string(CUGRADE_TEST_DATA "/unit/") + profiler;
-        RunResult result;
-        result.cases.resize(1);
-        result.cases[0].status = Status::passed;
-        profile_case(CUGRADE_SCRIPTED_HARNESS, cases, 0, options, result);
-        CHECK(result.cases[0].status == Status::passed);
-        CHECK_FALSE(result.cases[0].diagnosis);
-        return result.diagnosis_notes;
-    };
     // Its kernel listed with every figure "nan": nothing to say of where the time went, and no "0 GB/s" said either.
-    CHECK(profiled("ncu_stand_in_nan.sh", "-profile-nan") ==
+    const RunResult nan = profiled_by("ncu_stand_in_nan.sh", "-profile-nan");
+    CHECK(nan.cases[0].status == Status::passed);
+    CHECK_FALSE(nan.cases[0].diagnosis);
+    CHECK(nan.diagnosis_notes ==
           std::vector<std::string>{
               "the speed test could not be profiled: Nsight Compute measured no time in the submission's kernels"});
-    CHECK(profiled("ncu_stand_in_warns.sh", "-profile-warns") ==
-          std::vector<std::string>{"the speed test could not be profiled: Nsight Compute exited with code 0: "
-                                   "==WARNING== No kernels were profiled."});
+    const RunResult none = profiled_by("ncu_stand_in_warns.sh", "-profile-warns");
+    CHECK_FALSE(none.cases[0].diagnosis);
+    CHECK(none.diagnosis_notes == std::vector<std::string>{"the speed test could not be profiled: Nsight Compute "
+                                                           "exited with code 0: ==WARNING== No kernels were profiled."});
 }
 
 TEST_CASE("a profile that fails as Nsight Compute does beside other processes is tried once more") {
-    std::vector<CasePlan> cases = plans({"timed-1"});
-    cases[0].timed = true;
-    RunOptions options = with_tools("-profile-flaky", 5.0);
-    options.nsight_compute = CUGRADE_TEST_DATA "/unit/ncu_stand_in_flaky.sh";
-    std::filesystem::remove(options.work_dir / "profile.csv.tried");
-    RunResult result;
-    result.cases.resize(1);
-    result.cases[0].status = Status::passed;
-    profile_case(CUGRADE_SCRIPTED_HARNESS, cases, 0, options, result);
+    const RunResult result = profiled_by("ncu_stand_in_flaky.sh", "-profile-flaky");
     CHECK(result.diagnosis_notes.empty());
     REQUIRE(result.cases[0].diagnosis);
     CHECK(result.cases[0].diagnosis->summary.rfind("Nsight Compute: the kernels moved 1000 MB at 1000 GB/s", 0) == 0);
