@@ -987,8 +987,8 @@ void profile_case(const fs::path& program, const std::vector<CasePlan>& cases, s
         return csv.find(words) != std::string::npos ||
                (!processes.empty() && processes.back().output.find(words) != std::string::npos);
     };
-    const bool passing_failure = said("Failed to prepare kernel") || said("An error was reported by the driver");
-    if (passing_failure && Seconds(Clock::now() - started).count() < options.diagnosis_seconds / 2) {
+    const bool transient_failure = said("Failed to prepare kernel") || said("An error was reported by the driver");
+    if (transient_failure && Seconds(Clock::now() - started).count() < options.diagnosis_seconds / 2) {
         runner.reopen({i});
         std::tie(processes, csv) = profile_once();
     }
