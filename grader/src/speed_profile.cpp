@@ -143,7 +143,7 @@ std::vector<KernelProfile> read_counter_profile(const nlohmann::json& launches) 
         // The device name ("_Z13one_block_sumPKfmPf") as Nsight Compute prints it: "one_block_sum".
         kernel.name = kernel_name(demangle(launch["name"].get<std::string>()));
         for (const auto& [name, value] : launch["metrics"].items()) {
-            if (value.is_number() && std::isfinite(value.get<double>())) {
+            if (value.is_number()) {
                 kernel.metrics[name] = value.get<double>();
             }
         }
