@@ -2,7 +2,8 @@
 """Sums a grading trace (cugrade grade --trace FILE) by tool: processes, seconds, seconds waiting for the GPU, the
 longest process, and how the processes ended; what a submission costs on average; then the submissions that cost
 the most; then the times the GPU was held alone (speed tests, profiled calls): how long they held it, how long each
-waited for it, and what the work that left last before it was."""
+waited for it, and what the work that left last before it was; then the cases' own time (waits for the GPU
+excluded) by exercise, case group and tool, and the slowest cases."""
 import collections
 import json
 import sys
@@ -10,6 +11,7 @@ import sys
 lines = [json.loads(line) for line in open(sys.argv[1]) if line.strip()]
 records = [r for r in lines if "event" not in r]
 alone = [r for r in lines if r.get("event") == "alone"]
+cases = [r for r in lines if r.get("event") == "case"]
 by_tool = collections.defaultdict(list)
 by_submission = collections.Counter()
 for r in records:
@@ -59,3 +61,19 @@ if alone:
     print("  the longest holds:")
     for r in sorted(alone, key=lambda r: -r["held"])[:5]:
         print(f"    {r['held']:6.2f} s  {r['submission']} ({r['tool']})")
+
+if cases:
+    # A submission's label ends with its file (sum.cu); a case's group is its id's first part (edges/n=0/... ).
+    by_group = collections.defaultdict(lambda: [0, 0.0, 0.0])
+    for r in cases:
+        group = by_group[(r["submission"].rsplit("/", 1)[-1], r["case"].split("/")[0], r["tool"])]
+        group[0] += 1
+        group[1] += r["seconds"]
+        group[2] = max(group[2], r["seconds"])
+    total = sum(r["seconds"] for r in cases)
+    print(f"the cases: {len(cases)} runs, {total:.1f} s (file, group, tool: runs, seconds, longest):")
+    for (file, group, tool), (n, seconds, longest) in sorted(by_group.items(), key=lambda item: -item[1][1])[:15]:
+        print(f"    {file + ' ' + group + ' ' + tool:<36} {n:>5} {seconds:>7.1f} {longest:>7.2f}")
+    print("  the slowest cases:")
+    for r in sorted(cases, key=lambda r: -r["seconds"])[:8]:
+        print(f"    {r['seconds']:6.2f} s  {r['submission']} {r['case']} ({r['tool']})")

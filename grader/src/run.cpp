@@ -341,6 +341,13 @@ private:
             const double took = Seconds(Clock::now() - case_started).count();
             in_cases += took;
             stage_of(c) += took;
+            if (options_.trace != nullptr) {
+                options_.trace->record({{"event", "case"},
+                                        {"submission", options_.trace_label},
+                                        {"tool", tool_name},
+                                        {"case", c.id},
+                                        {"seconds", took}});
+            }
         };
         constexpr std::size_t none = static_cast<std::size_t>(-1);
         std::size_t current = none;  // the case the harness is running

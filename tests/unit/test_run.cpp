@@ -342,7 +342,7 @@ TEST_CASE("a profile that never ends is stopped at its bound, gives the counters
     CHECK(seconds_since(again) < 4.0);
 }
 
-TEST_CASE("the trace records every harness process: its submission, tool, cases, seconds and how it ended") {
+TEST_CASE("the trace records every harness process (its submission, tool, cases, seconds, how it ended) and case") {
     const auto file = std::filesystem::temp_directory_path() / "cugrade-test-run-trace.jsonl";
     std::filesystem::remove(file);
     std::vector<CasePlan> cases = plans({"pass-1", "crash-2", "pass-race"});
@@ -353,9 +353,21 @@ TEST_CASE("the trace records every harness process: its submission, tool, cases,
     options.trace_label = "alice/sum.cu";
     run_cases(CUGRADE_SCRIPTED_HARNESS, cases, options);
     std::ifstream lines(file);
-    std::vector<nlohmann::json> records;
+    std::vector<nlohmann::json> records, case_records;
     for (std::string line; std::getline(lines, line);) {
-        records.push_back(nlohmann::json::parse(line));
+        auto record = nlohmann::json::parse(line);
+        (record.contains("event") ? case_records : records).push_back(std::move(record));
+    }
+    // Each case its process ran, the one that crashed its process included, with its own seconds.
+    REQUIRE(case_records.size() == 4);
+    const std::vector<std::pair<std::string, std::string>> ran = {
+        {"pass-1", "none"}, {"crash-2", "none"}, {"pass-race", "racecheck"}, {"crash-2", "memcheck"}};
+    for (std::size_t i = 0; i < ran.size(); ++i) {
+        CHECK(case_records[i]["event"] == "case");
+        CHECK(case_records[i]["submission"] == "alice/sum.cu");
+        CHECK(case_records[i]["case"] == ran[i].first);
+        CHECK(case_records[i]["tool"] == ran[i].second);
+        CHECK(case_records[i]["seconds"].get<double>() >= 0.0);
     }
     REQUIRE(records.size() == 3);  // the plain cases, the race check, the crash's rerun under memcheck
     CHECK(records[0]["submission"] == "alice/sum.cu");
@@ -476,7 +488,8 @@ TEST_CASE("the race cases run under one racecheck, and a hazard lands on the cas
     std::ifstream lines(file);
     int racecheck_processes = 0;
     for (std::string line; std::getline(lines, line);) {
-        racecheck_processes += nlohmann::json::parse(line)["tool"] == "racecheck";
+        const auto record = nlohmann::json::parse(line);
+        racecheck_processes += !record.contains("event") && record["tool"] == "racecheck";
     }
     CHECK(racecheck_processes == (clean_after_report ? 2 : 1));
 }
