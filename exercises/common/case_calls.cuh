@@ -109,20 +109,28 @@ void call_submission(Call&& call, const std::string& which_call) {
 }
 
 // What is wrong with the state a call left behind, before its results are even read: writes outside the outputs,
-// then changes to the inputs of its set.
+// then changes to the inputs of its set. `footprint` has a slot for each output and operand; all is read at once.
 template <class Signature>
-std::string broken_contract(const CaseCalls<Signature>& calls, const InputSnapshot& inputs, int set) {
-    for (const GuardedBuffer* output : calls.outputs) {
-        if (std::string overrun = output->overrun(); !overrun.empty()) {
+std::string broken_contract(const CaseCalls<Signature>& calls, const InputSnapshot& inputs, int set,
+                            CallFootprint& footprint) {
+    // A profiled run takes no snapshot of its inputs: it grades nothing.
+    const std::size_t operands = inputs.size() == 0 ? 0 : calls.inputs->operands();
+    footprint.clear();
+    for (std::size_t i = 0; i < calls.outputs.size(); ++i) {
+        calls.outputs[i]->count_guard_writes(footprint.guard_counts(i));
+    }
+    for (std::size_t k = 0; k < operands; ++k) {
+        inputs.find_change(static_cast<std::size_t>(set) * operands + k, footprint.first_change(k));
+    }
+    const std::vector<unsigned long long> found = footprint.read();
+    for (std::size_t i = 0; i < calls.outputs.size(); ++i) {
+        if (std::string overrun = calls.outputs[i]->overrun(found[2 * i], found[2 * i + 1]); !overrun.empty()) {
             return overrun;
         }
     }
-    if (inputs.size() == 0) {
-        return "";  // a profiled run takes no snapshot of its inputs: it grades nothing
-    }
-    const std::size_t operands = calls.inputs->operands();
     for (std::size_t k = 0; k < operands; ++k) {
-        if (std::string changed = inputs.changed(static_cast<std::size_t>(set) * operands + k); !changed.empty()) {
+        const std::size_t which = static_cast<std::size_t>(set) * operands + k;
+        if (std::string changed = inputs.changed(which, found[2 * calls.outputs.size() + k]); !changed.empty()) {
             return changed;
         }
     }
@@ -219,6 +227,7 @@ CaseOutcome run_checked_calls(const plan::Case& c, const CaseCalls<Signature>& c
     InputSnapshot inputs;
     SeededInputs& seeded = *calls.inputs;
     const int sets = seeded.sets();
+    CallFootprint footprint(calls.outputs.size(), seeded.operands());
     if (!profile_only()) {
         SharedGpu gpu;
         for (int set = 0; set < sets; ++set) {
@@ -263,7 +272,7 @@ CaseOutcome run_checked_calls(const plan::Case& c, const CaseCalls<Signature>& c
                 nvtxRangePop();
             }
         }
-        if (std::string broken = broken_contract(calls, inputs, set); !broken.empty()) {
+        if (std::string broken = broken_contract(calls, inputs, set, footprint); !broken.empty()) {
             return {which + ": " + broken};
         }
         std::string wrong = calls.check(set);
@@ -313,7 +322,7 @@ CaseOutcome run_checked_calls(const plan::Case& c, const CaseCalls<Signature>& c
                     });
                 },
                 [&](int set) {
-                    if (std::string problem = broken_contract(calls, inputs, set); !problem.empty()) {
+                    if (std::string problem = broken_contract(calls, inputs, set, footprint); !problem.empty()) {
                         return problem;
                     }
                     return calls.check(set);
@@ -371,8 +380,13 @@ CaseOutcome run_checked_calls(const plan::Case& c, const CaseCalls<Signature>& c
 
 template <class Signature>
 bool wrote_past_outputs(const CaseCalls<Signature>& calls) {
-    return std::any_of(calls.outputs.begin(), calls.outputs.end(),
-                       [](const GuardedBuffer* output) { return !output->overrun().empty(); });
+    CallFootprint footprint(calls.outputs.size(), 0);
+    footprint.clear();
+    for (std::size_t i = 0; i < calls.outputs.size(); ++i) {
+        calls.outputs[i]->count_guard_writes(footprint.guard_counts(i));
+    }
+    const std::vector<unsigned long long> found = footprint.read();
+    return std::any_of(found.begin(), found.end(), [](unsigned long long written) { return written > 0; });
 }
 
 template <class Signature>

@@ -44,8 +44,7 @@ Result reduce_on_device(Input input, std::size_t n, Transform transform, Combine
     DeviceBuffer<unsigned char> scratch(scratch_bytes);
     CUGRADE_CUDA_CHECK(cub::DeviceReduce::TransformReduce(scratch.get(), scratch_bytes, input, result.get(), n,
                                                           combine, transform, initial));
-    CUGRADE_CUDA_CHECK(cudaDeviceSynchronize());
-    return read_element(result.get());
+    return read_element(result.get());  // waits for the reduction: one turn at the GPU, not two
 }
 
 // Inclusive prefix combinations of `input` into `output` (n elements each).

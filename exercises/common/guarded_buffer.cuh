@@ -37,13 +37,14 @@ __global__ void poison_kernel(std::uint32_t* out, std::size_t n) {
     }
 }
 
+// Asynchronous: the submission's work replays on a stream that waits for the legacy default stream's, where this
+// runs, and a host-side wait here would cost a turn at the GPU (CallFootprint says why that is dear).
 inline void poison(float* out, std::size_t n) {
     poison_kernel<<<grid_for(n, 1024), 256>>>(reinterpret_cast<std::uint32_t*>(out), n);
     CUGRADE_CUDA_CHECK(cudaGetLastError());
-    CUGRADE_CUDA_CHECK(cudaDeviceSynchronize());
 }
 
-// Counts the elements of [begin, begin + n) that are no longer poison.
+// Counts the elements of [begin, begin + n) that are no longer poison into *written, which the caller zeroed.
 __global__ void count_written_kernel(const float* begin, std::size_t n, unsigned long long* written) {
     const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
     unsigned long long count = 0;
@@ -61,8 +62,7 @@ class GuardedBuffer {
 public:
     GuardedBuffer(std::string name, std::size_t count, std::size_t guard = 4096, std::string hint = "")
         : name_(std::move(name)), hint_(std::move(hint)), count_(count), guard_(bare_buffers() ? 0 : guard),
-          buffer_(guard_ + count + guard_),
-          written_(2) {}
+          buffer_(guard_ + count + guard_) {}
 
     float* get() const { return buffer_.get() + guard_; }
     std::size_t size() const { return count_; }
@@ -79,25 +79,28 @@ public:
         return host;
     }
 
-    // "wrote past the end of result (1 of the 4096 floats after it)", or "".
-    std::string overrun() const {
+    // Launches the counts of the guard elements that are no longer poison: those before it into written[0], those
+    // after it into written[1], both zeroed by the caller. Read back with the call's other checks (CallFootprint).
+    void count_guard_writes(unsigned long long* written) const {
         if (guard_ == 0) {
-            return "";
+            return;
         }
-        CUGRADE_CUDA_CHECK(cudaMemset(written_.get(), 0, 2 * sizeof(unsigned long long)));
-        count_written_kernel<<<grid_for(guard_, 256), 256>>>(buffer_.get(), guard_, written_.get());
-        count_written_kernel<<<grid_for(guard_, 256), 256>>>(get() + count_, guard_, written_.get() + 1);
+        count_written_kernel<<<grid_for(guard_, 256), 256>>>(buffer_.get(), guard_, written);
+        count_written_kernel<<<grid_for(guard_, 256), 256>>>(get() + count_, guard_, written + 1);
         CUGRADE_CUDA_CHECK(cudaGetLastError());
-        const std::vector<unsigned long long> written = written_.to_host();
+    }
+
+    // For the counts count_guard_writes made: "wrote past the end of result (1 of the 4096 floats after it)", or "".
+    std::string overrun(unsigned long long before, unsigned long long after) const {
         const auto message = [&](unsigned long long n, const char* where, const char* side) {
             return "wrote " + std::string(where) + " " + name_ + " (" + std::to_string(n) + " of the " +
                    std::to_string(guard_) + " floats " + side + " it)" + (hint_.empty() ? "" : ": " + hint_);
         };
-        if (written[1] > 0) {
-            return message(written[1], "past the end of", "after");
+        if (after > 0) {
+            return message(after, "past the end of", "after");
         }
-        if (written[0] > 0) {
-            return message(written[0], "before the start of", "before");
+        if (before > 0) {
+            return message(before, "before the start of", "before");
         }
         return "";
     }
@@ -108,7 +111,6 @@ private:
     std::size_t count_;
     std::size_t guard_;
     DeviceBuffer<float> buffer_;
-    DeviceBuffer<unsigned long long> written_;
 };
 
 __global__ void first_difference_kernel(const std::uint32_t* a, const std::uint32_t* b, std::size_t n,
@@ -137,31 +139,34 @@ public:
                                       snapshot.input->size() * sizeof(float), cudaMemcpyDeviceToDevice));
     }
 
-    // "changed its input b (element 17 was 0.25, now 0)", or "".
-    std::string changed(std::size_t which) const {
+    // Launches the search for input `which`'s first element that differs from its snapshot, into *first, which the
+    // caller set to ~0 (none). Read back with the call's other checks (CallFootprint).
+    void find_change(std::size_t which, unsigned long long* first) const {
         const Snapshot& snapshot = inputs_.at(which);
-        const DeviceBuffer<float>& input = *snapshot.input;
-        if (input.size() == 0) {
-            return "";
+        if (snapshot.input->size() == 0) {
+            return;
         }
-        DeviceBuffer<unsigned long long> first(1);
-        const unsigned long long none = ~0ull;
-        set_element(first.get(), none);
-        first_difference_kernel<<<grid_for(input.size()), 256>>>(
-            reinterpret_cast<const std::uint32_t*>(input.get()),
-            reinterpret_cast<const std::uint32_t*>(snapshot.copy->get()), input.size(), first.get());
+        first_difference_kernel<<<grid_for(snapshot.input->size()), 256>>>(
+            reinterpret_cast<const std::uint32_t*>(snapshot.input->get()),
+            reinterpret_cast<const std::uint32_t*>(snapshot.copy->get()), snapshot.input->size(), first);
         CUGRADE_CUDA_CHECK(cudaGetLastError());
-        const unsigned long long index = read_element(first.get());
-        if (index == none) {
+    }
+
+    // For the index find_change found: "changed its input b (element 17 was 0.25, now 0)...", or "" for none.
+    std::string changed(std::size_t which, unsigned long long index) const {
+        if (index == no_change) {
             return "";
         }
+        const Snapshot& snapshot = inputs_.at(which);
         std::ostringstream detail;
         detail.precision(9);
         detail << "changed its " << snapshot.name << " (element " << index << " was "
-               << read_element(snapshot.copy->get() + index) << ", now " << read_element(input.get() + index)
+               << read_element(snapshot.copy->get() + index) << ", now " << read_element(snapshot.input->get() + index)
                << "): the " << snapshot.name << " is read-only";
         return detail.str();
     }
+
+    static constexpr unsigned long long no_change = ~0ull;
 
     std::size_t size() const { return inputs_.size(); }
 
@@ -172,6 +177,32 @@ private:
         std::string name;
     };
     std::vector<Snapshot> inputs_;
+};
+
+// What a call left behind outside its outputs and in its inputs, read back in one copy: two guard counts per output
+// (GuardedBuffer::count_guard_writes), then each input's first changed element (InputSnapshot::find_change). One
+// read instead of one per buffer matters where other processes share the GPU: each wait for the GPU from the host
+// then waits for this process's turn on it, about a millisecond with eight processes, and several behind long
+// kernels (docs/performance.md).
+class CallFootprint {
+public:
+    CallFootprint(std::size_t outputs, std::size_t inputs) : outputs_(outputs), slots_(2 * outputs + inputs) {}
+
+    // Zeroes the guard counts and sets every input's first change to none, without waiting.
+    void clear() {
+        CUGRADE_CUDA_CHECK(cudaMemset(slots_.get(), 0, 2 * outputs_ * sizeof(unsigned long long)));
+        CUGRADE_CUDA_CHECK(cudaMemset(slots_.get() + 2 * outputs_, 0xff,
+                                      (slots_.size() - 2 * outputs_) * sizeof(unsigned long long)));
+    }
+    unsigned long long* guard_counts(std::size_t output) const { return slots_.get() + 2 * output; }
+    unsigned long long* first_change(std::size_t input) const { return slots_.get() + 2 * outputs_ + input; }
+    // Waits for the launches, and reads them all.
+    std::vector<unsigned long long> read() const { return slots_.to_host(); }
+    std::size_t outputs() const { return outputs_; }
+
+private:
+    std::size_t outputs_;
+    DeviceBuffer<unsigned long long> slots_;
 };
 
 }  // namespace cugrade::harness

@@ -62,10 +62,19 @@ __global__ void generate_kernel(float* out, std::size_t n, std::uint64_t seed, K
     }
 }
 
+__global__ void place_kernel(float* at, float value) { *at = value; }
+
+// One element written by a kernel, not a copy from the host: a copy from pageable memory waits for the GPU first.
+inline void place(float* at, float value) {
+    place_kernel<<<1, 1>>>(at, value);
+    CUGRADE_CUDA_CHECK(cudaGetLastError());
+}
+
 inline std::size_t place_index(const std::string& at, std::size_t n) { return at == "first" ? 0 : n - 1; }
 
 // Fills out[0, n) from the distribution, then places its planted extremes: min_at and max_at put one value below
-// (above) every other, infinities put -inf and +inf at seeded places.
+// (above) every other, infinities put -inf and +inf at seeded places. Asynchronous, on the legacy default stream,
+// which every later use of the input waits for.
 inline void generate(float* out, std::size_t n, const plan::Distribution& input, std::uint64_t seed) {
     if (n == 0) {
         return;
@@ -73,19 +82,18 @@ inline void generate(float* out, std::size_t n, const plan::Distribution& input,
     generate_kernel<<<grid_for(n), 256>>>(out, n, seed, kind_of(input.kind), static_cast<float>(input.low),
                                           static_cast<float>(input.high), static_cast<float>(input.value));
     CUGRADE_CUDA_CHECK(cudaGetLastError());
-    CUGRADE_CUDA_CHECK(cudaDeviceSynchronize());
     const float span = static_cast<float>(std::max(1.0, input.high - input.low));
     if (!input.min_at.empty()) {
-        set_element(out + place_index(input.min_at, n), static_cast<float>(input.low) - span);
+        place(out + place_index(input.min_at, n), static_cast<float>(input.low) - span);
     }
     if (!input.max_at.empty()) {
-        set_element(out + place_index(input.max_at, n), static_cast<float>(input.high) + span);
+        place(out + place_index(input.max_at, n), static_cast<float>(input.high) + span);
     }
     if (input.infinities) {
-        set_element(out + mix64(seed + 1) % n, -INFINITY);
+        place(out + mix64(seed + 1) % n, -INFINITY);
         if (n > 1) {
             const std::size_t minus = mix64(seed + 1) % n;
-            set_element(out + (minus + 1 + mix64(seed + 2) % (n - 1)) % n, INFINITY);
+            place(out + (minus + 1 + mix64(seed + 2) % (n - 1)) % n, INFINITY);
         }
     }
 }
