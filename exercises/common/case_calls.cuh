@@ -254,6 +254,12 @@ CaseOutcome run_checked_calls(const plan::Case& c, const CaseCalls<Signature>& c
             output->poison_all();
         }
     };
+    // With the GPU alone a wait costs no turn among processes, and what follows must find the GPU idle: a timed
+    // call's stream hold and clock, a profile's start of its counters.
+    const auto poison_outputs_and_wait = [&] {
+        poison_outputs();
+        CUGRADE_CUDA_CHECK(cudaDeviceSynchronize());
+    };
     const auto checked_call = [&](const typename CaseCalls<Signature>::EntryPoint& entry, int set,
                                   const std::string& which) -> Problem {
         SharedGpu gpu;
@@ -308,7 +314,7 @@ CaseOutcome run_checked_calls(const plan::Case& c, const CaseCalls<Signature>& c
             speed = measure_speed(
                 c.timing, stream, timer, sets, calls.bytes,
                 [&](bool submission, int set) {
-                    poison_outputs();
+                    poison_outputs_and_wait();
                     if (submission) {
                         if (remote_submission()) {
                             // Captured before the clock starts; the timed call replays it.
@@ -332,6 +338,7 @@ CaseOutcome run_checked_calls(const plan::Case& c, const CaseCalls<Signature>& c
                     for (std::size_t k = 0; k < seeded.operands(); ++k) {
                         inputs.retake(static_cast<std::size_t>(set) * seeded.operands() + k);
                     }
+                    CUGRADE_CUDA_CHECK(cudaDeviceSynchronize());
                 });
         } catch (const CudaFailure& e) {
             // The reference passed its own check before timing, so the submission's calls are the ones to blame.
@@ -365,7 +372,7 @@ CaseOutcome run_checked_calls(const plan::Case& c, const CaseCalls<Signature>& c
         if (!top_tier && !counter_profiler_library().empty() && remote_submission()) {
             alone.reset();
             measurements["kernel_profile"] = profile_slow_call(
-                poison_outputs,
+                poison_outputs_and_wait,
                 [&] { call_submission([&] { calls.invoke(calls.submission, stream, 0); }, "the profiled call"); },
                 submission_ms);
             // A profile that failed in the submission's calls must not fail the cases after it: they start afresh.
