@@ -116,9 +116,7 @@ std::string broken_contract(const CaseCalls<Signature>& calls, const InputSnapsh
     // A profiled run takes no snapshot of its inputs: it grades nothing.
     const std::size_t operands = inputs.size() == 0 ? 0 : calls.inputs->operands();
     footprint.clear();
-    for (std::size_t i = 0; i < calls.outputs.size(); ++i) {
-        calls.outputs[i]->count_guard_writes(footprint.guard_counts(i));
-    }
+    footprint.count_guard_writes(calls.outputs);
     for (std::size_t k = 0; k < operands; ++k) {
         inputs.find_change(static_cast<std::size_t>(set) * operands + k, footprint.first_change(k));
     }
@@ -389,9 +387,7 @@ template <class Signature>
 bool wrote_past_outputs(const CaseCalls<Signature>& calls) {
     CallFootprint footprint(calls.outputs.size(), 0);
     footprint.clear();
-    for (std::size_t i = 0; i < calls.outputs.size(); ++i) {
-        calls.outputs[i]->count_guard_writes(footprint.guard_counts(i));
-    }
+    footprint.count_guard_writes(calls.outputs);
     const std::vector<unsigned long long> found = footprint.read();
     return std::any_of(found.begin(), found.end(), [](unsigned long long written) { return written > 0; });
 }

@@ -194,11 +194,15 @@ public:
         CUGRADE_CUDA_CHECK(cudaMemset(slots_.get() + 2 * outputs_, 0xff,
                                       (slots_.size() - 2 * outputs_) * sizeof(unsigned long long)));
     }
-    unsigned long long* guard_counts(std::size_t output) const { return slots_.get() + 2 * output; }
+    // Launches the guard counts of each output, in the order of the slots.
+    void count_guard_writes(const std::vector<GuardedBuffer*>& outputs) const {
+        for (std::size_t i = 0; i < outputs.size(); ++i) {
+            outputs[i]->count_guard_writes(slots_.get() + 2 * i);
+        }
+    }
     unsigned long long* first_change(std::size_t input) const { return slots_.get() + 2 * outputs_ + input; }
     // Waits for the launches, and reads them all.
     std::vector<unsigned long long> read() const { return slots_.to_host(); }
-    std::size_t outputs() const { return outputs_; }
 
 private:
     std::size_t outputs_;
