@@ -3,7 +3,8 @@
 longest process, and how the processes ended; what a submission costs on average; then the submissions that cost
 the most; then the times the GPU was held alone (speed tests, profiled calls): how long they held it, how long each
 waited for it, and what the work that left last before it was; then the cases' own time (waits for the GPU
-excluded) by exercise, case group and tool, and the slowest cases."""
+excluded) by exercise, case group and tool, and the slowest cases; then the cases set aside (a seeming hang that
+kept a speed test waiting, stopped and run again once the GPU was quiet) and how long their submissions waited."""
 import collections
 import json
 import sys
@@ -12,6 +13,8 @@ lines = [json.loads(line) for line in open(sys.argv[1]) if line.strip()]
 records = [r for r in lines if "event" not in r]
 alone = [r for r in lines if r.get("event") == "alone"]
 cases = [r for r in lines if r.get("event") == "case"]
+set_aside = [r for r in lines if r.get("event") == "set_aside"]
+quiet = [r for r in lines if r.get("event") == "quiet"]
 by_tool = collections.defaultdict(list)
 by_submission = collections.Counter()
 for r in records:
@@ -77,3 +80,9 @@ if cases:
     print("  the slowest cases:")
     for r in sorted(cases, key=lambda r: -r["seconds"])[:8]:
         print(f"    {r['seconds']:6.2f} s  {r['submission']} {r['case']} ({r['tool']})")
+
+if set_aside or quiet:
+    print(f"set aside: {len(set_aside)} cases, {sum(r['held'] for r in set_aside):.1f} s held before each was stopped; "
+          f"{len(quiet)} waits for a quiet GPU, {sum(r['waited'] for r in quiet):.1f} s in all")
+    for r in set_aside:
+        print(f"    {r['held']:6.2f} s  {r['submission']} {r['case']}")

@@ -297,11 +297,15 @@ std::vector<GradingContext> gpu_contexts(const GradingContext& base, const Batch
         }
     }
     for (const auto& gpu : chosen) {
-        const auto gate = per_gpu > 1 ? std::make_shared<GpuGate>() : nullptr;
-        for (unsigned j = 0; j < per_gpu; ++j) {
+        // Twice as many workers as places: a student whose case waits for a quiet GPU (a kernel that seems to hang
+        // while a speed test waits) gives its place to another meanwhile.
+        const auto gate = per_gpu > 1 ? std::make_shared<GpuGate>(std::chrono::seconds(2), per_gpu) : nullptr;
+        const unsigned workers = gate ? 2 * per_gpu : per_gpu;
+        for (unsigned j = 0; j < workers; ++j) {
             GradingContext context = base;
             context.gpu = gpu;
             context.gpu_gate = gate;
+            context.holds_gpu_place = gate != nullptr;
             context.gpu_device = name_each ? gpu.uuid : "";
             context.profile_wait_seconds = batch_profile_wait_seconds;
             context.concurrent_jobs = 2 * per_gpu * static_cast<unsigned>(chosen.size());
@@ -309,6 +313,16 @@ std::vector<GradingContext> gpu_contexts(const GradingContext& base, const Batch
         }
     }
     return contexts;
+}
+
+// Students graded at once over all GPUs: one per worker, where workers take no places; else one per place, a GPU's
+// workers being twice its places.
+unsigned students_at_once(const std::vector<GradingContext>& contexts) {
+    unsigned halves = 0;
+    for (const auto& context : contexts) {
+        halves += context.holds_gpu_place ? 1 : 2;
+    }
+    return halves / 2;
 }
 
 // What a batch says while it works: on a terminal one line rewritten in place (done/total, running, failed, elapsed,
@@ -767,7 +781,7 @@ BatchSummary grade_class(const Course& course, const BatchOptions& options) {
             const auto position = std::find(to_grade.begin(), to_grade.end(), task.student) - to_grade.begin();
             return static_cast<std::size_t>(position) >= graded_first;
         });
-        const unsigned build_jobs = std::max(1u, jobs - std::min(jobs - 1, static_cast<unsigned>(contexts.size())));
+        const unsigned build_jobs = std::max(1u, jobs - std::min(jobs - 1, students_at_once(contexts)));
         builds_beside = std::jthread([&, build_jobs] {
             const auto started = std::chrono::steady_clock::now();
             in_parallel(rest.size(), build_jobs, [&](std::size_t i) { prebuild(rest[i], false); });
@@ -780,7 +794,7 @@ BatchSummary grade_class(const Course& course, const BatchOptions& options) {
             summary.gpus.push_back(gpu_context.gpu);
         }
     }
-    summary.gpu_jobs = static_cast<unsigned>(contexts.size() / std::max<std::size_t>(1, summary.gpus.size()));
+    summary.gpu_jobs = students_at_once(contexts) / static_cast<unsigned>(std::max<std::size_t>(1, summary.gpus.size()));
     if (!summary.gpus.empty()) {
         log(fmt::format("grading on {} GPU{} ({}), {} students at a time on each", summary.gpus.size(),
                         summary.gpus.size() == 1 ? "" : "s", summary.gpus.front().name, summary.gpu_jobs));
@@ -801,7 +815,21 @@ BatchSummary grade_class(const Course& course, const BatchOptions& options) {
     std::vector<std::thread> workers;
     for (const GradingContext& worker_context : contexts) {
         workers.emplace_back([&, worker = &worker_context] {
-            for (std::size_t i; (i = next_student++) < to_grade.size();) {
+            GpuGate* const gate = worker->holds_gpu_place ? worker->gpu_gate.get() : nullptr;
+            while (true) {
+                if (gate != nullptr) {
+                    gate->take_place();
+                }
+                const std::size_t i = next_student++;
+                if (i >= to_grade.size()) {
+                    if (gate != nullptr) {
+                        gate->no_students_left();
+                        gate->give_place();
+                    }
+                    break;
+                }
+                // Given back however this student's grading ends.
+                const std::unique_ptr<GpuGate, void (*)(GpuGate*)> place(gate, [](GpuGate* g) { g->give_place(); });
                 const std::size_t s = to_grade[i];
                 const StudentFolder& student = layout.students[s];
                 // Another batch sharing RESULTS may hold the student, or have graded them since this one looked.
@@ -861,6 +889,7 @@ BatchSummary grade_class(const Course& course, const BatchOptions& options) {
             summary.exclusive_seconds += gpu_context.gpu_gate->exclusive_seconds();
             summary.exclusive_grants += gpu_context.gpu_gate->exclusive_grants();
             summary.emptying_seconds += gpu_context.gpu_gate->emptying_seconds();
+            summary.quiet_rounds += gpu_context.gpu_gate->quiet_rounds();
         }
     }
 
@@ -911,9 +940,14 @@ BatchSummary grade_class(const Course& course, const BatchOptions& options) {
                           class_report(plans, rows, figures, sources, store, options.results));
     summary.total_seconds = seconds_since(started);
     log(fmt::format("graded {} students in {:.0f} s (builds {:.0f} s, cases {:.0f} s, of which the GPU alone {:.0f} s "
-                    "for {} speed tests and profiled calls, and {:.0f} s emptied for them); gradebook: {}",
+                    "for {} speed tests and profiled calls, and {:.0f} s emptied for them{}); gradebook: {}",
                     summary.graded, summary.total_seconds, summary.build_seconds, summary.grading_seconds,
                     summary.exclusive_seconds, summary.exclusive_grants, summary.emptying_seconds,
+                    summary.quiet_rounds == 0
+                        ? std::string()
+                        : fmt::format("; cases that kept a speed test waiting set aside and run again in {} quiet "
+                                      "round{}",
+                                      summary.quiet_rounds, summary.quiet_rounds == 1 ? "" : "s"),
                     summary.gradebook.string()));
     const StageSeconds& t = summary.stages;
     if (summary.gpus.empty()) {

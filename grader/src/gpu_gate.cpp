@@ -4,12 +4,18 @@
 
 namespace cugrade {
 
-// True when shared work is running and all of it has run longer than the patience: a waiting speed test then lets
-// new shared work in, since it would otherwise hold the GPU idle behind a hang.
-bool GpuGate::only_long_holders(Clock::time_point now) const {
-    return !shared_.empty() && std::all_of(shared_.begin(), shared_.end(), [&](const auto& hold) {
-        return now - hold.second.since > patience_;
-    });
+// True when some shared work has run longer than the patience: a waiting speed test then lets new shared work in,
+// since it would otherwise hold the GPU idle behind a hang (admitting one short holder at a time behind it would
+// leave every other submission waiting too).
+bool GpuGate::any_long_holder(Clock::time_point now) const {
+    return std::any_of(shared_.begin(), shared_.end(),
+                       [&](const auto& hold) { return now - hold.second.since > patience_; });
+}
+
+bool GpuGate::holds_up_exclusive(std::uint64_t ticket) const {
+    std::lock_guard lock(mutex_);
+    const auto hold = shared_.find(ticket);
+    return exclusive_waiting_ > 0 && hold != shared_.end() && Clock::now() - hold->second.since > patience_;
 }
 
 // Called under the lock after every change of state.
@@ -27,7 +33,7 @@ std::uint64_t GpuGate::acquire(Use use, const std::string& label, Grant& grant) 
     std::unique_lock lock(mutex_);
     if (use == Use::shared) {
         // Behind any speed test that waits, unless what it waits for looks like a hang.
-        while (exclusive_ || (exclusive_waiting_ > 0 && !only_long_holders(Clock::now()))) {
+        while (exclusive_ || (exclusive_waiting_ > 0 && !any_long_holder(Clock::now()))) {
             changed_.wait_for(lock, std::chrono::milliseconds(100));
         }
         const std::uint64_t ticket = next_ticket_++;
@@ -102,6 +108,69 @@ double GpuGate::emptying_seconds() const {
         total += Clock::now() - emptying_since_;
     }
     return std::chrono::duration<double>(total).count();
+}
+
+// Called under the lock: with nobody grading (or nobody left to start) and somebody waiting for a quiet GPU, the
+// waiting go on together.
+void GpuGate::open_round_if_quiet() {
+    if ((placed_ == 0 || no_students_left_) && waiting_for_quiet_ > 0) {
+        waiting_for_quiet_ = 0;
+        ++round_;
+        changed_.notify_all();
+    }
+}
+
+void GpuGate::take_place() {
+    std::unique_lock lock(mutex_);
+    changed_.wait(lock, [&] { return placed_ < places_; });
+    ++placed_;
+}
+
+void GpuGate::give_place() {
+    {
+        std::lock_guard lock(mutex_);
+        if (placed_ > 0) {
+            --placed_;
+        }
+        open_round_if_quiet();
+    }
+    changed_.notify_all();
+}
+
+double GpuGate::wait_until_quiet(bool holds_place) {
+    const auto asked = Clock::now();
+    std::unique_lock lock(mutex_);
+    if (holds_place && placed_ > 0) {
+        --placed_;
+    }
+    ++waiting_for_quiet_;
+    const std::uint64_t round = round_;
+    open_round_if_quiet();
+    changed_.notify_all();  // a place given up
+    changed_.wait(lock, [&] { return round_ != round; });
+    if (holds_place) {
+        changed_.wait(lock, [&] { return placed_ < places_; });
+        ++placed_;
+    }
+    return std::chrono::duration<double>(Clock::now() - asked).count();
+}
+
+void GpuGate::no_students_left() {
+    {
+        std::lock_guard lock(mutex_);
+        no_students_left_ = true;
+        open_round_if_quiet();
+    }
+    changed_.notify_all();
+}
+
+std::size_t GpuGate::quiet_rounds() const {
+    std::lock_guard lock(mutex_);
+    return round_;
+}
+
+bool GpuGate::Hold::keeps_speed_test_waiting() const {
+    return gate_ != nullptr && held_ == Use::shared && gate_->holds_up_exclusive(ticket_);
 }
 
 void GpuGate::Hold::change(Use use) {

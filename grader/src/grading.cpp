@@ -354,6 +354,7 @@ ExerciseReport grade_exercise(const GradingContext& context, const Exercise& exe
         run_options.sandbox.processes_of_others = others_processes(context, run_options.sandbox);
         run_options.sandbox.work_dir = scratch.path();
         run_options.gpu_gate = context.gpu_gate.get();
+        run_options.holds_gpu_place = context.holds_gpu_place;
         run_options.trace = context.trace.get();
         run_options.trace_label = submission.shown.string();
         if (!context.gpu_device.empty()) {

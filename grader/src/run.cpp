@@ -160,7 +160,12 @@ MarkedOutput split_at_markers(const std::string& output, const std::string& mark
 class CaseRunner {
 public:
     CaseRunner(const fs::path& program, const std::vector<CasePlan>& cases, const RunOptions& options)
-        : program_(fs::absolute(program)), cases_(cases), options_(options), done_(cases.size()) {
+        : program_(fs::absolute(program)),
+          cases_(cases),
+          options_(options),
+          done_(cases.size()),
+          set_aside_(cases.size()),
+          rerun_when_quiet_(cases.size()) {
         run_.cases.resize(cases.size());
         for (std::size_t i = 0; i < cases.size(); ++i) {
             index_of_[cases[i].id] = i;
@@ -177,10 +182,33 @@ public:
     std::vector<Ended> run(const std::vector<std::size_t>& indices, const std::vector<std::string>& launcher,
                            RunMode mode = {}) {
         std::vector<Ended> processes;
-        for (auto left = remaining(indices); !left.empty(); left = remaining(indices)) {
-            processes.push_back(run_process_once(left, launcher, mode));
+        while (true) {
+            for (auto left = remaining(indices); !left.empty(); left = remaining(indices)) {
+                processes.push_back(run_process_once(left, launcher, mode));
+            }
+            std::size_t aside = 0;
+            for (const std::size_t i : indices) {
+                aside += set_aside_[i] ? 1 : 0;
+            }
+            if (aside == 0) {
+                return processes;
+            }
+            // The cases set aside run again once nothing else is graded on the GPU, and are not set aside twice.
+            const double waited = options_.gpu_gate->wait_until_quiet(options_.holds_gpu_place);
+            run_.seconds.gpu_wait += waited;
+            if (options_.trace != nullptr) {
+                options_.trace->record({{"event", "quiet"},
+                                        {"submission", options_.trace_label},
+                                        {"cases", aside},
+                                        {"waited", waited}});
+            }
+            for (const std::size_t i : indices) {
+                if (set_aside_[i]) {
+                    set_aside_[i] = false;
+                    rerun_when_quiet_[i] = true;
+                }
+            }
         }
-        return processes;
     }
 
     void settle(std::size_t i, CaseResult result) {
@@ -214,7 +242,7 @@ private:
     std::vector<std::size_t> remaining(const std::vector<std::size_t>& indices) const {
         std::vector<std::size_t> left;
         for (const std::size_t i : indices) {
-            if (!done_[i]) {
+            if (!done_[i] && !set_aside_[i]) {
                 left.push_back(i);
             }
         }
@@ -312,6 +340,7 @@ private:
         GpuGate::Hold gpu(options_.gpu_gate);  // what this process holds of a shared GPU
         const std::string tool_name = mode.tool.empty() ? "none" : mode.tool;
         std::optional<Clock::time_point> alone_since;
+        Clock::time_point shared_since;
         // Every change of what it holds goes through here: a trace records each time it had the GPU alone.
         const auto change_gpu = [&](GpuGate::Use use) {
             if (gpu.held() == use) {
@@ -331,6 +360,8 @@ private:
             gpu.change(use);
             if (use == GpuGate::Use::exclusive) {
                 alone_since = Clock::now();
+            } else if (use == GpuGate::Use::shared) {
+                shared_since = Clock::now();
             }
         };
         std::optional<MachineLock> counters;  // the machine's turn at the GPU's counters, while the harness has it
@@ -359,6 +390,21 @@ private:
         bool truncated_before_hidden = false;
         const double startup_seconds = launcher.empty() ? options_.startup_seconds : options_.sanitizer_startup_seconds;
         auto deadline = after(startup_seconds);
+        bool set_aside_now = false;  // its case kept a speed test waiting: stopped, to run again when the GPU is quiet
+        // Plain runs only: under a tool a case's GPU work is slow by nature, and a profile has the GPU alone anyway.
+        const bool may_set_aside = options_.gpu_gate != nullptr && launcher.empty() && !mode.profile;
+        const auto may_keep_speed_test_waiting = [&] {
+            return may_set_aside && current != none && !rerun_when_quiet_[current] &&
+                   gpu.held() == GpuGate::Use::shared;
+        };
+        // When to look whether the running case keeps a speed test waiting: once its GPU work has held the GPU past
+        // the gate's patience, then every 0.1 s.
+        const auto next_look = [&] {
+            if (!may_keep_speed_test_waiting()) {
+                return deadline;
+            }
+            return std::min(deadline, std::max(shared_since + options_.gpu_gate->patience(), after(0.1)));
+        };
         // Waiting for the GPU (or a turn at its counters) since `asked` is not the case's time.
         const auto not_the_case_time = [&](Clock::time_point asked) {
             const auto waited_for = Clock::now() - asked;
@@ -373,12 +419,17 @@ private:
         std::string line;
         while (true) {
             // With a runner beside it, both are read: the runner's output is drained every 10 ms.
-            const auto next = child.next_line(line, runner ? std::min(deadline, after(0.01)) : deadline);
+            const auto next = child.next_line(line, runner ? std::min(next_look(), after(0.01)) : next_look());
             if (runner) {
                 runner->drain();
-                if (next == ChildProcess::Next::deadline && Clock::now() < deadline) {
-                    continue;
+            }
+            if (next == ChildProcess::Next::deadline && Clock::now() < deadline) {
+                if (may_keep_speed_test_waiting() && gpu.keeps_speed_test_waiting()) {
+                    child.kill_group();
+                    set_aside_now = true;
+                    break;
                 }
+                continue;
             }
             if (next == ChildProcess::Next::deadline) {
                 child.kill_group();
@@ -473,18 +524,19 @@ private:
                 fatal = record.value("detail", "the harness stopped");
             }
         }
-        change_gpu(GpuGate::Use::none);
         counters.reset();
         if (current != none) {
             case_ended(cases_[current]);
         }
         ExitStatus status = child.finish(after(5.0));
+        // What it held of the GPU is free once the process is gone: a killed kernel's context goes with it.
+        change_gpu(GpuGate::Use::none);
         status.timed_out = status.timed_out || killed_at_deadline;
         std::string output = child.output();
         bool truncated = child.output_truncated();
         if (runner) {
             // The harness has closed its end: a runner that does not end now is killed.
-            if (killed_at_deadline) {
+            if (killed_at_deadline || set_aside_now) {
                 runner->kill_group();
             }
             ExitStatus runner_status = runner->finish(after(5.0));
@@ -507,7 +559,13 @@ private:
                                     {"seconds", Seconds(Clock::now() - process_started).count()},
                                     {"in_cases", in_cases},
                                     {"waited_for_gpu", waited},
-                                    {"ended", status.describe()}});
+                                    {"ended", set_aside_now ? std::string("stopped: its case set aside") : status.describe()}});
+            if (set_aside_now) {
+                options_.trace->record({{"event", "set_aside"},
+                                        {"submission", options_.trace_label},
+                                        {"case", cases_[current].id},
+                                        {"held", Seconds(Clock::now() - shared_since).count()}});
+            }
         }
         if (mode.case_markers) {
             MarkedOutput split = split_at_markers(child.output(), marker);
@@ -536,7 +594,9 @@ private:
             file_output(starts_hidden ? run_.hidden_output : run_.output, output, truncated);
         }
 
-        if (current != none) {
+        if (current != none && set_aside_now) {
+            set_aside_[current] = true;
+        } else if (current != none) {
             settle(current, interrupted(status, cases_[current].case_seconds, mode.tool));
         } else if (!started_any) {
             // It ended before its first case: whatever stopped it would stop every restart too.
@@ -574,6 +634,8 @@ private:
     const std::vector<CasePlan>& cases_;
     const RunOptions& options_;
     std::vector<bool> done_;
+    std::vector<bool> set_aside_;         // stopped while keeping a speed test waiting, to run when the GPU is quiet
+    std::vector<bool> rerun_when_quiet_;  // run again after being set aside: never set aside twice
     std::map<std::string, std::size_t> index_of_;
     std::map<std::size_t, CaseOutput> case_output_;
     RunResult run_;

@@ -252,6 +252,53 @@ TEST_CASE("work that holds a shared GPU for long does not keep others out while 
     CHECK(speed_test.get());
 }
 
+TEST_CASE("a case that seems to hang while a speed test waits is set aside, and runs again with its whole limit") {
+    using namespace std::chrono_literals;
+    GpuGate gate(200ms);
+    std::vector<CasePlan> cases = plans({"hang-1", "pass-2"});
+    cases[0].case_seconds = 4.0;
+    auto hanging = std::async(std::launch::async, [&] { return run_plans(cases, &gate, "-set-aside"); });
+    std::this_thread::sleep_for(300ms);  // the hang holds the GPU shared by now
+    const auto asked = std::chrono::steady_clock::now();
+    GpuGate::Hold speed_test(&gate);
+    speed_test.change(GpuGate::Use::exclusive);
+    CHECK(seconds_since(asked) < 3.0);  // not the hang's 4 s: it was stopped
+    CHECK(still_running(hanging, 0ms));  // its case waits for a quiet GPU
+    speed_test.change(GpuGate::Use::none);
+    const RunResult result = hanging.get();
+    CHECK(result.cases[0].status == Status::timed_out);  // as alone, after its whole limit
+    CHECK(result.cases[1].status == Status::passed);
+    CHECK(result.processes == 3);  // stopped; the case after it; the case set aside, again
+    CHECK(gate.quiet_rounds() == 1);
+    CHECK(gate.shared_holders() == 0);
+}
+
+TEST_CASE("work set aside waits until every student graded on the GPU waits too, then takes a place again") {
+    using namespace std::chrono_literals;
+    GpuGate gate(2s, 2);
+    gate.take_place();
+    gate.take_place();
+    auto third = std::async(std::launch::async, [&gate] { gate.take_place(); });
+    CHECK(third.wait_for(200ms) == std::future_status::timeout);  // two places, both taken
+    auto set_aside = std::async(std::launch::async, [&gate] { return gate.wait_until_quiet(true); });
+    third.get();  // the place given up while it waits
+    CHECK(set_aside.wait_for(200ms) == std::future_status::timeout);  // two students still graded
+    gate.give_place();
+    CHECK(set_aside.wait_for(200ms) == std::future_status::timeout);
+    gate.give_place();
+    CHECK(set_aside.get() > 0.3);
+    CHECK(gate.quiet_rounds() == 1);
+    auto fourth = std::async(std::launch::async, [&gate] { gate.take_place(); });
+    CHECK(fourth.wait_for(200ms) == std::future_status::ready);  // one of two places is the set-aside work's
+    // With no student left to start, work set aside goes on at once, beside the last students.
+    gate.no_students_left();
+    auto last = std::async(std::launch::async, [&gate] { return gate.wait_until_quiet(true); });
+    CHECK(last.wait_for(500ms) == std::future_status::ready);
+    CHECK(gate.quiet_rounds() == 2);
+    gate.give_place();
+    gate.give_place();
+}
+
 TEST_CASE("a wrong answer the harness explains gets the explanation as its diagnosis, read as untrusted text") {
     const RunResult result = run({"explained-1", "fail-2"});
     REQUIRE(result.cases.size() == 2);

@@ -63,6 +63,7 @@ struct BatchSummary {
     double exclusive_seconds = 0.0;    // of which speed tests and profiled calls had a GPU alone (summed over GPUs)
     std::size_t exclusive_grants = 0;  // how many times
     double emptying_seconds = 0.0;     // and how long the work running before each was left to end, none let in
+    std::size_t quiet_rounds = 0;      // times cases set aside (seeming hangs that kept a speed test waiting) ran
     std::vector<GpuInfo> gpus;     // the GPUs it graded on
     unsigned gpu_jobs = 0;         // students graded at once on each
     StageSeconds stages;           // the students' grading time by stage, summed over the workers

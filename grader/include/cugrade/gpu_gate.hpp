@@ -2,7 +2,9 @@
 // once (shared), while a speed test samples with the GPU to itself (exclusive). A speed test that asks waits for the
 // work running now to finish, and no new work starts meanwhile, so speed tests are not starved; but work that has
 // held the GPU for long (a kernel that hangs until its case's limit) does not hold every other submission back:
-// while such work runs, new shared work is let in, and the speed test goes first once it ends.
+// while such work runs, new shared work is let in, and the speed test goes first once it ends. Such work is better
+// set aside (run.cpp): stopped, and run again once the GPU is quiet, when every student graded on it waits for the
+// same; the gate also keeps the count of students graded at once on its GPU.
 #pragma once
 
 #include <chrono>
@@ -29,8 +31,9 @@ public:
     };
 
     // Shared work held longer than this is taken for a hang, and no longer keeps other work out while a speed test
-    // waits for it.
-    explicit GpuGate(Clock::duration patience = std::chrono::seconds(2)) : patience_(patience) {}
+    // waits for it. `students`: how many students are graded at once on this GPU (places, below).
+    explicit GpuGate(Clock::duration patience = std::chrono::seconds(2), unsigned students = 1)
+        : patience_(patience), places_(students) {}
 
     // One process's hold on the gate; released when it goes, or when it asks for something else.
     class Hold {
@@ -47,6 +50,9 @@ public:
         void set_label(std::string label) { label_ = std::move(label); }
         // The last time it got the GPU alone.
         const Grant& last_grant() const { return grant_; }
+        // True while it holds the GPU shared, has held it past the gate's patience, and a speed test waits for it:
+        // its work is best set aside until the GPU is quiet.
+        bool keeps_speed_test_waiting() const;
 
     private:
         GpuGate* gate_;
@@ -64,6 +70,20 @@ public:
     double exclusive_seconds() const;
     std::size_t exclusive_grants() const;
     double emptying_seconds() const;
+    Clock::duration patience() const { return patience_; }
+
+    // Students graded at once on this GPU: a batch's worker takes a place before it grades a student and gives it
+    // back after (with more workers than places, so that a student waiting for a quiet GPU leaves its place to
+    // another).
+    void take_place();
+    void give_place();
+    // Waits until the GPU is quiet: every student graded on it has work set aside and waits here too (when every
+    // worker waits), or no student is left to start (the end of a batch, where the last students' speed tests would
+    // rather wait for the work set aside than have it wait for them). Those waiting then go on together, each taking
+    // a place again if it had given one up (`holds_place`). Returns how long it waited.
+    double wait_until_quiet(bool holds_place);
+    void no_students_left();
+    std::size_t quiet_rounds() const;
 
 private:
     struct SharedHold {
@@ -72,8 +92,10 @@ private:
     };
     std::uint64_t acquire(Use use, const std::string& label, Grant& grant);
     void release(Use use, std::uint64_t ticket);
-    bool only_long_holders(Clock::time_point now) const;
+    bool any_long_holder(Clock::time_point now) const;
     void note_emptying(Clock::time_point now);
+    bool holds_up_exclusive(std::uint64_t ticket) const;
+    void open_round_if_quiet();
 
     const Clock::duration patience_;
     mutable std::mutex mutex_;
@@ -91,6 +113,11 @@ private:
     bool emptying_ = false;  // a speed test waits, and the GPU is not yet its
     Clock::time_point emptying_since_;
     Clock::duration emptying_total_{};
+    const unsigned places_;
+    unsigned placed_ = 0;  // students in grading, not waiting for a quiet GPU
+    std::size_t waiting_for_quiet_ = 0;
+    bool no_students_left_ = false;
+    std::uint64_t round_ = 0;  // quiet rounds opened: those waiting when one opens go on
 };
 
 }  // namespace cugrade

@@ -39,6 +39,8 @@ struct GradingContext {
     // empty: the GPU is this grading's alone, as CUDA_VISIBLE_DEVICES presents it to cugrade.
     std::shared_ptr<GpuGate> gpu_gate;
     std::string gpu_device;
+    // A batch's worker takes one of the gate's places for each student it grades (GpuGate::take_place).
+    bool holds_gpu_place = false;
     // Set once a checker started CUDA in its sandbox with this context: later gradings skip that probe, which costs
     // a process and a CUDA context each time. A context is never shared between threads (a batch copies one per
     // worker), so a plain flag will do.

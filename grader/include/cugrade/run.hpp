@@ -65,8 +65,11 @@ struct RunOptions {
     std::filesystem::path runner;
     std::filesystem::path device_code;
     // A GPU shared with other gradings (a batch): correctness cases run beside theirs, speed tests alone. Null: the
-    // GPU is this grading's only.
+    // GPU is this grading's only. A case that keeps a speed test waiting, its GPU work held past the gate's
+    // patience, is stopped and run again from its start once the GPU is quiet (gpu_gate.hpp), with its whole limit;
+    // `holds_gpu_place`: this grading holds one of the gate's places, given up while it waits.
     GpuGate* gpu_gate = nullptr;
+    bool holds_gpu_place = false;
     // The smallest failing case runs again under compute-sanitizer to find its cause (run_cases), and a slow
     // speed test under the profiler (profile_case): the sanitizer's reruns at most diagnosis_seconds together, the
     // profile at most as long, waiting for the performance counters aside. The errors they report are looked for
