@@ -289,11 +289,11 @@ TEST_CASE("work set aside waits until every student graded on the GPU waits too,
     CHECK(set_aside.get() > 0.3);
     CHECK(gate.quiet_rounds() == 1);
     auto fourth = std::async(std::launch::async, [&gate] { gate.take_place(); });
-    CHECK(fourth.wait_for(200ms) == std::future_status::ready);  // one of two places is the set-aside work's
+    CHECK(fourth.wait_for(5s) == std::future_status::ready);  // one of two places is the set-aside work's
     // With no student left to start, work set aside goes on at once, beside the last students.
     gate.no_students_left();
     auto last = std::async(std::launch::async, [&gate] { return gate.wait_until_quiet(true); });
-    CHECK(last.wait_for(500ms) == std::future_status::ready);
+    CHECK(last.wait_for(5s) == std::future_status::ready);
     CHECK(gate.quiet_rounds() == 2);
     gate.give_place();
     gate.give_place();
