@@ -817,19 +817,14 @@ BatchSummary grade_class(const Course& course, const BatchOptions& options) {
         workers.emplace_back([&, worker = &worker_context] {
             GpuGate* const gate = worker->holds_gpu_place ? worker->gpu_gate.get() : nullptr;
             while (true) {
-                if (gate != nullptr) {
-                    gate->take_place();
-                }
+                const GpuGate::Place place(gate);  // given back however this student's grading ends
                 const std::size_t i = next_student++;
                 if (i >= to_grade.size()) {
                     if (gate != nullptr) {
                         gate->no_students_left();
-                        gate->give_place();
                     }
                     break;
                 }
-                // Given back however this student's grading ends.
-                const std::unique_ptr<GpuGate, void (*)(GpuGate*)> place(gate, [](GpuGate* g) { g->give_place(); });
                 const std::size_t s = to_grade[i];
                 const StudentFolder& student = layout.students[s];
                 // Another batch sharing RESULTS may hold the student, or have graded them since this one looked.

@@ -77,6 +77,25 @@ public:
     // another).
     void take_place();
     void give_place();
+    // A place held while it lives; without a gate, nothing.
+    class Place {
+    public:
+        explicit Place(GpuGate* gate) : gate_(gate) {
+            if (gate_ != nullptr) {
+                gate_->take_place();
+            }
+        }
+        ~Place() {
+            if (gate_ != nullptr) {
+                gate_->give_place();
+            }
+        }
+        Place(const Place&) = delete;
+        Place& operator=(const Place&) = delete;
+
+    private:
+        GpuGate* gate_;
+    };
     // Waits until the GPU is quiet: every student graded on it has work set aside and waits here too (when every
     // worker waits), or no student is left to start (the end of a batch, where the last students' speed tests would
     // rather wait for the work set aside than have it wait for them). Those waiting then go on together, each taking
