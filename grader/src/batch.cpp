@@ -299,7 +299,7 @@ std::vector<GradingContext> gpu_contexts(const GradingContext& base, const Batch
     for (const auto& gpu : chosen) {
         // Twice as many workers as places: a student whose case waits for a quiet GPU (a kernel that seems to hang
         // while a speed test waits) gives its place to another meanwhile.
-        const auto gate = per_gpu > 1 ? std::make_shared<GpuGate>(std::chrono::seconds(2), per_gpu) : nullptr;
+        const auto gate = per_gpu > 1 ? std::make_shared<GpuGate>(GpuGate::default_patience, per_gpu) : nullptr;
         const unsigned workers = gate ? 2 * per_gpu : per_gpu;
         for (unsigned j = 0; j < workers; ++j) {
             GradingContext context = base;

@@ -32,7 +32,8 @@ public:
 
     // Shared work held longer than this is taken for a hang, and no longer keeps other work out while a speed test
     // waits for it. `students`: how many students are graded at once on this GPU (places, below).
-    explicit GpuGate(Clock::duration patience = std::chrono::seconds(2), unsigned students = 1)
+    static constexpr Clock::duration default_patience = std::chrono::seconds(2);
+    explicit GpuGate(Clock::duration patience = default_patience, unsigned students = 1)
         : patience_(patience), places_(students) {}
 
     // One process's hold on the gate; released when it goes, or when it asks for something else.
