@@ -126,48 +126,51 @@ HarnessBuild build_harness(const Exercise& exercise, const Toolchain& toolchain,
         return {entry.path(), entry.scratch()};
     }
     const fs::path dir = entry.start();
-    if (exercise.prebuilt_harness.empty()) {
-        if (options.progress) {
-            options.progress(fmt::format("building the {} harness and reference for {} (once per course revision and "
-                                         "toolchain; this takes a minute)",
-                                         exercise.name, options.arch));
-        }
-        compile_harness_object(exercise, toolchain, {{"-arch=" + options.arch}, exercise.reference_source, true}, dir);
-    } else {
-        fs::copy_file(exercise.prebuilt_harness, dir / "harness.o");
-    }
     const fs::path common = exercise.common_dir();
     const auto compile = course_compile_command(exercise, toolchain, {"-arch=" + options.arch});
 
-    // The checker holds none of the submission's code: it loads the device code at run time (capture/replay.hpp,
-    // through the driver API), so one program serves every submission.
-    std::vector<std::string> link = {toolchain.nvcc, "-arch=" + options.arch, "harness.o", "-lcuda", "-o", "checker"};
+    // The runner's half (exercises/common/capture/runner.hpp): its loop around the entry point, and the capture
+    // runtime that stands in for libcudart; the submission's object completes it. It compiles beside the harness,
+    // whose object is most of a cold course's wait.
+    write_file(dir / "runner_main.cpp",
+               fmt::format("#include \"{}\"\n#include \"capture/runner.hpp\"\n"
+                           "int main() {{ return cugrade::runner::serve(&{}); }}\n",
+                           exercise.contract_header.filename().string(), exercise.entry_points.front()));
+    auto runner_main =
+        compile_course_file(compile, "runner_main.cpp", "runner_main.o", dir, "the runner's loop failed to compile:");
+    auto capture_runtime = compile_course_file(compile, common / "capture" / "capture_runtime.cpp",
+                                               "capture_runtime.o", dir, "the capture runtime failed to compile:");
+    if (exercise.prebuilt_harness.empty()) {
+        if (options.progress) {
+            options.progress(fmt::format("building the {} harness and reference for {} (once per course revision "
+                                         "and toolchain; this takes a minute)",
+                                         exercise.name, options.arch));
+        }
+        compile_harness_object(exercise, toolchain, {{"-arch=" + options.arch}, exercise.reference_source, true},
+                               dir);
+    } else {
+        fs::copy_file(exercise.prebuilt_harness, dir / "harness.o");
+    }
+
+    // The checker holds none of the submission's code: it loads the device code at run time
+    // (capture/replay.hpp, through the driver API), so one program serves every submission.
+    std::vector<std::string> link = {toolchain.nvcc, "-arch=" + options.arch, "harness.o", "-lcuda", "-o",
+                                     "checker"};
     for (const auto& library : exercise.checker_libraries) {
         link.push_back("-l" + library);
     }
     const ProcessResult linked = run_tool(link, dir, course_tool_seconds * 5);
     if (!linked.status.success()) {
         throw UsageError(command_failure(
-            linked, exercise.prebuilt_harness.empty()
-                        ? std::string("linking the checker failed:")
-                        : fmt::format("linking the kit's prebuilt harness '{}' with {} ({}) failed; a kit links with "
-                                      "the CUDA release it was built with or a newer one (kit.json says which):",
-                                      exercise.prebuilt_harness.string(), toolchain.nvcc, toolchain.nvcc_version)));
+            linked,
+            exercise.prebuilt_harness.empty()
+                ? std::string("linking the checker failed:")
+                : fmt::format("linking the kit's prebuilt harness '{}' with {} ({}) failed; a kit links with "
+                              "the CUDA release it was built with or a newer one (kit.json says which):",
+                              exercise.prebuilt_harness.string(), toolchain.nvcc, toolchain.nvcc_version)));
     }
-
-    // The runner's half (exercises/common/capture/runner.hpp): its loop around the entry point, and the capture
-    // runtime that stands in for libcudart. The submission's object completes it.
-    write_file(dir / "runner_main.cpp",
-               fmt::format("#include \"{}\"\n#include \"capture/runner.hpp\"\n"
-                           "int main() {{ return cugrade::runner::serve(&{}); }}\n",
-                           exercise.contract_header.filename().string(), exercise.entry_points.front()));
-    auto runner_main = compile;
-    runner_main.insert(runner_main.end(), {"-c", "runner_main.cpp", "-o", "runner_main.o"});
-    run_course_tool(runner_main, dir, "the runner's loop failed to compile:");
-    auto capture_runtime = compile;
-    capture_runtime.insert(capture_runtime.end(),
-                           {"-c", (common / "capture" / "capture_runtime.cpp").string(), "-o", "capture_runtime.o"});
-    run_course_tool(capture_runtime, dir, "the capture runtime failed to compile:");
+    runner_main.get();
+    capture_runtime.get();
     run_course_tool({toolchain.ld, "-r", "runner_main.o", "capture_runtime.o", "-o", "runner.o"}, dir,
                     "combining the runner's parts failed:");
     record_program_symbols(exercise, toolchain, options, dir);

@@ -35,6 +35,14 @@ void run_course_tool(std::vector<std::string> argv, const fs::path& cwd, const s
     }
 }
 
+std::future<void> compile_course_file(std::vector<std::string> compile, const fs::path& source,
+                                      const std::string& object, const fs::path& cwd, std::string what) {
+    compile.insert(compile.end(), {"-c", source.string(), "-o", object});
+    return std::async(std::launch::async, [compile = std::move(compile), cwd, what = std::move(what)] {
+        run_course_tool(compile, cwd, what);
+    });
+}
+
 std::string tool_output(std::vector<std::string> argv, const fs::path& cwd, const std::string& what) {
     ProcessOptions options;
     options.argv = std::move(argv);

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <filesystem>
+#include <future>
 #include <string>
 #include <utility>
 #include <vector>
@@ -26,6 +27,11 @@ std::string command_failure(const ProcessResult& result, const std::string& what
 
 // Runs a tool on course files; throws UsageError with `what`, how it ended and what it printed when it fails.
 void run_course_tool(std::vector<std::string> argv, const std::filesystem::path& cwd, const std::string& what);
+
+// `compile` (a course compile command) run on `source` into `object` in `cwd`, in a thread of its own: the future
+// throws as run_course_tool does. Its destructor waits for the compile, however the caller's other steps end.
+std::future<void> compile_course_file(std::vector<std::string> compile, const std::filesystem::path& source,
+                                      const std::string& object, const std::filesystem::path& cwd, std::string what);
 
 // The same, returning what the tool printed.
 std::string tool_output(std::vector<std::string> argv, const std::filesystem::path& cwd, const std::string& what);

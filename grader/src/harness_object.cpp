@@ -38,11 +38,7 @@ void compile_harness_object(const Exercise& exercise, const Toolchain& toolchain
     // The four objects compile side by side (the harness's is most of the time): a cold course's first grading
     // waits on the slowest alone.
     const auto compiled = [&](const fs::path& source, const char* object, std::string failure) {
-        auto command = compile;
-        command.insert(command.end(), {"-c", source.string(), "-o", object});
-        return std::async(std::launch::async, [command = std::move(command), &dir, failure = std::move(failure)] {
-            run_course_tool(command, dir, failure);
-        });
+        return compile_course_file(compile, source, object, dir, std::move(failure));
     };
     std::vector<std::future<void>> objects;
     objects.push_back(compiled(recipe.reference_source, "reference.o",
