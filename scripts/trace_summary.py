@@ -4,7 +4,8 @@ longest process, and how the processes ended; what a submission costs on average
 the most; then the times the GPU was held alone (speed tests, profiled calls): how long they held it, how long each
 waited for it, and what the work that left last before it was; then the cases' own time (waits for the GPU
 excluded) by exercise, case group and tool, and the slowest cases; then the cases set aside (a seeming hang that
-kept a speed test waiting, stopped and run again once the GPU was quiet) and how long their submissions waited."""
+kept a speed test waiting, stopped and run again once the GPU was quiet) and how long their submissions waited; then
+why Nsight Compute was asked (the harness's own counters said why they were not enough)."""
 import collections
 import json
 import sys
@@ -15,6 +16,7 @@ alone = [r for r in lines if r.get("event") == "alone"]
 cases = [r for r in lines if r.get("event") == "case"]
 set_aside = [r for r in lines if r.get("event") == "set_aside"]
 quiet = [r for r in lines if r.get("event") == "quiet"]
+profiles = [r for r in lines if r.get("event") == "profile"]
 by_tool = collections.defaultdict(list)
 by_submission = collections.Counter()
 for r in records:
@@ -86,3 +88,10 @@ if set_aside or quiet:
           f"{len(quiet)} waits for a quiet GPU, {sum(r['waited'] for r in quiet):.1f} s in all")
     for r in set_aside:
         print(f"    {r['held']:6.2f} s  {r['submission']} {r['case']}")
+
+if profiles:
+    print(f"Nsight Compute asked {len(profiles)} times (status, why the harness's counters were not enough):")
+    for (status, why), n in collections.Counter((r["status"], r["why"][:120]) for r in profiles).most_common(10):
+        print(f"    {n:>4}  {status}: {why}")
+    for r in profiles[:10]:
+        print(f"    {r['submission']} {r['case']}")

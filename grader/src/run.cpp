@@ -1017,6 +1017,18 @@ void profile_case(const fs::path& program, const std::vector<CasePlan>& cases, s
     if (options.nsight_compute.empty()) {
         return;
     }
+    if (options.trace != nullptr) {
+        // Why the harness's own counters were not enough: a batch that profiles often says here why.
+        const nlohmann::json& measurements = result.cases[i].measurements;
+        const auto profile = measurements.find("kernel_profile");
+        const bool read = profile != measurements.end() && profile->is_object();
+        options.trace->record({{"event", "profile"},
+                               {"submission", options.trace_label},
+                               {"case", cases[i].id},
+                               {"status", to_string(result.cases[i].status)},
+                               {"why", read ? profile->value("problem", std::string("no problem given"))
+                                            : std::string("the harness read no counters")}});
+    }
     // Nsight Compute runs one profile of a machine at a time, whole processes of its own included, and a second
     // ncu waits for the first: profiles take turns here, outside any time limit, and a profile that would wait
     // longer than profile_wait_seconds (a batch whose other workers profile too) is left out rather than hold its

@@ -389,6 +389,38 @@ TEST_CASE("a profile that never ends is stopped at its bound, gives the counters
     CHECK(seconds_since(again) < 4.0);
 }
 
+TEST_CASE("the trace says why a speed test was profiled under Nsight Compute: what the checker's counters said") {
+    const auto file = std::filesystem::temp_directory_path() / "cugrade-test-run-profile-trace.jsonl";
+    std::filesystem::remove(file);
+    std::vector<CasePlan> cases = plans({"timed-1"});
+    cases[0].timed = true;
+    RunOptions options = with_tools("-profile-trace", 5.0);
+    RunTrace trace(file);
+    options.trace = &trace;
+    options.trace_label = "alice/sum.cu";
+    RunResult result;
+    result.cases.resize(1);
+    result.cases[0].status = Status::passed;
+    result.cases[0].measurements = {
+        {"kernel_profile", {{"problem", "cuptiRangeProfilerStart failed: CUPTI_ERROR_UNKNOWN"}}}};
+    profile_case(CUGRADE_SCRIPTED_HARNESS, cases, 0, options, result);
+    result.cases[0].measurements = nlohmann::json::object();
+    profile_case(CUGRADE_SCRIPTED_HARNESS, cases, 0, options, result);
+    std::ifstream lines(file);
+    std::vector<nlohmann::json> profiles;
+    for (std::string line; std::getline(lines, line);) {
+        if (auto record = nlohmann::json::parse(line); record.value("event", "") == "profile") {
+            profiles.push_back(std::move(record));
+        }
+    }
+    REQUIRE(profiles.size() == 2);
+    CHECK(profiles[0]["submission"] == "alice/sum.cu");
+    CHECK(profiles[0]["case"] == "timed-1");
+    CHECK(profiles[0]["status"] == "passed");
+    CHECK(profiles[0]["why"] == "cuptiRangeProfilerStart failed: CUPTI_ERROR_UNKNOWN");
+    CHECK(profiles[1]["why"] == "the harness read no counters");
+}
+
 TEST_CASE("the trace records every harness process (its submission, tool, cases, seconds, how it ended) and case") {
     const auto file = std::filesystem::temp_directory_path() / "cugrade-test-run-trace.jsonl";
     std::filesystem::remove(file);
