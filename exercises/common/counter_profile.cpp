@@ -120,6 +120,24 @@ struct CounterProfiler::State {
     std::vector<std::uint8_t> config;
     int passes = 0;
 
+    State() = default;
+    State(const State&) = delete;
+    State& operator=(const State&) = delete;
+    // Here rather than in ~CounterProfiler, so that a constructor that throws half-way leaves CUPTI as it found it.
+    ~State() {
+        if (host != nullptr) {
+            CUpti_Profiler_Host_Deinitialize_Params deinitialize{
+                CUpti_Profiler_Host_Deinitialize_Params_STRUCT_SIZE};
+            deinitialize.pHostObject = host;
+            cupti.cuptiProfilerHostDeinitialize(&deinitialize);
+        }
+        if (initialized) {
+            CUpti_Profiler_DeInitialize_Params deinitialize{CUpti_Profiler_DeInitialize_Params_STRUCT_SIZE};
+            cupti.cuptiProfilerDeInitialize(&deinitialize);
+        }
+        // The library stays loaded: CUPTI may still have threads or callbacks of its own in the process.
+    }
+
     // Throws with CUPTI's words, and what to do where that is known.
     void check(CUptiResult result, const char* what) const {
         if (result == CUPTI_SUCCESS) {
@@ -213,22 +231,7 @@ CounterProfiler::CounterProfiler(const std::string& library) : state_(std::make_
     s.passes = static_cast<int>(passes.numOfPasses);
 }
 
-CounterProfiler::~CounterProfiler() {
-    if (!state_) {
-        return;
-    }
-    Cupti& c = state_->cupti;
-    if (state_->host != nullptr) {
-        CUpti_Profiler_Host_Deinitialize_Params host{CUpti_Profiler_Host_Deinitialize_Params_STRUCT_SIZE};
-        host.pHostObject = state_->host;
-        c.cuptiProfilerHostDeinitialize(&host);
-    }
-    if (state_->initialized) {
-        CUpti_Profiler_DeInitialize_Params deinitialize{CUpti_Profiler_DeInitialize_Params_STRUCT_SIZE};
-        c.cuptiProfilerDeInitialize(&deinitialize);
-    }
-    // The library stays loaded: CUPTI may still have threads or callbacks of its own in the process.
-}
+CounterProfiler::~CounterProfiler() = default;
 
 int CounterProfiler::passes() const { return state_->passes; }
 
