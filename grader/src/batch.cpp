@@ -231,8 +231,10 @@ GradedStudent grade_student(const GradingContext& context, const StudentFolder& 
 }
 
 // What one GPU's share of a batch may hold at once: the largest cases of a speed test (their inputs, copies to check
-// them against, the L2 flush) take a few GiB, so a GPU grades no more students at once than 10 GiB each allows.
-constexpr std::uint64_t gpu_bytes_per_student = std::uint64_t{10} << 30;
+// them against, the L2 flush) take a few GiB, so a GPU grades no more students at once than 8 GiB each allows. A
+// class of sum, minmax and transpose held at most 50.4 GiB of an H200's memory with 12 students at once, 63.5 GiB
+// with 16: an 80 GiB H100 takes 8 students, as an H200 does.
+constexpr std::uint64_t gpu_bytes_per_student = std::uint64_t{8} << 30;
 
 // A batch's worker leaves a profile out after this long, rather than hold its share of the GPU idle.
 constexpr double batch_profile_wait_seconds = 5.0;
