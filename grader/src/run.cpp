@@ -948,8 +948,8 @@ void diagnose_failures(const fs::path& program, const std::vector<CasePlan>& cas
 }
 
 // The counters the harness read itself on speed test `i` (exercises/common/counter_profile.hpp), turned into its
-// diagnosis, or into a note of why there is none. False: it read none, or could not and Nsight Compute can be asked.
-// A profile whose turn at the counters did not come in time (they take turns on a machine) is left out, saying so.
+// diagnosis, or into a note of why there is none. Else (nothing is returned then) why Nsight Compute is to be asked:
+// the harness read no counters, or could not (what it said). A profile whose turn at the counters did not come in time (they take turns on a machine) is left out, saying so.
 std::string turn_not_come(const RunOptions& options) {
     return fmt::format(
         "the speed test was not profiled: other profiles held the GPU's counters for {} s (they take turns on a "
@@ -958,12 +958,12 @@ std::string turn_not_come(const RunOptions& options) {
         options.gpu_gate != nullptr ? "; `cugrade check` of this submission waits for its turn and profiles it" : "");
 }
 
-bool diagnose_from_counters(const std::vector<CasePlan>& cases, std::size_t i, const RunOptions& options,
-                            RunResult& result) {
+std::optional<std::string> diagnose_from_counters(const std::vector<CasePlan>& cases, std::size_t i,
+                                                  const RunOptions& options, RunResult& result) {
     CaseResult& timed = result.cases[i];
     const auto profile = timed.measurements.find("kernel_profile");
     if (profile == timed.measurements.end() || !profile->is_object()) {
-        return false;
+        return "the harness read no counters";
     }
     const auto note = [&](const std::string& why) {
         result.diagnosis_notes.push_back("the speed test could not be profiled: " + why.substr(0, 300));
@@ -971,15 +971,16 @@ bool diagnose_from_counters(const std::vector<CasePlan>& cases, std::size_t i, c
     if (profile->value("turn_refused", false)) {
         // Nsight Compute would wait for the same turn again.
         result.diagnosis_notes.push_back(turn_not_come(options));
-        return true;
+        return std::nullopt;
     }
     if (const auto problem = profile->find("problem"); problem != profile->end()) {
         // The counters could not be read here, or the passes failed: Nsight Compute tries in a process of its own.
+        const std::string why = problem->is_string() ? problem->get<std::string>() : "the harness said nothing of why";
         if (options.nsight_compute.empty()) {
-            note(problem->is_string() ? problem->get<std::string>() : "the harness said nothing of why");
-            return true;
+            note(why);
+            return std::nullopt;
         }
-        return false;
+        return why;
     }
     // The profile ran inside the speed test's process, after its timing: its seconds are the diagnosis's.
     const double profiled = profile->value("setup_seconds", 0.0) + profile->value("seconds", 0.0);
@@ -1004,30 +1005,26 @@ bool diagnose_from_counters(const std::vector<CasePlan>& cases, std::size_t i, c
     } catch (const std::runtime_error& e) {
         note(e.what());
     }
-    return true;
+    return std::nullopt;
 }
 
 }  // namespace
 
 void profile_case(const fs::path& program, const std::vector<CasePlan>& cases, std::size_t i,
                   const RunOptions& options, RunResult& result) {
-    if (!options.diagnose || diagnose_from_counters(cases, i, options, result)) {
+    if (!options.diagnose) {
         return;
     }
-    if (options.nsight_compute.empty()) {
+    const std::optional<std::string> counters_not_enough = diagnose_from_counters(cases, i, options, result);
+    if (!counters_not_enough || options.nsight_compute.empty()) {
         return;
     }
     if (options.trace != nullptr) {
-        // Why the harness's own counters were not enough: a batch that profiles often says here why.
-        const nlohmann::json& measurements = result.cases[i].measurements;
-        const auto profile = measurements.find("kernel_profile");
-        const bool read = profile != measurements.end() && profile->is_object();
         options.trace->record({{"event", "profile"},
                                {"submission", options.trace_label},
                                {"case", cases[i].id},
                                {"status", to_string(result.cases[i].status)},
-                               {"why", read ? profile->value("problem", std::string("no problem given"))
-                                            : std::string("the harness read no counters")}});
+                               {"why", *counters_not_enough}});
     }
     // Nsight Compute runs one profile of a machine at a time, whole processes of its own included, and a second
     // ncu waits for the first: profiles take turns here, outside any time limit, and a profile that would wait
