@@ -7,6 +7,7 @@
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <linux/close_range.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -429,10 +430,28 @@ void ChildProcess::drain() {
     }
 }
 
+namespace {
+
+double cpu_seconds(const rusage& usage) {
+    const auto seconds = [](const timeval& t) { return static_cast<double>(t.tv_sec) + t.tv_usec / 1e6; };
+    return seconds(usage.ru_utime) + seconds(usage.ru_stime);
+}
+
+}  // namespace
+
 void ChildProcess::reap() {
     int wait_status = 0;
-    if (!status_ && ::waitpid(pid_, &wait_status, WNOHANG) == pid_) {
+    rusage usage{};
+    if (!status_ && ::wait4(pid_, &wait_status, WNOHANG, &usage) == pid_) {
+        cpu_seconds_used_ = cpu_seconds(usage);
         status_ = conclude(wait_status);
+    }
+}
+
+void ChildProcess::wait_blocking(int& wait_status) {
+    rusage usage{};
+    if (::wait4(pid_, &wait_status, 0, &usage) == pid_) {
+        cpu_seconds_used_ = cpu_seconds(usage);
     }
 }
 
@@ -483,7 +502,7 @@ ExitStatus ChildProcess::finish(Clock::time_point deadline) {
     if (!status_) {
         kill_group();
         int wait_status = 0;
-        ::waitpid(pid_, &wait_status, 0);
+        wait_blocking(wait_status);
         status_ = conclude(wait_status);
         status_->timed_out = status_->limit.empty();
     }

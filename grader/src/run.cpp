@@ -368,6 +368,7 @@ private:
         const auto process_started = Clock::now();
         auto case_started = process_started;
         double waited = 0.0, in_cases = 0.0;  // of this process's time
+        std::optional<double> ready_after;  // seconds from its start to its first case: CUDA's start, a tool's
         const auto case_ended = [&](const CasePlan& c) {
             const double took = Seconds(Clock::now() - case_started).count();
             in_cases += took;
@@ -450,6 +451,9 @@ private:
             }
             const std::string event = record.value("event", "");
             const std::string id = record.value("case", "");
+            if (event == "ready" && !ready_after) {
+                ready_after = Seconds(Clock::now() - process_started).count();
+            }
             if (event == "ready" && record.contains("protections") && record["protections"].is_array()) {
                 for (const auto& protection : record["protections"]) {
                     if (protection.is_string() &&
@@ -559,6 +563,9 @@ private:
                                     {"seconds", Seconds(Clock::now() - process_started).count()},
                                     {"in_cases", in_cases},
                                     {"waited_for_gpu", waited},
+                                    {"ready_after", ready_after.value_or(-1.0)},
+                                    {"cpu", child.cpu_seconds_used()},
+                                    {"runner_cpu", runner ? runner->cpu_seconds_used() : 0.0},
                                     {"ended", set_aside_now ? std::string("stopped: its case set aside") : status.describe()}});
             if (set_aside_now) {
                 options_.trace->record({{"event", "set_aside"},

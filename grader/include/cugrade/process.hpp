@@ -91,10 +91,14 @@ public:
     const std::string& output() const { return output_; }
     bool output_truncated() const { return output_dropped_ > 0; }
 
+    // CPU time (user and system) the process and the children it waited for used, once it has ended.
+    double cpu_seconds_used() const { return cpu_seconds_used_; }
+
 private:
     void poll_once(int timeout_ms);
     void read_output();
     void reap();
+    void wait_blocking(int& wait_status);
     ExitStatus conclude(int wait_status) const;
 
     pid_t pid_ = -1;
@@ -112,6 +116,7 @@ private:
     std::uint64_t memory_bytes_ = 0;
     std::string channel_buffer_;
     std::optional<ExitStatus> status_;
+    double cpu_seconds_used_ = 0;
 };
 
 struct ProcessResult {
