@@ -57,6 +57,17 @@ inline std::vector<std::string> lock_down(bool deny_processes) {
     return protections;
 }
 
+// Ends the process for a fresh one to run the remaining cases. A context a fault has spoiled is torn down as the
+// process ends, and a teardown beside another harness's GPU performance counters breaks its profile (CUPTI_ERROR_UNKNOWN,
+// or that process's own context): so the GPU stays shared with this process until it is gone, and no speed test or
+// profile, which has the GPU alone, runs meanwhile.
+inline int restart(Channel& channel) {
+    if (corrupts_context(cudaDeviceSynchronize())) {
+        channel.share_gpu();
+    }
+    return protocol::exit_restart;
+}
+
 // `run_case` runs one case and returns its outcome; CUDA failures propagate as CudaFailure.
 inline int run_plan(int argc, char** argv, const std::function<CaseOutcome(const plan::Case&)>& run_case,
                      bool& skip_exit_handlers) {
@@ -130,14 +141,14 @@ inline int run_plan(int argc, char** argv, const std::function<CaseOutcome(const
             // Device printf reaches stdout at a synchronisation. Work of the visible cases that failed only now
             // must not be blamed on a hidden case: those start afresh then, as they would after a CUDA error.
             if (cudaDeviceSynchronize() != cudaSuccess) {
-                return protocol::exit_restart;
+                return restart(channel);
             }
             channel.begin_hidden_cases();
         }
         if (!case_marker.empty()) {
             // What the case before printed, and what a tool reported of its kernels, is all out before the marker.
             if (cudaDeviceSynchronize() != cudaSuccess) {
-                return protocol::exit_restart;
+                return restart(channel);
             }
             std::fflush(nullptr);
             std::printf("\n%s %s\n", case_marker.c_str(), c.id.c_str());
@@ -166,7 +177,7 @@ inline int run_plan(int argc, char** argv, const std::function<CaseOutcome(const
                                                                                        : protocol::status_cuda_error},
                           {"detail", detail}});
             // A fault can leave the context unusable; a fresh process runs the remaining cases.
-            return protocol::exit_restart;
+            return restart(channel);
         } catch (const RunnerGone&) {
             // The grader reads from the runner's exit status what became of this case.
             return protocol::exit_runner_gone;
@@ -185,7 +196,7 @@ inline int run_plan(int argc, char** argv, const std::function<CaseOutcome(const
         }
         channel.send(std::move(result));
         if (outcome.fresh_process_after) {
-            return protocol::exit_restart;
+            return restart(channel);
         }
     }
     return protocol::exit_done;
