@@ -170,9 +170,10 @@ inline nlohmann::json profile_slow_call(const std::function<void()>& prepare, co
     double setup_seconds = 0.0;
     if (!profiler && unavailable.empty()) {
         try {
-            // Setting the counters up reads the device.
-            gpu_span(std::type_identity<SharedGpu>{},
-                     [&] { profiler = std::make_unique<CounterProfiler>(counter_profiler_library()); });
+            const GpuStep alone = [&](const std::function<void()>& step) {
+                gpu_span(std::type_identity<GpuAlone>{}, step);
+            };
+            profiler = std::make_unique<CounterProfiler>(counter_profiler_library(), alone);
         } catch (const std::exception& e) {
             unavailable = e.what();
         }
@@ -189,11 +190,10 @@ inline nlohmann::json profile_slow_call(const std::function<void()>& prepare, co
     try {
         const auto profiling = std::chrono::steady_clock::now();
         waited = 0.0;
-        // Attaching, configuring and reading the counters share the GPU; only the passes have it alone, so that the
-        // counters see the submission's kernels and nobody else's.
-        ProfileSpans spans;
-        spans.setup = [&](const std::function<void()>& step) { gpu_span(std::type_identity<SharedGpu>{}, step); };
-        spans.passes = [&](const std::function<void()>& step) { gpu_span(std::type_identity<GpuAlone>{}, step); };
+        // The counters' work on the GPU has it alone, in one turn (counter_profile.hpp says why).
+        const GpuStep alone = [&](const std::function<void()>& step) {
+            gpu_span(std::type_identity<GpuAlone>{}, step);
+        };
         ProfiledCall profiled;
         profiled.prepare = prepare;
         profiled.call = call;
@@ -204,7 +204,7 @@ inline nlohmann::json profile_slow_call(const std::function<void()>& prepare, co
             CUGRADE_CUDA_CHECK(cudaDeviceSynchronize());
         };
         nlohmann::json launches = nlohmann::json::array();
-        for (const ProfiledLaunch& launch : profiler->profile(profiled, spans)) {
+        for (const ProfiledLaunch& launch : profiler->profile(profiled, alone)) {
             launches.push_back({{"name", launch.name}, {"metrics", launch.metrics}});
         }
         // How long the setup and the profile took: the grader counts it as the diagnosis's.

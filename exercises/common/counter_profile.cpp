@@ -158,7 +158,8 @@ struct CounterProfiler::State {
     }
 };
 
-CounterProfiler::CounterProfiler(const std::string& library) : state_(std::make_unique<State>()) {
+CounterProfiler::CounterProfiler(const std::string& library, const GpuStep& on_gpu)
+    : state_(std::make_unique<State>()) {
     State& s = *state_;
     Cupti& c = s.cupti;
     c.library = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
@@ -186,10 +187,13 @@ CounterProfiler::CounterProfiler(const std::string& library) : state_(std::make_
     s.check(c.cuptiDeviceGetChipName(&chip), "cuptiDeviceGetChipName");
     CUpti_Profiler_GetCounterAvailability_Params availability{CUpti_Profiler_GetCounterAvailability_Params_STRUCT_SIZE};
     availability.ctx = context;
-    s.check(c.cuptiProfilerGetCounterAvailability(&availability), "cuptiProfilerGetCounterAvailability");
-    std::vector<std::uint8_t> available(availability.counterAvailabilityImageSize);
-    availability.pCounterAvailabilityImage = available.data();
-    s.check(c.cuptiProfilerGetCounterAvailability(&availability), "cuptiProfilerGetCounterAvailability");
+    std::vector<std::uint8_t> available;
+    on_gpu([&] {
+        s.check(c.cuptiProfilerGetCounterAvailability(&availability), "cuptiProfilerGetCounterAvailability");
+        available.resize(availability.counterAvailabilityImageSize);
+        availability.pCounterAvailabilityImage = available.data();
+        s.check(c.cuptiProfilerGetCounterAvailability(&availability), "cuptiProfilerGetCounterAvailability");
+    });
 
     CUpti_Profiler_Host_Initialize_Params host{CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE};
     host.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER;
@@ -235,7 +239,7 @@ CounterProfiler::~CounterProfiler() = default;
 
 int CounterProfiler::passes() const { return state_->passes; }
 
-std::vector<ProfiledLaunch> CounterProfiler::profile(const ProfiledCall& call, const ProfileSpans& spans) {
+std::vector<ProfiledLaunch> CounterProfiler::profile(const ProfiledCall& call, const GpuStep& on_gpu) {
     State& s = *state_;
     Cupti& c = s.cupti;
     CUpti_RangeProfiler_Object* profiler = nullptr;
@@ -312,7 +316,7 @@ std::vector<ProfiledLaunch> CounterProfiler::profile(const ProfiledCall& call, c
         decode.pRangeProfilerObject = profiler;
         s.check(c.cuptiRangeProfilerDecodeData(&decode), "cuptiRangeProfilerDecodeData");
     };
-    spans.setup([&] {
+    on_gpu([&] {
         CUcontext context = nullptr;
         cuCtxGetCurrent(&context);
         CUpti_RangeProfiler_Enable_Params enable{CUpti_RangeProfiler_Enable_Params_STRUCT_SIZE};
@@ -335,9 +339,7 @@ std::vector<ProfiledLaunch> CounterProfiler::profile(const ProfiledCall& call, c
             decode();
             configure();  // the call's passes start again from the first, into a fresh image
         }
-    });
-    spans.passes([&] { run_passes(call.prepare, call.call); });
-    spans.setup([&] {
+        run_passes(call.prepare, call.call);
         decode();
         disable_at_end.now();
     });
@@ -406,13 +408,13 @@ std::vector<ProfiledLaunch> CounterProfiler::profile(const ProfiledCall& call, c
 
 struct CounterProfiler::State {};
 
-CounterProfiler::CounterProfiler(const std::string&) {
+CounterProfiler::CounterProfiler(const std::string&, const GpuStep&) {
     throw std::runtime_error("the checker was built without CUPTI's headers (cupti_range_profiler.h, CUDA 12.6 or "
                              "later)");
 }
 CounterProfiler::~CounterProfiler() = default;
 int CounterProfiler::passes() const { return 0; }
-std::vector<ProfiledLaunch> CounterProfiler::profile(const ProfiledCall&, const ProfileSpans&) {
+std::vector<ProfiledLaunch> CounterProfiler::profile(const ProfiledCall&, const GpuStep&) {
     return {};
 }
 

@@ -24,13 +24,13 @@ struct ProfiledLaunch {
     std::map<std::string, double> metrics;
 };
 
-// Where a profile's steps run: `setup` around attaching the profiler to the context, configuring it, and reading
-// and detaching it after; `passes` around the replays of the call, the only part that needs the GPU to itself.
-struct ProfileSpans {
-    using Span = std::function<void(const std::function<void()>&)>;
-    Span setup = [](const std::function<void()>& step) { step(); };
-    Span passes = [](const std::function<void()>& step) { step(); };
-};
+// Where a profile's work on the GPU runs: reading which counters are free, then attaching the profiler to the
+// context, configuring it, the passes, reading and detaching it. All of it needs the GPU to itself: the passes so
+// that the counters see the submission's kernels and nobody else's, and the rest because another process's kernel
+// that faults meanwhile breaks the counters (CUPTI_ERROR_UNKNOWN) or this context. CUPTI's host work (the metrics'
+// configuration, evaluating the counters) runs outside it.
+using GpuStep = std::function<void(const std::function<void()>&)>;
+inline void run_here(const std::function<void()>& step) { step(); }
 
 // What a profile replays.
 struct ProfiledCall {
@@ -40,9 +40,8 @@ struct ProfiledCall {
     // How many kernels a call launched when last seen (0: not known). A pass keeps a few ranges more than that:
     // CUPTI's first Start copies the whole counter image, 0.15 s for 16 ranges and 0.4 s for 256 on an H200.
     std::size_t expected_launches = 0;
-    // One small launch of the checker's own, profiled through every pass in the setup span before the call is:
-    // the first Start after attaching costs 0.15-0.4 s and the later ones a few ms, so the passes that hold the GPU
-    // alone pay only the latter.
+    // One small launch of the checker's own, profiled through every pass before the call is: the first Start after
+    // attaching costs 0.15-0.4 s and the later ones a few ms, so the call's passes pay only the latter.
     std::function<void()> warm_up;
 };
 
@@ -50,7 +49,7 @@ class CounterProfiler {
 public:
     // Loads CUPTI from `library` and sets up the counters for the current context. Throws std::runtime_error with
     // the reason ("the GPU's counters are reserved for administrators", "CUPTI ... was not found").
-    explicit CounterProfiler(const std::string& library);
+    explicit CounterProfiler(const std::string& library, const GpuStep& on_gpu = run_here);
     ~CounterProfiler();
     CounterProfiler(const CounterProfiler&) = delete;
     CounterProfiler& operator=(const CounterProfiler&) = delete;
@@ -58,7 +57,7 @@ public:
     // Runs the call once per pass, its `prepare` before each, then asks for the kernels the last call launched: each
     // is matched to its range by its count of blocks and warps, and ranges of no launch of the call's (a memset the
     // driver runs as a kernel) are left out. Throws std::runtime_error.
-    std::vector<ProfiledLaunch> profile(const ProfiledCall& call, const ProfileSpans& spans = {});
+    std::vector<ProfiledLaunch> profile(const ProfiledCall& call, const GpuStep& on_gpu = run_here);
 
     int passes() const;
 
