@@ -240,6 +240,6 @@ TEST_CASE("each tool's command asks for the error exit code and a bounded report
           std::vector<std::string>{"cs", "--tool", "memcheck", "--leak-check", "no", "--report-api-errors", "no",
                                    "--error-exitcode", "86", "--print-limit", "10"});
     CHECK(sanitizer_command("cs", SanitizerTool::racecheck) ==
-          std::vector<std::string>{"cs", "--tool", "racecheck", "--racecheck-report", "analysis", "--report-api-errors",
-                                   "no", "--error-exitcode", "86", "--print-limit", "10"});
+          std::vector<std::string>{"cs", "--tool", "racecheck", "--racecheck-report", "analysis", "--check-device-heap",
+                                   "no", "--report-api-errors", "no", "--error-exitcode", "86", "--print-limit", "10"});
 }
