@@ -58,9 +58,9 @@ inline std::vector<std::string> lock_down(bool deny_processes) {
 }
 
 // Ends the process for a fresh one to run the remaining cases. A context a fault has spoiled is torn down as the
-// process ends, and a teardown beside another harness's GPU performance counters breaks its profile (CUPTI_ERROR_UNKNOWN,
-// or that process's own context): so the GPU stays shared with this process until it is gone, and no speed test or
-// profile, which has the GPU alone, runs meanwhile.
+// process ends, and a teardown beside another harness's GPU performance counters breaks its profile
+// (CUPTI_ERROR_UNKNOWN, or that process's own context): so the GPU stays shared with this process until it is gone,
+// and no speed test or profile, which has the GPU alone, runs meanwhile.
 inline int restart(Channel& channel) {
     if (corrupts_context(cudaDeviceSynchronize())) {
         channel.share_gpu();

@@ -441,18 +441,18 @@ double cpu_seconds(const rusage& usage) {
 
 void ChildProcess::reap() {
     int wait_status = 0;
-    rusage usage{};
-    if (!status_ && ::wait4(pid_, &wait_status, WNOHANG, &usage) == pid_) {
-        cpu_seconds_used_ = cpu_seconds(usage);
+    if (!status_ && wait_for_child(WNOHANG, wait_status)) {
         status_ = conclude(wait_status);
     }
 }
 
-void ChildProcess::wait_blocking(int& wait_status) {
+bool ChildProcess::wait_for_child(int options, int& wait_status) {
     rusage usage{};
-    if (::wait4(pid_, &wait_status, 0, &usage) == pid_) {
-        cpu_seconds_used_ = cpu_seconds(usage);
+    if (::wait4(pid_, &wait_status, options, &usage) != pid_) {
+        return false;
     }
+    cpu_seconds_used_ = cpu_seconds(usage);
+    return true;
 }
 
 ExitStatus ChildProcess::conclude(int wait_status) const {
@@ -502,7 +502,7 @@ ExitStatus ChildProcess::finish(Clock::time_point deadline) {
     if (!status_) {
         kill_group();
         int wait_status = 0;
-        wait_blocking(wait_status);
+        wait_for_child(0, wait_status);
         status_ = conclude(wait_status);
         status_->timed_out = status_->limit.empty();
     }

@@ -368,7 +368,7 @@ private:
         const auto process_started = Clock::now();
         auto case_started = process_started;
         double waited = 0.0, in_cases = 0.0;  // of this process's time
-        std::optional<double> ready_after;  // seconds from its start to its first case: CUDA's start, a tool's
+        std::optional<double> ready_after;  // seconds from its start to its ready record: CUDA's start, a tool's
         const auto case_ended = [&](const CasePlan& c) {
             const double took = Seconds(Clock::now() - case_started).count();
             in_cases += took;

@@ -98,7 +98,7 @@ private:
     void poll_once(int timeout_ms);
     void read_output();
     void reap();
-    void wait_blocking(int& wait_status);
+    bool wait_for_child(int options, int& wait_status);  // wait4: true once reaped, its CPU time kept
     ExitStatus conclude(int wait_status) const;
 
     pid_t pid_ = -1;
