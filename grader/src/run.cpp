@@ -954,9 +954,7 @@ void diagnose_failures(const fs::path& program, const std::vector<CasePlan>& cas
     result.seconds.diagnosis += Seconds(Clock::now() - started).count();
 }
 
-// The counters the harness read itself on speed test `i` (exercises/common/counter_profile.hpp), turned into its
-// diagnosis, or into a note of why there is none. Else (nothing is returned then) why Nsight Compute is to be asked:
-// the harness read no counters, or could not (what it said). A profile whose turn at the counters did not come in time (they take turns on a machine) is left out, saying so.
+// The note for a profile whose turn at the counters did not come in time (they take turns on a machine).
 std::string turn_not_come(const RunOptions& options) {
     return fmt::format(
         "the speed test was not profiled: other profiles held the GPU's counters for {} s (they take turns on a "
@@ -965,6 +963,9 @@ std::string turn_not_come(const RunOptions& options) {
         options.gpu_gate != nullptr ? "; `cugrade check` of this submission waits for its turn and profiles it" : "");
 }
 
+// The counters the harness read itself on speed test `i` (exercises/common/counter_profile.hpp), turned into its
+// diagnosis, or into a note of why there is none (nothing is returned then); else why Nsight Compute is to be asked:
+// the harness read no counters, or could not (what it said). A profile refused its turn is left out, saying so.
 std::optional<std::string> diagnose_from_counters(const std::vector<CasePlan>& cases, std::size_t i,
                                                   const RunOptions& options, RunResult& result) {
     CaseResult& timed = result.cases[i];
