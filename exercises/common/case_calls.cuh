@@ -304,13 +304,14 @@ CaseOutcome run_checked_calls(const plan::Case& c, const CaseCalls<Signature>& c
         if (Problem problem = checked_call(calls.reference, 0, "the reference's call"); !problem.detail.empty()) {
             return {protocol::status_harness_error, std::move(problem.detail)};
         }
-        std::optional<GpuAlone> alone(std::in_place);  // nobody else's cases on the GPU while the clocks run
         SampleTimer timer;
+        CopyProbe copy(calls.bytes);
+        std::optional<GpuAlone> alone(std::in_place);  // nobody else's cases on the GPU while the clocks run
         SpeedResult speed;
         try {
             submission_has_run() = true;
             speed = measure_speed(
-                c.timing, stream, timer, sets, calls.bytes,
+                c.timing, stream, timer, copy, sets, calls.bytes,
                 [&](bool submission, int set) {
                     poison_outputs_and_wait();
                     if (submission) {

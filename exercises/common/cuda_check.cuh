@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "channel.cuh"
+
 namespace cugrade::harness {
 
 // A CUDA call failed. `submission_call` says whether the submission's own work failed (its launches surface at the
@@ -79,11 +81,17 @@ inline void check_cuda(cudaError_t code, const char* call, const char* file, int
 template <class T>
 class DeviceBuffer {
 public:
+    // Allocating and freeing are the GPU's work too (the driver clears the memory it hands out), so in a batch
+    // they wait while a speed test has the GPU alone rather than slow the copies it measures against.
     explicit DeviceBuffer(std::size_t count) : count_(count) {
+        SharedGpu gpu;
         // cudaMalloc(0) may return null; one element keeps every buffer a real address.
         CUGRADE_CUDA_CHECK(cudaMalloc(&data_, std::max<std::size_t>(count, 1) * sizeof(T)));
     }
-    ~DeviceBuffer() { cudaFree(data_); }
+    ~DeviceBuffer() {
+        SharedGpu gpu;
+        cudaFree(data_);
+    }
     DeviceBuffer(const DeviceBuffer&) = delete;
     DeviceBuffer& operator=(const DeviceBuffer&) = delete;
 

@@ -57,16 +57,17 @@ inline std::vector<std::string> lock_down(bool deny_processes) {
     return protections;
 }
 
-// Ends the process for a fresh one to run the remaining cases. A context a fault has spoiled is torn down as the
-// process ends, and a teardown beside another harness's GPU performance counters breaks its profile
-// (CUPTI_ERROR_UNKNOWN, or that process's own context): so the GPU stays shared with this process until it is gone,
-// and no speed test or profile, which has the GPU alone, runs meanwhile.
-inline int restart(Channel& channel) {
-    if (corrupts_context(cudaDeviceSynchronize())) {
-        channel.share_gpu();
-    }
-    return protocol::exit_restart;
+// Ends the process holding the GPU shared, so that its context's teardown, which breaks another harness's GPU
+// performance counters after a fault (CUPTI_ERROR_UNKNOWN, or that process's own context) and otherwise takes the
+// GPU's time from a copy or a sample, never runs beside a speed test or a profile (those have the GPU alone). The
+// grader lets go of it once the process is gone.
+inline int end_holding_gpu(Channel& channel, int code) {
+    channel.share_gpu();
+    return code;
 }
+
+// Ends the process for a fresh one to run the remaining cases.
+inline int restart(Channel& channel) { return end_holding_gpu(channel, protocol::exit_restart); }
 
 // `run_case` runs one case and returns its outcome; CUDA failures propagate as CudaFailure.
 inline int run_plan(int argc, char** argv, const std::function<CaseOutcome(const plan::Case&)>& run_case,
@@ -110,7 +111,11 @@ inline int run_plan(int argc, char** argv, const std::function<CaseOutcome(const
             CUGRADE_CUDA_CHECK(cudaSetDeviceFlags(cudaDeviceScheduleBlockingSync));
         }
         CUGRADE_CUDA_CHECK(cudaSetDevice(0));
-        CUGRADE_CUDA_CHECK(cudaFree(nullptr));  // creates the context now, outside every case's clock
+        // Creates the context now, outside every case's clock, and beside no speed test or profile: a tool's start
+        // (compute-sanitizer's instrumenting) allocates device memory too.
+        channel.share_gpu();
+        CUGRADE_CUDA_CHECK(cudaFree(nullptr));
+        channel.unshare_gpu();
     } catch (const CudaFailure& e) {
         channel.send({{"event", "fatal"}, {"detail", std::string("cannot initialise CUDA: ") + e.what()}});
         return protocol::exit_fatal;
@@ -180,7 +185,7 @@ inline int run_plan(int argc, char** argv, const std::function<CaseOutcome(const
             return restart(channel);
         } catch (const RunnerGone&) {
             // The grader reads from the runner's exit status what became of this case.
-            return protocol::exit_runner_gone;
+            return end_holding_gpu(channel, protocol::exit_runner_gone);
         } catch (const RuleBroken& e) {
             outcome = {protocol::status_rejected, e.what(), nlohmann::json::object()};
         } catch (const std::exception& e) {
@@ -199,7 +204,7 @@ inline int run_plan(int argc, char** argv, const std::function<CaseOutcome(const
             return restart(channel);
         }
     }
-    return protocol::exit_done;
+    return end_holding_gpu(channel, protocol::exit_done);
 }
 
 // The harness's main(): runs the plan, then ends without running exit handlers, so that nothing the submission

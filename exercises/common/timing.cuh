@@ -38,7 +38,11 @@ public:
     }
 };
 
-inline double copy_bandwidth_gbps(SampleTimer&, cudaStream_t, double) { return 0.0; }
+class CopyProbe {
+public:
+    explicit CopyProbe(double) {}
+    double gbps(SampleTimer&, cudaStream_t) { return 0.0; }
+};
 #else
 class CudaEvent {
 public:
@@ -68,35 +72,31 @@ __global__ void l2_flush_kernel(const float4* __restrict__ buffer, std::size_t c
 
 class L2Flusher {
 public:
-    L2Flusher() {
+    L2Flusher() : buffer_(flush_elements()), sink_(1) {
         int device = 0;
-        int l2_bytes = 0;
         CUGRADE_CUDA_CHECK(cudaGetDevice(&device));
-        CUGRADE_CUDA_CHECK(cudaDeviceGetAttribute(&l2_bytes, cudaDevAttrL2CacheSize, device));
-        bytes_ = std::max<std::size_t>(2 * static_cast<std::size_t>(l2_bytes), 1 << 20);
-        CUGRADE_CUDA_CHECK(cudaMalloc(&buffer_, bytes_));
-        CUGRADE_CUDA_CHECK(cudaMemset(buffer_, 0, bytes_));
-        CUGRADE_CUDA_CHECK(cudaMalloc(&sink_, sizeof(float)));
+        CUGRADE_CUDA_CHECK(cudaMemset(buffer_.get(), 0, buffer_.size() * sizeof(float4)));
         CUGRADE_CUDA_CHECK(cudaDeviceGetAttribute(&sms_, cudaDevAttrMultiProcessorCount, device));
         CUGRADE_CUDA_CHECK(cudaCtxResetPersistingL2Cache());
     }
-    ~L2Flusher() {
-        cudaFree(buffer_);
-        cudaFree(sink_);
-    }
-    L2Flusher(const L2Flusher&) = delete;
-    L2Flusher& operator=(const L2Flusher&) = delete;
 
     void flush(cudaStream_t stream) {
-        l2_flush_kernel<<<4 * sms_, 512, 0, stream>>>(static_cast<const float4*>(buffer_), bytes_ / sizeof(float4),
-                                                      sink_);
+        l2_flush_kernel<<<4 * sms_, 512, 0, stream>>>(buffer_.get(), buffer_.size(), sink_.get());
         CUGRADE_CUDA_CHECK(cudaGetLastError());
     }
 
 private:
-    void* buffer_ = nullptr;
-    float* sink_ = nullptr;
-    std::size_t bytes_ = 0;
+    // Twice the L2's size, at least 1 MiB.
+    static std::size_t flush_elements() {
+        int device = 0;
+        int l2_bytes = 0;
+        CUGRADE_CUDA_CHECK(cudaGetDevice(&device));
+        CUGRADE_CUDA_CHECK(cudaDeviceGetAttribute(&l2_bytes, cudaDevAttrL2CacheSize, device));
+        return std::max<std::size_t>(2 * static_cast<std::size_t>(l2_bytes), 1 << 20) / sizeof(float4);
+    }
+
+    DeviceBuffer<float4> buffer_;
+    DeviceBuffer<float> sink_;
     int sms_ = 1;
 };
 
@@ -114,22 +114,19 @@ __global__ void clock_probe_kernel(unsigned long long* result) {
 // The SM clock in MHz, measured over 50 microseconds.
 class ClockProbe {
 public:
-    ClockProbe() { CUGRADE_CUDA_CHECK(cudaMalloc(&result_, 2 * sizeof(unsigned long long))); }
-    ~ClockProbe() { cudaFree(result_); }
-    ClockProbe(const ClockProbe&) = delete;
-    ClockProbe& operator=(const ClockProbe&) = delete;
+    ClockProbe() : result_(2) {}
 
     double mhz(cudaStream_t stream) {
-        clock_probe_kernel<<<1, 1, 0, stream>>>(result_);
+        clock_probe_kernel<<<1, 1, 0, stream>>>(result_.get());
         CUGRADE_CUDA_CHECK(cudaGetLastError());
         unsigned long long host[2] = {};
-        CUGRADE_CUDA_CHECK(cudaMemcpyAsync(host, result_, sizeof host, cudaMemcpyDeviceToHost, stream));
+        CUGRADE_CUDA_CHECK(cudaMemcpyAsync(host, result_.get(), sizeof host, cudaMemcpyDeviceToHost, stream));
         CUGRADE_CUDA_CHECK(cudaStreamSynchronize(stream));
         return host[1] > 0 ? 1e3 * static_cast<double>(host[0]) / static_cast<double>(host[1]) : 0.0;
     }
 
 private:
-    unsigned long long* result_ = nullptr;
+    DeviceBuffer<unsigned long long> result_;
 };
 
 // Spins until the host releases it (or `limit_ns` passes): launched before a sample's start event, it holds the
@@ -211,26 +208,35 @@ private:
     CudaEvent stop_;
 };
 
-// The device-to-device copy bandwidth in GB/s, counting bytes read and written, over a buffer of about `bytes`.
-inline double copy_bandwidth_gbps(SampleTimer& timer, cudaStream_t stream, double bytes) {
-    const std::size_t size = static_cast<std::size_t>(std::clamp(bytes / 2, 64.0 * (1 << 20), 512.0 * (1 << 20)));
-    void* source = nullptr;
-    void* destination = nullptr;
-    CUGRADE_CUDA_CHECK(cudaMalloc(&source, size));
-    CUGRADE_CUDA_CHECK(cudaMalloc(&destination, size));
-    std::vector<double> samples;
-    const auto copy = [&] {
-        CUGRADE_CUDA_CHECK(cudaMemcpyAsync(destination, source, size, cudaMemcpyDeviceToDevice, stream));
-    };
-    timer.time_ms(stream, copy);
-    while (samples.size() < 10 ||
-           (samples.size() < 100 && statistics::median_relative_error(samples) > 0.005)) {
-        samples.push_back(timer.time_ms(stream, copy));
+// The device-to-device copy bandwidth in GB/s, counting bytes read and written, over a buffer of about `bytes`:
+// the device's roofline, measured in the speed test's own turn. Its buffers are allocated beforehand, outside that
+// turn.
+class CopyProbe {
+public:
+    explicit CopyProbe(double bytes) : source_(copy_size(bytes)), destination_(copy_size(bytes)) {}
+
+    double gbps(SampleTimer& timer, cudaStream_t stream) {
+        std::vector<double> samples;
+        const auto copy = [&] {
+            CUGRADE_CUDA_CHECK(
+                cudaMemcpyAsync(destination_.get(), source_.get(), source_.size(), cudaMemcpyDeviceToDevice, stream));
+        };
+        timer.time_ms(stream, copy);
+        while (samples.size() < 10 ||
+               (samples.size() < 100 && statistics::median_relative_error(samples) > 0.005)) {
+            samples.push_back(timer.time_ms(stream, copy));
+        }
+        return 2.0 * static_cast<double>(source_.size()) / (statistics::median(samples) * 1e-3) / 1e9;
     }
-    cudaFree(source);
-    cudaFree(destination);
-    return 2.0 * static_cast<double>(size) / (statistics::median(samples) * 1e-3) / 1e9;
-}
+
+private:
+    static std::size_t copy_size(double bytes) {
+        return static_cast<std::size_t>(std::clamp(bytes / 2, 64.0 * (1 << 20), 512.0 * (1 << 20)));
+    }
+
+    DeviceBuffer<char> source_;
+    DeviceBuffer<char> destination_;
+};
 #endif
 
 struct SpeedResult {
@@ -248,15 +254,16 @@ struct SpeedResult {
 // `check(variant)` says what is wrong with the submission's output for that input, right after its call;
 // `fresh_input(variant)` draws that input again, before each timed pair of calls and outside their clocks, so that
 // every timed call of the submission needs an answer no earlier call computed.
-inline SpeedResult measure_speed(const plan::Timing& plan, cudaStream_t stream, SampleTimer& timer, int variants,
-                                 double bytes, const std::function<double(bool submission, int variant)>& time_call,
+inline SpeedResult measure_speed(const plan::Timing& plan, cudaStream_t stream, SampleTimer& timer, CopyProbe& copy,
+                                 int variants, double bytes,
+                                 const std::function<double(bool submission, int variant)>& time_call,
                                  const std::function<std::string(int variant)>& check,
                                  const std::function<void(int variant)>& fresh_input) {
 #ifdef CUGRADE_CPU
     throw std::runtime_error("a speed test needs an NVIDIA GPU");
 #else
     SpeedResult result;
-    result.copy_gbps = copy_bandwidth_gbps(timer, stream, bytes);
+    result.copy_gbps = copy.gbps(timer, stream);
     for (int i = 0; i < plan.sampling.warmup; ++i) {
         time_call(false, i % variants);
         time_call(true, i % variants);
