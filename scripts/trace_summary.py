@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
 """Sums a grading trace (cugrade grade --trace FILE) by tool: processes, seconds, seconds waiting for the GPU, the
-longest process, and how the processes ended; what a submission costs on average; then the submissions that cost
-the most; then the times the GPU was held alone (speed tests, profiled calls): how long they held it, how long each
-waited for it, and what the work that left last before it was; then the cases' own time (waits for the GPU
-excluded) by exercise, case group and tool, and the slowest cases; then the cases set aside (a seeming hang that
-kept a speed test waiting, stopped and run again once the GPU was quiet) and how long their submissions waited; then
-why Nsight Compute was asked (the harness's own counters said why they were not enough)."""
+longest process, and how the processes ended; what a submission costs on average; then the submissions that cost the
+most; then the times the GPU was held alone (speed tests, profiled calls): how long they held it and for what (the
+counters' turns, or the case's group), how long each waited for it, and what the work that left last before it was;
+then the cases' own time (waits for the GPU excluded) by exercise, case group and tool, and the slowest cases; then
+the cases set aside (a seeming hang that kept a speed test waiting, stopped and run again once the GPU was quiet) and
+how long their submissions waited; then why Nsight Compute was asked (the harness's own counters said why they were
+not enough); then what the harness's own counters cost, step by step."""
 import collections
 import json
 import sys
@@ -17,6 +18,7 @@ cases = [r for r in lines if r.get("event") == "case"]
 set_aside = [r for r in lines if r.get("event") == "set_aside"]
 quiet = [r for r in lines if r.get("event") == "quiet"]
 profiles = [r for r in lines if r.get("event") == "profile"]
+counter_profiles = [r for r in lines if r.get("event") == "counters"]
 by_tool = collections.defaultdict(list)
 by_submission = collections.Counter()
 for r in records:
@@ -63,6 +65,17 @@ if alone:
     waited = sum(r["waited"] for r in alone)
     print(f"the GPU alone: {len(alone)} times, {held:.1f} s held, {waited:.1f} s waited for it "
           f"({sum(r['waited'] > 1 for r in alone)} waits over 1 s)")
+    # What had it: the counters' turns, and otherwise the case's group (a speed test's sampling, a profiled call).
+    by_reason = collections.defaultdict(lambda: [0, 0.0, 0.0])
+    for r in alone:
+        reason = "counters" if r.get("counters") else (r.get("case") or "?").split("/")[0]
+        entry = by_reason[f"{reason} ({r['tool']})"]
+        entry[0] += 1
+        entry[1] += r["held"]
+        entry[2] = max(entry[2], r["held"])
+    print("  held by (what: times, seconds held, longest):")
+    for reason, (n, h, longest) in sorted(by_reason.items(), key=lambda item: -item[1][1]):
+        print(f"    {reason:<28} {n:>4} {h:>7.1f} {longest:>7.2f}")
     # What a speed test waited for: the last shared work to leave, by tool and by the case's group.
     by_kind = collections.defaultdict(lambda: [0, 0.0, 0.0])
     for r in alone:
@@ -108,3 +121,14 @@ if profiles:
         print(f"    {n:>4}  {status}: {why}")
     for r in profiles[:10]:
         print(f"    {r['submission']} {r['case']}")
+
+if counter_profiles:
+    # The checker's own counters: what each step cost, summed (the GPU-alone steps are availability to disable).
+    steps = collections.defaultdict(float)
+    for r in counter_profiles:
+        for step, seconds in r.get("steps", {}).items():
+            steps[step] += seconds
+    print(f"the checker's counters: {len(counter_profiles)} profiles, "
+          f"{sum(r['setup_seconds'] + r['seconds'] for r in counter_profiles):.1f} s, "
+          f"{sum(r['passes'] for r in counter_profiles) / len(counter_profiles):.1f} passes each; by step (s):")
+    print("    " + ", ".join(f"{step} {seconds:.1f}" for step, seconds in sorted(steps.items(), key=lambda i: -i[1])))

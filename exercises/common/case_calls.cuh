@@ -211,7 +211,8 @@ inline nlohmann::json profile_slow_call(const std::function<void()>& prepare, co
         return {{"launches", std::move(launches)},
                 {"passes", passes},
                 {"setup_seconds", setup_seconds},
-                {"seconds", seconds_since(profiling) - waited}};
+                {"seconds", seconds_since(profiling) - waited},
+                {"steps", profiler->step_seconds()}};
     } catch (const std::exception& e) {
         // The passes ran the submission's calls: what failed may have left the context broken for the next case.
         return {{"problem", e.what()}, {"after_calls", true}};

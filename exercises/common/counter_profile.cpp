@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <stdexcept>
@@ -66,6 +67,18 @@ std::map<std::string, double> launch_metrics(const LaunchShape& launch) {
     };
 }
 
+namespace {
+
+// Runs `step` and adds the seconds it took to `steps[name]`.
+template <class Step>
+void timed_step(std::map<std::string, double>& steps, const char* name, Step&& step) {
+    const auto started = std::chrono::steady_clock::now();
+    step();
+    steps[name] += std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+}
+
+}  // namespace
+
 #ifdef CUGRADE_HAVE_CUPTI
 
 namespace {
@@ -119,6 +132,7 @@ struct CounterProfiler::State {
     std::vector<const char*> metrics;  // profile_metrics::counters that this GPU has, then the matching ones
     std::vector<std::uint8_t> config;
     int passes = 0;
+    std::map<std::string, double> steps;
 
     State() = default;
     State(const State&) = delete;
@@ -189,11 +203,14 @@ CounterProfiler::CounterProfiler(const std::string& library, const GpuStep& on_g
     availability.ctx = context;
     std::vector<std::uint8_t> available;
     on_gpu([&] {
-        s.check(c.cuptiProfilerGetCounterAvailability(&availability), "cuptiProfilerGetCounterAvailability");
-        available.resize(availability.counterAvailabilityImageSize);
-        availability.pCounterAvailabilityImage = available.data();
-        s.check(c.cuptiProfilerGetCounterAvailability(&availability), "cuptiProfilerGetCounterAvailability");
+        timed_step(s.steps, "availability", [&] {
+            s.check(c.cuptiProfilerGetCounterAvailability(&availability), "cuptiProfilerGetCounterAvailability");
+            available.resize(availability.counterAvailabilityImageSize);
+            availability.pCounterAvailabilityImage = available.data();
+            s.check(c.cuptiProfilerGetCounterAvailability(&availability), "cuptiProfilerGetCounterAvailability");
+        });
     });
+    const auto host_setup_started = std::chrono::steady_clock::now();
 
     CUpti_Profiler_Host_Initialize_Params host{CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE};
     host.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER;
@@ -233,11 +250,15 @@ CounterProfiler::CounterProfiler(const std::string& library, const GpuStep& on_g
     passes.configImageSize = s.config.size();
     s.check(c.cuptiProfilerHostGetNumOfPasses(&passes), "cuptiProfilerHostGetNumOfPasses");
     s.passes = static_cast<int>(passes.numOfPasses);
+    s.steps["host setup"] =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - host_setup_started).count();
 }
 
 CounterProfiler::~CounterProfiler() = default;
 
 int CounterProfiler::passes() const { return state_->passes; }
+
+const std::map<std::string, double>& CounterProfiler::step_seconds() const { return state_->steps; }
 
 std::vector<ProfiledLaunch> CounterProfiler::profile(const ProfiledCall& call, const GpuStep& on_gpu) {
     State& s = *state_;
@@ -316,33 +337,41 @@ std::vector<ProfiledLaunch> CounterProfiler::profile(const ProfiledCall& call, c
         decode.pRangeProfilerObject = profiler;
         s.check(c.cuptiRangeProfilerDecodeData(&decode), "cuptiRangeProfilerDecodeData");
     };
+    for (const char* step : {"enable", "warm-up", "passes", "decode", "disable", "evaluate"}) {
+        s.steps[step] = 0.0;
+    }
     on_gpu([&] {
-        CUcontext context = nullptr;
-        cuCtxGetCurrent(&context);
-        CUpti_RangeProfiler_Enable_Params enable{CUpti_RangeProfiler_Enable_Params_STRUCT_SIZE};
-        enable.ctx = context;
-        s.check(c.cuptiRangeProfilerEnable(&enable), "cuptiRangeProfilerEnable");
-        profiler = enable.pRangeProfilerObject;
+        timed_step(s.steps, "enable", [&] {
+            CUcontext context = nullptr;
+            cuCtxGetCurrent(&context);
+            CUpti_RangeProfiler_Enable_Params enable{CUpti_RangeProfiler_Enable_Params_STRUCT_SIZE};
+            enable.ctx = context;
+            s.check(c.cuptiRangeProfilerEnable(&enable), "cuptiRangeProfilerEnable");
+            profiler = enable.pRangeProfilerObject;
 
-        CUpti_RangeProfiler_GetCounterDataSize_Params size{
-            CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE};
-        size.pRangeProfilerObject = profiler;
-        size.pMetricNames = s.metrics.data();
-        size.numMetrics = s.metrics.size();
-        size.maxNumOfRanges = ranges_a_pass;
-        size.maxNumRangeTreeNodes = ranges_a_pass;
-        s.check(c.cuptiRangeProfilerGetCounterDataSize(&size), "cuptiRangeProfilerGetCounterDataSize");
-        data.resize(size.counterDataSize);
-        configure();
+            CUpti_RangeProfiler_GetCounterDataSize_Params size{
+                CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE};
+            size.pRangeProfilerObject = profiler;
+            size.pMetricNames = s.metrics.data();
+            size.numMetrics = s.metrics.size();
+            size.maxNumOfRanges = ranges_a_pass;
+            size.maxNumRangeTreeNodes = ranges_a_pass;
+            s.check(c.cuptiRangeProfilerGetCounterDataSize(&size), "cuptiRangeProfilerGetCounterDataSize");
+            data.resize(size.counterDataSize);
+            configure();
+        });
         if (call.warm_up) {
-            run_passes(nullptr, call.warm_up);
-            decode();
-            configure();  // the call's passes start again from the first, into a fresh image
+            timed_step(s.steps, "warm-up", [&] {
+                run_passes(nullptr, call.warm_up);
+                decode();
+                configure();  // the call's passes start again from the first, into a fresh image
+            });
         }
-        run_passes(call.prepare, call.call);
-        decode();
-        disable_at_end.now();
+        timed_step(s.steps, "passes", [&] { run_passes(call.prepare, call.call); });
+        timed_step(s.steps, "decode", decode);
+        timed_step(s.steps, "disable", [&] { disable_at_end.now(); });
     });
+    const auto evaluate_started = std::chrono::steady_clock::now();
     CUpti_RangeProfiler_GetCounterDataInfo_Params info{CUpti_RangeProfiler_GetCounterDataInfo_Params_STRUCT_SIZE};
     info.pCounterDataImage = data.data();
     info.counterDataImageSize = data.size();
@@ -367,6 +396,7 @@ std::vector<ProfiledLaunch> CounterProfiler::profile(const ProfiledCall& call, c
         }
         ranges.push_back(std::move(metrics));
     }
+    s.steps["evaluate"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - evaluate_started).count();
 
     const std::vector<LaunchShape> shapes = call.launches();
     const bool can_match = std::find(s.metrics.begin(), s.metrics.end(), std::string_view(blocks_launched)) !=
@@ -414,6 +444,10 @@ CounterProfiler::CounterProfiler(const std::string&, const GpuStep&) {
 }
 CounterProfiler::~CounterProfiler() = default;
 int CounterProfiler::passes() const { return 0; }
+const std::map<std::string, double>& CounterProfiler::step_seconds() const {
+    static const std::map<std::string, double> none;
+    return none;
+}
 std::vector<ProfiledLaunch> CounterProfiler::profile(const ProfiledCall&, const GpuStep&) {
     return {};
 }

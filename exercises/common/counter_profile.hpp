@@ -60,6 +60,10 @@ public:
     std::vector<ProfiledLaunch> profile(const ProfiledCall& call, const GpuStep& on_gpu = run_here);
 
     int passes() const;
+    // Seconds each step took when last run: "availability" and "host setup" (the constructor's), then the
+    // profile's "enable", "warm-up", "passes", "decode", "disable" and "evaluate". What a profile costs is told
+    // from these (scripts/trace_summary.py).
+    const std::map<std::string, double>& step_seconds() const;
 
 private:
     struct State;

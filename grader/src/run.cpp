@@ -338,6 +338,9 @@ private:
         ++run_.processes;
 
         GpuGate::Hold gpu(options_.gpu_gate);  // what this process holds of a shared GPU
+        std::optional<MachineLock> counters;  // the machine's turn at the GPU's counters, while the harness has it
+        constexpr std::size_t none = static_cast<std::size_t>(-1);
+        std::size_t current = none;  // the case the harness is running
         const std::string tool_name = mode.tool.empty() ? "none" : mode.tool;
         std::optional<Clock::time_point> alone_since;
         Clock::time_point shared_since;
@@ -351,6 +354,8 @@ private:
                 options_.trace->record({{"event", "alone"},
                                         {"submission", options_.trace_label},
                                         {"tool", tool_name},
+                                        {"case", current != none ? cases_[current].id : std::string()},
+                                        {"counters", counters.has_value()},
                                         {"held", Seconds(Clock::now() - *alone_since).count()},
                                         {"waited", grant.waited_seconds},
                                         {"last_to_leave", grant.last_to_leave},
@@ -364,7 +369,6 @@ private:
                 shared_since = Clock::now();
             }
         };
-        std::optional<MachineLock> counters;  // the machine's turn at the GPU's counters, while the harness has it
         const auto process_started = Clock::now();
         auto case_started = process_started;
         double waited = 0.0, in_cases = 0.0;  // of this process's time
@@ -381,8 +385,6 @@ private:
                                         {"seconds", took}});
             }
         };
-        constexpr std::size_t none = static_cast<std::size_t>(-1);
-        std::size_t current = none;  // the case the harness is running
         std::optional<std::string> fatal;
         bool started_any = false;
         bool killed_at_deadline = false;
@@ -992,6 +994,15 @@ std::optional<std::string> diagnose_from_counters(const std::vector<CasePlan>& c
     }
     // The profile ran inside the speed test's process, after its timing: its seconds are the diagnosis's.
     const double profiled = profile->value("setup_seconds", 0.0) + profile->value("seconds", 0.0);
+    if (options.trace != nullptr) {
+        options.trace->record({{"event", "counters"},
+                               {"submission", options.trace_label},
+                               {"case", cases[i].id},
+                               {"passes", profile->value("passes", 0)},
+                               {"setup_seconds", profile->value("setup_seconds", 0.0)},
+                               {"seconds", profile->value("seconds", 0.0)},
+                               {"steps", profile->value("steps", nlohmann::json::object())}});
+    }
     if (profiled > 0) {
         const double moved = std::min(profiled, result.seconds.speed);
         result.seconds.speed -= moved;
