@@ -123,14 +123,12 @@ if profiles:
         print(f"    {r['submission']} {r['case']}")
 
 if counter_profiles:
-    # The checker's own counters: what each step cost, summed (the passes, decode and disable had the GPU alone).
+    # The checker's own counters: what each step cost, summed (the GPU-alone steps are availability to disable).
     steps = collections.defaultdict(float)
     for r in counter_profiles:
         for step, seconds in r.get("steps", {}).items():
             steps[step] += seconds
     print(f"the checker's counters: {len(counter_profiles)} profiles, "
           f"{sum(r['setup_seconds'] + r['seconds'] for r in counter_profiles):.1f} s, "
-          f"{sum(r['passes'] for r in counter_profiles) / len(counter_profiles):.1f} passes each, "
-          f"{sum(bool(r.get('setup_again_alone')) for r in counter_profiles)} set up again with the GPU alone; "
-          f"by step (s):")
+          f"{sum(r['passes'] for r in counter_profiles) / len(counter_profiles):.1f} passes each; by step (s):")
     print("    " + ", ".join(f"{step} {seconds:.1f}" for step, seconds in sorted(steps.items(), key=lambda i: -i[1])))

@@ -166,25 +166,14 @@ inline nlohmann::json profile_slow_call(const std::function<void()>& prepare, co
         waited += seconds_since(asked);
         step();
     };
-    // The setup shares the GPU; the passes have it alone; a setup that failed beside others' work is tried once
-    // more with the GPU alone (counter_profile.hpp says why).
-    const GpuStep shared = [&](const std::function<void()>& step) {
-        gpu_span(std::type_identity<SharedGpu>{}, step);
-    };
-    const GpuStep alone = [&](const std::function<void()>& step) {
-        gpu_span(std::type_identity<GpuAlone>{}, step);
-    };
-    bool setup_again_alone = false;
     const auto started = std::chrono::steady_clock::now();
     double setup_seconds = 0.0;
     if (!profiler && unavailable.empty()) {
         try {
-            try {
-                profiler = std::make_unique<CounterProfiler>(counter_profiler_library(), shared);
-            } catch (const CounterSetupFailed&) {
-                setup_again_alone = true;
-                profiler = std::make_unique<CounterProfiler>(counter_profiler_library(), alone);
-            }
+            const GpuStep alone = [&](const std::function<void()>& step) {
+                gpu_span(std::type_identity<GpuAlone>{}, step);
+            };
+            profiler = std::make_unique<CounterProfiler>(counter_profiler_library(), alone);
         } catch (const std::exception& e) {
             unavailable = e.what();
         }
@@ -201,6 +190,10 @@ inline nlohmann::json profile_slow_call(const std::function<void()>& prepare, co
     try {
         const auto profiling = std::chrono::steady_clock::now();
         waited = 0.0;
+        // The counters' work on the GPU has it alone, in one turn (counter_profile.hpp says why).
+        const GpuStep alone = [&](const std::function<void()>& step) {
+            gpu_span(std::type_identity<GpuAlone>{}, step);
+        };
         ProfiledCall profiled;
         profiled.prepare = prepare;
         profiled.call = call;
@@ -210,15 +203,8 @@ inline nlohmann::json profile_slow_call(const std::function<void()>& prepare, co
             counters_warm_up<<<1, 32>>>();
             CUGRADE_CUDA_CHECK(cudaDeviceSynchronize());
         };
-        std::vector<ProfiledLaunch> profiled_launches;
-        try {
-            profiled_launches = profiler->profile(profiled, shared, alone);
-        } catch (const CounterSetupFailed&) {
-            setup_again_alone = true;
-            profiled_launches = profiler->profile(profiled, alone, alone);
-        }
         nlohmann::json launches = nlohmann::json::array();
-        for (const ProfiledLaunch& launch : profiled_launches) {
+        for (const ProfiledLaunch& launch : profiler->profile(profiled, alone)) {
             launches.push_back({{"name", launch.name}, {"metrics", launch.metrics}});
         }
         // How long the setup and the profile took: the grader counts it as the diagnosis's.
@@ -226,8 +212,7 @@ inline nlohmann::json profile_slow_call(const std::function<void()>& prepare, co
                 {"passes", passes},
                 {"setup_seconds", setup_seconds},
                 {"seconds", seconds_since(profiling) - waited},
-                {"steps", profiler->step_seconds()},
-                {"setup_again_alone", setup_again_alone}};
+                {"steps", profiler->step_seconds()}};
     } catch (const std::exception& e) {
         // The passes ran the submission's calls: what failed may have left the context broken for the next case.
         return {{"problem", e.what()}, {"after_calls", true}};

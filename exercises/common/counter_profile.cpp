@@ -152,8 +152,7 @@ struct CounterProfiler::State {
         // The library stays loaded: CUPTI may still have threads or callbacks of its own in the process.
     }
 
-    // Throws with CUPTI's words, and what to do where that is known: during the setup a failure that may pass is
-    // a CounterSetupFailed.
+    // Throws with CUPTI's words, and what to do where that is known.
     void check(CUptiResult result, const char* what) const {
         if (result == CUPTI_SUCCESS) {
             return;
@@ -169,27 +168,8 @@ struct CounterProfiler::State {
         if (cupti.cuptiGetResultString != nullptr) {
             cupti.cuptiGetResultString(result, &words);
         }
-        const std::string message = std::string(what) + " failed: " + (words != nullptr ? words : "unknown CUPTI error");
-        if (in_setup) {
-            throw CounterSetupFailed(message);
-        }
-        throw std::runtime_error(message);
+        throw std::runtime_error(std::string(what) + " failed: " + (words != nullptr ? words : "unknown CUPTI error"));
     }
-
-    // Runs `step` as the setup (`check` says so of its failures).
-    template <class Step>
-    void setup(Step&& step) {
-        in_setup = true;
-        try {
-            step();
-        } catch (...) {
-            in_setup = false;
-            throw;
-        }
-        in_setup = false;
-    }
-
-    bool in_setup = false;
 };
 
 CounterProfiler::CounterProfiler(const std::string& library, const GpuStep& on_gpu)
@@ -222,15 +202,14 @@ CounterProfiler::CounterProfiler(const std::string& library, const GpuStep& on_g
     CUpti_Profiler_GetCounterAvailability_Params availability{CUpti_Profiler_GetCounterAvailability_Params_STRUCT_SIZE};
     availability.ctx = context;
     std::vector<std::uint8_t> available;
-    const auto read_availability = [&] {
+    on_gpu([&] {
         timed_step(s.steps, "availability", [&] {
             s.check(c.cuptiProfilerGetCounterAvailability(&availability), "cuptiProfilerGetCounterAvailability");
             available.resize(availability.counterAvailabilityImageSize);
             availability.pCounterAvailabilityImage = available.data();
             s.check(c.cuptiProfilerGetCounterAvailability(&availability), "cuptiProfilerGetCounterAvailability");
         });
-    };
-    on_gpu([&] { s.setup(read_availability); });
+    });
     const auto host_setup_started = std::chrono::steady_clock::now();
 
     CUpti_Profiler_Host_Initialize_Params host{CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE};
@@ -281,8 +260,7 @@ int CounterProfiler::passes() const { return state_->passes; }
 
 const std::map<std::string, double>& CounterProfiler::step_seconds() const { return state_->steps; }
 
-std::vector<ProfiledLaunch> CounterProfiler::profile(const ProfiledCall& call, const GpuStep& setup_on_gpu,
-                                                     const GpuStep& passes_on_gpu) {
+std::vector<ProfiledLaunch> CounterProfiler::profile(const ProfiledCall& call, const GpuStep& on_gpu) {
     State& s = *state_;
     Cupti& c = s.cupti;
     CUpti_RangeProfiler_Object* profiler = nullptr;
@@ -362,7 +340,7 @@ std::vector<ProfiledLaunch> CounterProfiler::profile(const ProfiledCall& call, c
     for (const char* step : {"enable", "warm-up", "passes", "decode", "disable", "evaluate"}) {
         s.steps[step] = 0.0;
     }
-    const auto set_up = [&] {
+    on_gpu([&] {
         timed_step(s.steps, "enable", [&] {
             CUcontext context = nullptr;
             cuCtxGetCurrent(&context);
@@ -389,9 +367,6 @@ std::vector<ProfiledLaunch> CounterProfiler::profile(const ProfiledCall& call, c
                 configure();  // the call's passes start again from the first, into a fresh image
             });
         }
-    };
-    setup_on_gpu([&] { s.setup(set_up); });
-    passes_on_gpu([&] {
         timed_step(s.steps, "passes", [&] { run_passes(call.prepare, call.call); });
         timed_step(s.steps, "decode", decode);
         timed_step(s.steps, "disable", [&] { disable_at_end.now(); });
@@ -473,7 +448,7 @@ const std::map<std::string, double>& CounterProfiler::step_seconds() const {
     static const std::map<std::string, double> none;
     return none;
 }
-std::vector<ProfiledLaunch> CounterProfiler::profile(const ProfiledCall&, const GpuStep&, const GpuStep&) {
+std::vector<ProfiledLaunch> CounterProfiler::profile(const ProfiledCall&, const GpuStep&) {
     return {};
 }
 

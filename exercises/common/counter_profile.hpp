@@ -11,7 +11,6 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -25,19 +24,13 @@ struct ProfiledLaunch {
     std::map<std::string, double> metrics;
 };
 
-// Where a step of a profile's work on the GPU runs: a batch's harness runs the setup (reading which counters are
-// free, attaching the profiler to the context, configuring it, the warm-up's passes) with the GPU shared, and the
-// call's passes, reading the counters and detaching with the GPU alone, so that the counters see the submission's
-// kernels and nobody else's. CUPTI's host work (the metrics' configuration, evaluating the counters) runs outside
-// both.
+// Where a profile's work on the GPU runs: reading which counters are free, then attaching the profiler to the
+// context, configuring it, the passes, reading and detaching it. All of it needs the GPU to itself: the passes so
+// that the counters see the submission's kernels and nobody else's, and the rest because another process's kernel
+// that faults meanwhile breaks the counters (CUPTI_ERROR_UNKNOWN) or this context. CUPTI's host work (the metrics'
+// configuration, evaluating the counters) runs outside it.
 using GpuStep = std::function<void(const std::function<void()>&)>;
 inline void run_here(const std::function<void()>& step) { step(); }
-
-// A CUPTI call of the setup failed. Another process's kernel that faults beside it can cause that
-// (CUPTI_ERROR_UNKNOWN), so it is worth one more try with the whole profile's work on the GPU alone.
-struct CounterSetupFailed : std::runtime_error {
-    using std::runtime_error::runtime_error;
-};
 
 // What a profile replays.
 struct ProfiledCall {
@@ -54,20 +47,17 @@ struct ProfiledCall {
 
 class CounterProfiler {
 public:
-    // Loads CUPTI from `library` and sets up the counters for the current context, reading which are free in
-    // `on_gpu`. Throws CounterSetupFailed, or std::runtime_error with the reason ("the GPU's counters are reserved
-    // for administrators", "CUPTI ... was not found").
+    // Loads CUPTI from `library` and sets up the counters for the current context. Throws std::runtime_error with
+    // the reason ("the GPU's counters are reserved for administrators", "CUPTI ... was not found").
     explicit CounterProfiler(const std::string& library, const GpuStep& on_gpu = run_here);
     ~CounterProfiler();
     CounterProfiler(const CounterProfiler&) = delete;
     CounterProfiler& operator=(const CounterProfiler&) = delete;
 
-    // Sets the counters up in `setup_on_gpu`, then in `passes_on_gpu` runs the call once per pass, its `prepare`
-    // before each; then asks for the kernels the last call launched: each is matched to its range by its count of
-    // blocks and warps, and ranges of no launch of the call's (a memset the driver runs as a kernel) are left out.
-    // Throws CounterSetupFailed before the call's passes, std::runtime_error after.
-    std::vector<ProfiledLaunch> profile(const ProfiledCall& call, const GpuStep& setup_on_gpu = run_here,
-                                        const GpuStep& passes_on_gpu = run_here);
+    // Runs the call once per pass, its `prepare` before each, then asks for the kernels the last call launched: each
+    // is matched to its range by its count of blocks and warps, and ranges of no launch of the call's (a memset the
+    // driver runs as a kernel) are left out. Throws std::runtime_error.
+    std::vector<ProfiledLaunch> profile(const ProfiledCall& call, const GpuStep& on_gpu = run_here);
 
     int passes() const;
     // Seconds each step took when last run: "availability" and "host setup" (the constructor's), then the

@@ -1001,8 +1001,7 @@ std::optional<std::string> diagnose_from_counters(const std::vector<CasePlan>& c
                                {"passes", profile->value("passes", 0)},
                                {"setup_seconds", profile->value("setup_seconds", 0.0)},
                                {"seconds", profile->value("seconds", 0.0)},
-                               {"steps", profile->value("steps", nlohmann::json::object())},
-                               {"setup_again_alone", profile->value("setup_again_alone", false)}});
+                               {"steps", profile->value("steps", nlohmann::json::object())}});
     }
     if (profiled > 0) {
         const double moved = std::min(profiled, result.seconds.speed);
