@@ -81,8 +81,9 @@ inline void check_cuda(cudaError_t code, const char* call, const char* file, int
 template <class T>
 class DeviceBuffer {
 public:
-    // Allocating and freeing are the GPU's work too (the driver clears the memory it hands out), so in a batch
-    // they wait while a speed test has the GPU alone rather than slow the copies it measures against.
+    // Allocating and freeing are the GPU's work too (the driver clears memory between one owner and the next with
+    // the GPU's copy engines), so in a batch they wait while a speed test has the GPU alone rather than slow the
+    // copies it measures against.
     explicit DeviceBuffer(std::size_t count) : count_(count) {
         SharedGpu gpu;
         // cudaMalloc(0) may return null; one element keeps every buffer a real address.
