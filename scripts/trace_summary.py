@@ -39,8 +39,8 @@ print(f"per submission ({len(by_submission)}): {len(records) / n:.1f} processes 
       + ", ".join(f"{tool} {len(rs) / n:.1f}" for tool, rs in sorted(by_tool.items(), key=lambda item: -len(item[1])))
       + f"), {sum(r['seconds'] for r in records) / n:.1f} s, of which {waited / n:.1f} s waiting for the GPU and "
       f"{starting / n:.1f} s starting")
-# Where a process's time outside its cases went: to its first case (CUDA's start, a tool's), after its last (its
-# end); and the CPU it used, the harness (a tool included) and the submission's runner.
+# Where a process's time outside its cases and waits went: to its first case (CUDA's start, a tool's), after its last
+# (its end); and the CPU it used, the harness (a tool included) and the submission's runner.
 timed = [r for r in records if r.get("ready_after", -1) >= 0 and "cpu" in r]
 if timed:
     print(f"{'tool, ending':<40} {'processes':>9} {'to ready':>8} {'after':>6} {'cpu':>6} {'runner':>6}  (means, s)")
@@ -49,8 +49,11 @@ if timed:
         groups[(r["tool"], r["ended"])].append(r)
     for (tool, ended), rs in sorted(groups.items(), key=lambda item: -len(item[1]))[:10]:
         k = len(rs)
-        after = sum(r["seconds"] - r["ready_after"] - r["in_cases"] - r["waited_for_gpu"] for r in rs) / k
-        print(f"{tool + ', ' + ended:<40.40} {k:>9} {sum(r['ready_after'] for r in rs) / k:>8.2f} {after:>6.2f} "
+        before = [r.get("waited_before_ready", 0.0) for r in rs]
+        to_ready = sum(r["ready_after"] - w for r, w in zip(rs, before)) / k
+        after = sum(r["seconds"] - r["ready_after"] - r["in_cases"] - (r["waited_for_gpu"] - w)
+                    for r, w in zip(rs, before)) / k
+        print(f"{tool + ', ' + ended:<40.40} {k:>9} {to_ready:>8.2f} {after:>6.2f} "
               f"{sum(r['cpu'] for r in rs) / k:>6.2f} {sum(r['runner_cpu'] for r in rs) / k:>6.2f}")
 print("the costliest submissions (seconds of harness processes):")
 for submission, seconds in by_submission.most_common(8):

@@ -373,6 +373,7 @@ private:
         auto case_started = process_started;
         double waited = 0.0, in_cases = 0.0;  // of this process's time
         std::optional<double> ready_after;  // seconds from its start to its ready record: CUDA's start, a tool's
+        double waited_before_ready = 0.0;   // of those, waiting for the GPU (its context is made holding it shared)
         const auto case_ended = [&](const CasePlan& c) {
             const double took = Seconds(Clock::now() - case_started).count();
             in_cases += took;
@@ -455,6 +456,7 @@ private:
             const std::string id = record.value("case", "");
             if (event == "ready" && !ready_after) {
                 ready_after = Seconds(Clock::now() - process_started).count();
+                waited_before_ready = waited;
             }
             if (event == "ready" && record.contains("protections") && record["protections"].is_array()) {
                 for (const auto& protection : record["protections"]) {
@@ -566,6 +568,7 @@ private:
                                     {"in_cases", in_cases},
                                     {"waited_for_gpu", waited},
                                     {"ready_after", ready_after.value_or(-1.0)},
+                                    {"waited_before_ready", waited_before_ready},
                                     {"cpu", child.cpu_seconds_used()},
                                     {"runner_cpu", runner ? runner->cpu_seconds_used() : 0.0},
                                     {"ended", set_aside_now ? std::string("stopped: its case set aside") : status.describe()}});
