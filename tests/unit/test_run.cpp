@@ -421,6 +421,48 @@ TEST_CASE("the trace says why a speed test was profiled under Nsight Compute: wh
     CHECK(profiles[1]["why"] == "the harness read no counters");
 }
 
+TEST_CASE("the trace says what held the GPU alone, and what each of the checker's own profiles cost step by step") {
+    const auto file = std::filesystem::temp_directory_path() / "cugrade-test-run-alone-trace.jsonl";
+    std::filesystem::remove(file);
+    std::vector<CasePlan> cases = plans({"pass-1", "timed-2"});
+    cases[1].timed = true;
+    RunOptions options = with_tools("-alone-trace", 5.0);
+    GpuGate gate;
+    options.gpu_gate = &gate;
+    RunTrace trace(file);
+    options.trace = &trace;
+    options.trace_label = "alice/sum.cu";
+    RunResult result = run_cases(CUGRADE_SCRIPTED_HARNESS, cases, options);
+    REQUIRE(result.cases[1].status == Status::passed);
+    result.cases[1].measurements = {
+        {"kernel_profile",
+         {{"launches", nlohmann::json::array()},
+          {"passes", 5},
+          {"setup_seconds", 0.25},
+          {"seconds", 0.5},
+          {"steps", {{"availability", 0.2}, {"warm-up", 0.3}, {"passes", 0.05}}}}}};
+    profile_case(CUGRADE_SCRIPTED_HARNESS, cases, 1, options, result);
+    std::ifstream lines(file);
+    std::vector<nlohmann::json> alone, counters;
+    for (std::string line; std::getline(lines, line);) {
+        auto record = nlohmann::json::parse(line);
+        if (record.value("event", "") == "alone") {
+            alone.push_back(std::move(record));
+        } else if (record.value("event", "") == "counters") {
+            counters.push_back(std::move(record));
+        }
+    }
+    REQUIRE(alone.size() == 1);
+    CHECK(alone[0]["case"] == "timed-2");
+    CHECK(alone[0]["counters"] == false);
+    REQUIRE(counters.size() == 1);
+    CHECK(counters[0]["submission"] == "alice/sum.cu");
+    CHECK(counters[0]["case"] == "timed-2");
+    CHECK(counters[0]["passes"] == 5);
+    CHECK(counters[0]["seconds"] == 0.5);
+    CHECK(counters[0]["steps"]["warm-up"] == 0.3);
+}
+
 TEST_CASE("the trace records every harness process (its submission, tool, cases, seconds, how it ended) and case") {
     const auto file = std::filesystem::temp_directory_path() / "cugrade-test-run-trace.jsonl";
     std::filesystem::remove(file);
@@ -460,6 +502,8 @@ TEST_CASE("the trace records every harness process (its submission, tool, cases,
     for (const auto& record : records) {
         CHECK(record["seconds"].get<double>() >= record["in_cases"].get<double>());
         CHECK(record["at"].get<double>() >= 0.0);
+        CHECK(record["waited_before_ready"].get<double>() >= 0.0);
+        CHECK(record["waited_before_ready"].get<double>() <= record["waited_for_gpu"].get<double>());
     }
 }
 
