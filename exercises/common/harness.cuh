@@ -141,6 +141,10 @@ inline int run_plan(int argc, char** argv, const std::function<CaseOutcome(const
     channel.send({{"event", "ready"}, {"protections", protections}});
 
     active_channel() = &channel;
+    // The channel ends with this function: device memory freed after it (a static's, at exit) asks nobody.
+    struct ForgetChannel {
+        ~ForgetChannel() { active_channel() = nullptr; }
+    } forget_channel;
     for (const plan::Case& c : cases) {
         if (!hidden_from.empty() && c.id == hidden_from) {
             // Device printf reaches stdout at a synchronisation. Work of the visible cases that failed only now
