@@ -68,10 +68,15 @@ if alone:
     waited = sum(r["waited"] for r in alone)
     print(f"the GPU alone: {len(alone)} times, {held:.1f} s held, {waited:.1f} s waited for it "
           f"({sum(r['waited'] > 1 for r in alone)} waits over 1 s)")
-    # What had it: the counters' turns, and otherwise the case's group (a speed test's sampling, a profiled call).
+    # What had it: the counters' turns, a speed test's turn that its profile shared, and otherwise the case's group (a
+    # speed test's sampling, a profiled call).
     by_reason = collections.defaultdict(lambda: [0, 0.0, 0.0])
     for r in alone:
-        reason = "counters" if r.get("counters") else (r.get("case") or "?").split("/")[0]
+        group = (r.get("case") or "?").split("/")[0]
+        if r.get("counters"):
+            reason = "counters" if r.get("counters_from_start", True) else f"{group} + counters"
+        else:
+            reason = group
         entry = by_reason[f"{reason} ({r['tool']})"]
         entry[0] += 1
         entry[1] += r["held"]

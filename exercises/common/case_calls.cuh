@@ -142,17 +142,16 @@ inline constexpr double profile_budget_ms = 2000.0;
 // The checker's own launch that a profile starts the counters on, before the submission's (ProfiledCall::warm_up).
 static __global__ void counters_warm_up() {}
 
-// The counters of the submission's call on a slow speed test, made in this process (counter_profile.hpp):
-// {"launches": [{"name", "metrics"}]}, or {"problem": why not}. `prepare` poisons the outputs, `call` makes one call.
-inline nlohmann::json profile_slow_call(const std::function<void()>& prepare, const std::function<void()>& call,
-                                        double call_ms) {
+// The counters of the submission's call on a slow speed test, made in this process (counter_profile.hpp) in the
+// machine's `turn` at them: {"launches": [{"name", "metrics"}]}, or {"problem": why not}. `prepare` poisons the
+// outputs, `call` makes one call.
+inline nlohmann::json profile_slow_call(const CountersTurn& turn, const std::function<void()>& prepare,
+                                        const std::function<void()>& call, double call_ms) {
     static std::unique_ptr<CounterProfiler> profiler;
     static std::string unavailable;
     const auto seconds_since = [](std::chrono::steady_clock::time_point since) {
         return std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
     };
-    // One profile of the machine's at a time, its setup included; waiting for the turn is not the profile's time.
-    const CountersTurn turn;
     if (!turn.granted()) {
         return {{"problem", "other profiles held the GPU's counters (they take turns on a machine)"},
                 {"turn_refused", true}};
@@ -370,9 +369,16 @@ CaseOutcome run_checked_calls(const plan::Case& c, const CaseCalls<Signature>& c
             c.timing.boundaries.empty() ||
             speed::reaches(c.timing.metric, speed::metric_value(c.timing.metric, figures), c.timing.boundaries.front());
         if (!top_tier && !counter_profiler_library().empty() && remote_submission()) {
-            alone.reset();
+            // Made in the speed test's turn at the GPU alone when no other profile has the counters: the GPU is
+            // emptied for both once. Otherwise the turn is given up while this one waits for the counters' turn.
+            std::optional<CountersTurn> turn(std::in_place, CountersTurn::Ask::if_free);
+            if (!turn->granted()) {
+                turn.reset();
+                alone.reset();
+                turn.emplace(CountersTurn::Ask::waiting);
+            }
             measurements["kernel_profile"] = profile_slow_call(
-                poison_outputs_and_wait,
+                *turn, poison_outputs_and_wait,
                 [&] { call_submission([&] { calls.invoke(calls.submission, stream, 0); }, "the profiled call"); },
                 submission_ms);
             // A profile that failed in the submission's calls must not fail the cases after it: they start afresh.

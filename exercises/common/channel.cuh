@@ -55,8 +55,16 @@ public:
             ask_for_gpu("none", Held::none);
         }
     }
-    void gpu_alone() { ask_for_gpu("exclusive", Held::exclusive); }
+    // The GPU alone nests too: a profile made in a speed test's turn keeps the turn.
+    void gpu_alone() {
+        if (alone_depth_++ == 0) {
+            ask_for_gpu("exclusive", Held::exclusive);
+        }
+    }
     void gpu_done() {
+        if (--alone_depth_ > 0) {
+            return;
+        }
         if (shared_depth_ > 0) {
             ask_for_gpu("shared", Held::shared);
         } else {
@@ -76,6 +84,15 @@ public:
             ask_for_gpu("none", Held::none);
         }
         send({{"event", "counters"}, {"use", "take"}});
+        return answer() == protocol::counters_granted;
+    }
+    // The turn if no other profile has it now, asked holding the GPU alone and keeping it: waiting for another
+    // profile while holding the GPU alone would keep that profile (and every other submission) waiting.
+    bool try_counters() {
+        if (fd_ <= 2) {
+            return true;
+        }
+        send({{"event", "counters"}, {"use", "try"}});
         return answer() == protocol::counters_granted;
     }
     void give_counters() {
@@ -134,6 +151,7 @@ private:
     bool gpu_gate_ = false;
     Held held_ = Held::none;
     int shared_depth_ = 0;
+    int alone_depth_ = 0;
 };
 
 inline Channel*& active_channel() {
@@ -154,12 +172,15 @@ inline void unshare_gpu() { ask_channel([](Channel& channel) { channel.unshare_g
 inline void gpu_alone() { ask_channel([](Channel& channel) { channel.gpu_alone(); }); }
 inline void gpu_done() { ask_channel([](Channel& channel) { channel.gpu_done(); }); }
 
-// The machine's turn at the GPU's counters, held while it lives; a harness run by hand always has it.
+// The machine's turn at the GPU's counters, held while it lives; a harness run by hand always has it. `waiting`
+// gives up what the process holds of the GPU and waits for the turn; `if_free`, asked holding the GPU alone, keeps it
+// and takes the turn only if no other profile has it.
 class CountersTurn {
 public:
-    CountersTurn() {
+    enum class Ask { waiting, if_free };
+    explicit CountersTurn(Ask ask) {
         Channel* channel = active_channel();
-        granted_ = channel == nullptr || channel->take_counters();
+        granted_ = channel == nullptr || (ask == Ask::waiting ? channel->take_counters() : channel->try_counters());
     }
     ~CountersTurn() {
         if (Channel* channel = active_channel(); channel != nullptr && granted_) {

@@ -20,7 +20,9 @@
 // The grader gives back whatever a harness held when its case ends or the process does.
 // A harness that reads the GPU's performance counters takes turns with the others' profiles: {"event":"counters",
 // "use":"take"} (asked while holding nothing of the GPU) is answered with one byte, counters_granted or, after the
-// grader's patience, counters_refused; {"event":"counters","use":"give"} ends the turn, as does the case's end.
+// grader's patience, counters_refused; {"event":"counters","use":"try"} (asked holding the GPU alone, after a speed
+// test's sampling) is answered at once, granted only if no other profile has the counters, and the harness keeps what
+// it holds of the GPU; {"event":"counters","use":"give"} ends the turn, as does the case's end.
 //
 // With "case_marker" in the plan (a run under racecheck), the harness prints a line "MARKER ID" to stdout as each case
 // starts, after its GPU work before is done: a tool's reports printed after it are that case's.

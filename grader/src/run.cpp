@@ -343,6 +343,10 @@ private:
         std::size_t current = none;  // the case the harness is running
         const std::string tool_name = mode.tool.empty() ? "none" : mode.tool;
         std::optional<Clock::time_point> alone_since;
+        // Whether the counters were held in the turn alone now running (a profile made in a speed test's turn), and
+        // whether from its start (a turn asked for the counters' work alone).
+        bool counters_in_turn = false;
+        bool counters_from_start = false;
         Clock::time_point shared_since;
         // Every change of what it holds goes through here: a trace records each time it had the GPU alone.
         const auto change_gpu = [&](GpuGate::Use use) {
@@ -355,16 +359,19 @@ private:
                                         {"submission", options_.trace_label},
                                         {"tool", tool_name},
                                         {"case", current != none ? cases_[current].id : std::string()},
-                                        {"counters", counters.has_value()},
+                                        {"counters", counters.has_value() || counters_in_turn},
+                                        {"counters_from_start", counters_from_start},
                                         {"held", Seconds(Clock::now() - *alone_since).count()},
                                         {"waited", grant.waited_seconds},
                                         {"last_to_leave", grant.last_to_leave},
                                         {"last_to_leave_held", grant.last_to_leave_seconds}});
             }
             alone_since.reset();
+            counters_in_turn = false;
             gpu.change(use);
             if (use == GpuGate::Use::exclusive) {
                 alone_since = Clock::now();
+                counters_from_start = counters.has_value();
             } else if (use == GpuGate::Use::shared) {
                 shared_since = Clock::now();
             }
@@ -484,7 +491,21 @@ private:
                     child.reply(std::string(1, protocol::gpu_granted));
                 }
             } else if (event == "counters" && reads_counters) {
-                if (record.value("use", "") == "take") {
+                if (record.value("use", "") == "try") {
+                    // Asked holding the GPU alone: a turn that is not free now is refused at once, since waiting for
+                    // it here would keep every other submission waiting too.
+                    if (!counters) {
+                        try {
+                            counters.emplace(profiler_lock_file(), Seconds(0));
+                        } catch (const std::runtime_error&) {
+                        }
+                        if (counters && !counters->held()) {
+                            counters.reset();
+                        }
+                    }
+                    counters_in_turn = counters_in_turn || (counters && alone_since);
+                    child.reply(std::string(1, counters ? protocol::counters_granted : protocol::counters_refused));
+                } else if (record.value("use", "") == "take") {
                     if (!counters) {
                         // Profiles take turns on a machine (Nsight Compute's and other batches' too), holding
                         // nothing of the GPU while they wait.

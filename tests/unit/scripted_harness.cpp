@@ -143,6 +143,18 @@ int main(int argc, char** argv) {
             }
             send(channel, {{"event", "result"}, {"case", id}, {"status", "passed"},
                            {"detail", answer == cugrade::protocol::counters_granted ? "granted" : "refused"}});
+        } else if (starts_with(id, "timedprofile") && plan.contains("counter_profiler")) {
+            // A slow speed test's profile, asked in its turn at the GPU alone.
+            send(channel, {{"event", "counters"}, {"use", "try"}});
+            char answer = 0;
+            if (::read(channel_fd, &answer, 1) != 1) {
+                std::_Exit(cugrade::protocol::exit_fatal);
+            }
+            if (answer == cugrade::protocol::counters_granted) {
+                send(channel, {{"event", "counters"}, {"use", "give"}});
+            }
+            send(channel, {{"event", "result"}, {"case", id}, {"status", "passed"},
+                           {"detail", answer == cugrade::protocol::counters_granted ? "granted" : "refused"}});
         } else if (starts_with(id, "racy")) {
             if (plan.contains("case_marker")) {
                 std::printf("========= Error: Race reported between Write access at tree(float *)+0x2f0 in sum.cu:16\n"

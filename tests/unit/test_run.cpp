@@ -574,6 +574,41 @@ TEST_CASE("a checker reading the GPU's counters takes the machine's turn at them
     CHECK(MachineLock(lock_file, std::chrono::seconds(0)).held());
 }
 
+TEST_CASE("a speed test's profile takes the counters in its turn at the GPU alone only if they are free at once") {
+    const auto file = std::filesystem::temp_directory_path() / "cugrade-test-run-counters-try.jsonl";
+    std::filesystem::remove(file);
+    RunOptions options = with_tools("-counters-try", 5.0);
+    options.cupti_library = "/nonexistent/libcupti.so";  // only named in the plan: the scripted harness loads nothing
+    options.profile_wait_seconds = 2.0;
+    GpuGate gate;
+    options.gpu_gate = &gate;
+    RunTrace trace(file);
+    options.trace = &trace;
+    std::vector<CasePlan> cases = plans({"timedprofile-1"});
+    cases[0].timed = true;
+    const auto lock_file = std::filesystem::temp_directory_path() / "cugrade-gpu-counters.lock";
+    {
+        const MachineLock another_profile(lock_file);
+        const RunResult refused = run_cases(CUGRADE_SCRIPTED_HARNESS, cases, options);
+        CHECK(refused.cases[0].detail == "refused");
+        CHECK(refused.seconds.gpu_wait < 1.0);  // refused at once, not after the profiles' patience
+    }
+    const RunResult granted = run_cases(CUGRADE_SCRIPTED_HARNESS, cases, options);
+    CHECK(granted.cases[0].detail == "granted");
+    CHECK(MachineLock(lock_file, std::chrono::seconds(0)).held());
+    std::ifstream lines(file);
+    std::vector<nlohmann::json> alone;
+    for (std::string line; std::getline(lines, line);) {
+        if (auto record = nlohmann::json::parse(line); record.value("event", "") == "alone") {
+            alone.push_back(std::move(record));
+        }
+    }
+    REQUIRE(alone.size() == 2);
+    CHECK(alone[0]["counters"] == false);
+    CHECK(alone[1]["counters"] == true);  // the speed test's turn, which its profile shared
+    CHECK(alone[1]["counters_from_start"] == false);
+}
+
 TEST_CASE("the race cases run under one racecheck, and a hazard lands on the case whose part of the output shows it") {
     const auto file = std::filesystem::temp_directory_path() / "cugrade-test-run-races.jsonl";
     std::filesystem::remove(file);
