@@ -139,17 +139,66 @@ struct CounterProfiler::State {
     State& operator=(const State&) = delete;
     // Here rather than in ~CounterProfiler, so that a constructor that throws half-way leaves CUPTI as it found it.
     ~State() {
-        if (host != nullptr) {
-            CUpti_Profiler_Host_Deinitialize_Params deinitialize{
-                CUpti_Profiler_Host_Deinitialize_Params_STRUCT_SIZE};
-            deinitialize.pHostObject = host;
-            cupti.cuptiProfilerHostDeinitialize(&deinitialize);
-        }
+        drop_host();
         if (initialized) {
             CUpti_Profiler_DeInitialize_Params deinitialize{CUpti_Profiler_DeInitialize_Params_STRUCT_SIZE};
             cupti.cuptiProfilerDeInitialize(&deinitialize);
         }
         // The library stays loaded: CUPTI may still have threads or callbacks of its own in the process.
+    }
+
+    void drop_host() {
+        if (host != nullptr) {
+            CUpti_Profiler_Host_Deinitialize_Params deinitialize{
+                CUpti_Profiler_Host_Deinitialize_Params_STRUCT_SIZE};
+            deinitialize.pHostObject = host;
+            cupti.cuptiProfilerHostDeinitialize(&deinitialize);
+            host = nullptr;
+        }
+    }
+
+    // The host's part of the setup: the metrics this GPU has, their configuration, and how many passes it takes.
+    void set_up_host(const char* chip_name, const std::uint8_t* availability) {
+        Cupti& c = cupti;
+        CUpti_Profiler_Host_Initialize_Params initialize{CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE};
+        initialize.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER;
+        initialize.pChipName = chip_name;
+        initialize.pCounterAvailabilityImage = availability;
+        check(c.cuptiProfilerHostInitialize(&initialize), "cuptiProfilerHostInitialize");
+        host = initialize.pHostObject;
+        // A metric this GPU or CUPTI does not know is left out, rather than every metric with it.
+        std::vector<const char*> wanted{profile_metrics::counters.begin(), profile_metrics::counters.end()};
+        wanted.push_back(blocks_launched);
+        wanted.push_back(warps_launched);
+        metrics.clear();
+        for (const char* metric : wanted) {
+            CUpti_Profiler_Host_GetMetricProperties_Params properties{
+                CUpti_Profiler_Host_GetMetricProperties_Params_STRUCT_SIZE};
+            properties.pHostObject = host;
+            properties.pMetricName = metric;
+            if (c.cuptiProfilerHostGetMetricProperties(&properties) == CUPTI_SUCCESS) {
+                metrics.push_back(metric);
+            }
+        }
+        CUpti_Profiler_Host_ConfigAddMetrics_Params add{CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE};
+        add.pHostObject = host;
+        add.ppMetricNames = metrics.data();
+        add.numMetrics = metrics.size();
+        check(c.cuptiProfilerHostConfigAddMetrics(&add), "cuptiProfilerHostConfigAddMetrics");
+        CUpti_Profiler_Host_GetConfigImageSize_Params size{CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE};
+        size.pHostObject = host;
+        check(c.cuptiProfilerHostGetConfigImageSize(&size), "cuptiProfilerHostGetConfigImageSize");
+        config.resize(size.configImageSize);
+        CUpti_Profiler_Host_GetConfigImage_Params image{CUpti_Profiler_Host_GetConfigImage_Params_STRUCT_SIZE};
+        image.pHostObject = host;
+        image.pConfigImage = config.data();
+        image.configImageSize = config.size();
+        check(c.cuptiProfilerHostGetConfigImage(&image), "cuptiProfilerHostGetConfigImage");
+        CUpti_Profiler_Host_GetNumOfPasses_Params pass_count{CUpti_Profiler_Host_GetNumOfPasses_Params_STRUCT_SIZE};
+        pass_count.pConfigImage = config.data();
+        pass_count.configImageSize = config.size();
+        check(c.cuptiProfilerHostGetNumOfPasses(&pass_count), "cuptiProfilerHostGetNumOfPasses");
+        passes = static_cast<int>(pass_count.numOfPasses);
     }
 
     // Throws with CUPTI's words, and what to do where that is known.
@@ -199,59 +248,33 @@ CounterProfiler::CounterProfiler(const std::string& library, const GpuStep& on_g
     CUpti_Device_GetChipName_Params chip{CUpti_Device_GetChipName_Params_STRUCT_SIZE};
     chip.deviceIndex = static_cast<std::size_t>(device);
     s.check(c.cuptiDeviceGetChipName(&chip), "cuptiDeviceGetChipName");
-    CUpti_Profiler_GetCounterAvailability_Params availability{CUpti_Profiler_GetCounterAvailability_Params_STRUCT_SIZE};
-    availability.ctx = context;
+    // The counters' configuration is made on the host. A GPU this CUPTI knows needs no image of which counters are
+    // free for it, so the GPU is asked (alone: counter_profile.hpp) only where CUPTI wants the image.
     std::vector<std::uint8_t> available;
-    on_gpu([&] {
-        timed_step(s.steps, "availability", [&] {
-            s.check(c.cuptiProfilerGetCounterAvailability(&availability), "cuptiProfilerGetCounterAvailability");
-            available.resize(availability.counterAvailabilityImageSize);
-            availability.pCounterAvailabilityImage = available.data();
-            s.check(c.cuptiProfilerGetCounterAvailability(&availability), "cuptiProfilerGetCounterAvailability");
+    const auto read_availability = [&] {
+        CUpti_Profiler_GetCounterAvailability_Params availability{
+            CUpti_Profiler_GetCounterAvailability_Params_STRUCT_SIZE};
+        availability.ctx = context;
+        on_gpu([&] {
+            timed_step(s.steps, "availability", [&] {
+                s.check(c.cuptiProfilerGetCounterAvailability(&availability), "cuptiProfilerGetCounterAvailability");
+                available.resize(availability.counterAvailabilityImageSize);
+                availability.pCounterAvailabilityImage = available.data();
+                s.check(c.cuptiProfilerGetCounterAvailability(&availability), "cuptiProfilerGetCounterAvailability");
+            });
         });
-    });
+    };
     const auto host_setup_started = std::chrono::steady_clock::now();
-
-    CUpti_Profiler_Host_Initialize_Params host{CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE};
-    host.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER;
-    host.pChipName = chip.pChipName;
-    host.pCounterAvailabilityImage = available.data();
-    s.check(c.cuptiProfilerHostInitialize(&host), "cuptiProfilerHostInitialize");
-    s.host = host.pHostObject;
-    // A metric this GPU or CUPTI does not know is left out, rather than every metric with it.
-    std::vector<const char*> wanted{profile_metrics::counters.begin(), profile_metrics::counters.end()};
-    wanted.push_back(blocks_launched);
-    wanted.push_back(warps_launched);
-    for (const char* metric : wanted) {
-        CUpti_Profiler_Host_GetMetricProperties_Params properties{
-            CUpti_Profiler_Host_GetMetricProperties_Params_STRUCT_SIZE};
-        properties.pHostObject = s.host;
-        properties.pMetricName = metric;
-        if (c.cuptiProfilerHostGetMetricProperties(&properties) == CUPTI_SUCCESS) {
-            s.metrics.push_back(metric);
-        }
+    try {
+        s.set_up_host(chip.pChipName, nullptr);
+    } catch (const std::runtime_error&) {
+        s.drop_host();
+        read_availability();
+        s.set_up_host(chip.pChipName, available.data());
     }
-    CUpti_Profiler_Host_ConfigAddMetrics_Params add{CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE};
-    add.pHostObject = s.host;
-    add.ppMetricNames = s.metrics.data();
-    add.numMetrics = s.metrics.size();
-    s.check(c.cuptiProfilerHostConfigAddMetrics(&add), "cuptiProfilerHostConfigAddMetrics");
-    CUpti_Profiler_Host_GetConfigImageSize_Params size{CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE};
-    size.pHostObject = s.host;
-    s.check(c.cuptiProfilerHostGetConfigImageSize(&size), "cuptiProfilerHostGetConfigImageSize");
-    s.config.resize(size.configImageSize);
-    CUpti_Profiler_Host_GetConfigImage_Params image{CUpti_Profiler_Host_GetConfigImage_Params_STRUCT_SIZE};
-    image.pHostObject = s.host;
-    image.pConfigImage = s.config.data();
-    image.configImageSize = s.config.size();
-    s.check(c.cuptiProfilerHostGetConfigImage(&image), "cuptiProfilerHostGetConfigImage");
-    CUpti_Profiler_Host_GetNumOfPasses_Params passes{CUpti_Profiler_Host_GetNumOfPasses_Params_STRUCT_SIZE};
-    passes.pConfigImage = s.config.data();
-    passes.configImageSize = s.config.size();
-    s.check(c.cuptiProfilerHostGetNumOfPasses(&passes), "cuptiProfilerHostGetNumOfPasses");
-    s.passes = static_cast<int>(passes.numOfPasses);
     s.steps["host setup"] =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - host_setup_started).count();
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - host_setup_started).count() -
+        s.steps["availability"];
 }
 
 CounterProfiler::~CounterProfiler() = default;

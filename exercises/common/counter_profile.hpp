@@ -24,11 +24,12 @@ struct ProfiledLaunch {
     std::map<std::string, double> metrics;
 };
 
-// Where a profile's work on the GPU runs: reading which counters are free, then attaching the profiler to the
-// context, configuring it, the passes, reading and detaching it. All of it needs the GPU to itself: the passes so
-// that the counters see the submission's kernels and nobody else's, and the rest because another process's kernel
-// that faults meanwhile breaks the counters (CUPTI_ERROR_UNKNOWN) or this context. CUPTI's host work (the metrics'
-// configuration, evaluating the counters) runs outside it.
+// Where a profile's work on the GPU runs: attaching the profiler to the context, configuring it, the passes, reading
+// and detaching it (and reading which counters are free, on a GPU this CUPTI does not know). All of it needs the GPU
+// to itself: the passes so that the counters see the submission's kernels and nobody else's, and the rest because
+// another process's kernel that faults meanwhile breaks the counters (CUPTI_ERROR_UNKNOWN, for every later profile of
+// the process too; scripts/counters-start.sh). CUPTI's host work (the metrics' configuration, evaluating the
+// counters) runs outside it.
 using GpuStep = std::function<void(const std::function<void()>&)>;
 inline void run_here(const std::function<void()>& step) { step(); }
 
@@ -38,10 +39,12 @@ struct ProfiledCall {
     std::function<void()> call;     // one call: the same launches on the same inputs each time
     std::function<std::vector<LaunchShape>()> launches;  // the kernels the last call launched
     // How many kernels a call launched when last seen (0: not known). A pass keeps a few ranges more than that:
-    // CUPTI's first Start copies the whole counter image, 0.15 s for 16 ranges and 0.4 s for 256 on an H200.
+    // CUPTI's first Start after attaching is CPU work that grows with them: 0.2-0.3 s for 16 ranges, 0.4 s for 256
+    // on an H200 (scripts/counters-start.sh), paid again at every attach.
     std::size_t expected_launches = 0;
     // One small launch of the checker's own, profiled through every pass before the call is: the first Start after
-    // attaching costs 0.15-0.4 s and the later ones a few ms, so the call's passes pay only the latter.
+    // attaching costs 0.2-0.4 s and the later ones a few ms, so the call's passes pay only the latter (and its time is
+    // told apart from theirs).
     std::function<void()> warm_up;
 };
 
