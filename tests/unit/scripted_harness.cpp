@@ -155,6 +155,20 @@ int main(int argc, char** argv) {
             }
             send(channel, {{"event", "result"}, {"case", id}, {"status", "passed"},
                            {"detail", answer == cugrade::protocol::counters_granted ? "granted" : "refused"}});
+        } else if (starts_with(id, "oob")) {
+            // Under memcheck it reads past an array: the tool reports it, stops the launch and fails the process.
+            const char* tool = std::getenv("CUGRADE_STAND_IN_TOOL");
+            if (tool != nullptr && std::string(tool) == "memcheck") {
+                std::printf("========= Invalid __global__ read of size 4 bytes\n"
+                            "=========     at tree(float *)+0x70 in sum.cu:12\n"
+                            "=========     by thread (0,0,0) in block (0,0,0)\n"
+                            "=========\n");
+                std::fflush(stdout);
+                send(channel, {{"event", "result"}, {"case", id}, {"status", "cuda_error"},
+                               {"detail", "cudaErrorLaunchFailure: unspecified launch failure"}});
+                return 86;  // compute-sanitizer's exit code for an error found
+            }
+            send(channel, {{"event", "result"}, {"case", id}, {"status", "passed"}, {"detail", ""}});
         } else if (starts_with(id, "racy")) {
             if (plan.contains("case_marker")) {
                 std::printf("========= Error: Race reported between Write access at tree(float *)+0x2f0 in sum.cu:16\n"

@@ -652,6 +652,24 @@ TEST_CASE("the race cases run under one racecheck, and a hazard lands on the cas
     CHECK(racecheck_processes == (clean_after_report ? 2 : 1));
 }
 
+TEST_CASE("the memory check runs beside the race check, and what memcheck caught fails its case after the races") {
+    std::vector<CasePlan> cases = plans({"pass-1", "oob-race", "racy-17", "pass-race"});
+    for (std::size_t i = 1; i < cases.size(); ++i) {
+        cases[i].race_check = true;
+        cases[i].memory_check = true;
+    }
+    RunOptions options = with_tools("-memory-beside-races", 5.0);
+    options.student_files = {"sum.cu"};
+    const RunResult result = run_cases(CUGRADE_SCRIPTED_HARNESS, cases, options);
+    CHECK(result.cases[0].status == Status::passed);
+    CHECK(result.cases[1].status == Status::memory_error);
+    CHECK(result.cases[1].detail == "compute-sanitizer memcheck found an access outside every allocation");
+    REQUIRE(result.cases[1].diagnosis);
+    CHECK(result.cases[1].diagnosis->scope == "this case");
+    CHECK(result.cases[2].status == Status::race);
+    CHECK(result.cases[3].status == Status::passed);
+}
+
 TEST_CASE("a checker refused its turn at the counters leaves the profile out, without asking Nsight Compute to wait again") {
     std::vector<CasePlan> cases = plans({"timed-1"});
     cases[0].timed = true;
