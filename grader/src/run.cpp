@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <fstream>
-#include <future>
 #include <iterator>
 #include <map>
 #include <optional>
@@ -262,7 +261,7 @@ private:
         for (const std::size_t i : left) {
             plan_cases.push_back(&cases_[i]);
         }
-        const fs::path plan_file = options_.work_dir / fmt::format("plan-{}-{}.json", name_, run_.processes + 1);
+        const fs::path plan_file = options_.work_dir / fmt::format("plan-{}.json", run_.processes + 1);
         nlohmann::json plan = make_plan(plan_cases, /*skip_exit_handlers=*/launcher.empty(), options_.device_code);
         // A marker the submission cannot print by chance or by design: it never sees it.
         const std::string marker = mode.case_markers ? "cugrade-case-" + make_token() : std::string();
@@ -673,9 +672,6 @@ private:
     std::map<std::string, std::size_t> index_of_;
     std::map<std::size_t, CaseOutput> case_output_;
     RunResult run_;
-    // Names its files in the work folder apart from another runner's there (the memory check runs beside the race
-    // check).
-    const std::string name_ = make_token().substr(0, 8);
 };
 
 }  // namespace
@@ -801,24 +797,28 @@ void check_races(CaseRunner& runner, const std::vector<CasePlan>& cases, const s
 // access outside every allocation fails the case as memory_error, whatever its result. The cases of each visibility
 // run together under one compute-sanitizer; the case that ended each reporting process is the one it reported, and
 // the cases run again one at a time only where that cannot be told.
-// It runs beside the race check and reads nothing of the graded result: what it caught is applied after
-// (flag_memory_errors).
-struct MemoryCheck {
-    std::vector<std::pair<std::size_t, std::string>> caught;  // a case memcheck reported, and its report
-    double gpu_wait = 0.0;
-    Clock::time_point started, finished;
-};
-
-MemoryCheck check_memory(const fs::path& program, const std::vector<CasePlan>& cases,
-                         const std::vector<std::size_t>& memory_checked, const RunOptions& options) {
-    MemoryCheck check;
-    check.started = Clock::now();
+void check_memory(const fs::path& program, const std::vector<CasePlan>& cases,
+                  const std::vector<std::size_t>& memory_checked, const RunOptions& options, RunResult& result) {
+    const auto started = Clock::now();
     const std::vector<std::string> memcheck = sanitizer_command(options.compute_sanitizer, SanitizerTool::memcheck);
     CaseRunner runner(program, cases, options);
     const auto error_reported = [](const CaseRunner::Ended& ended) {
         return ended.status.exited() && ended.status.code == sanitizer_error_exit_code;
     };
-    const auto flag = [&](std::size_t i, const std::string& output) { check.caught.emplace_back(i, output); };
+    const auto flag = [&](std::size_t i, const std::string& output) {
+        CaseResult& graded = result.cases[i];
+        if (graded.status != Status::passed && graded.status != Status::wrong_answer) {
+            return;
+        }
+        const std::string also_wrong =
+            graded.status == Status::wrong_answer ? " (the result was wrong too: " + graded.detail + ")" : "";
+        graded.status = Status::memory_error;
+        graded.detail = "compute-sanitizer memcheck found an access outside every allocation" + also_wrong;
+        graded.diagnosis = first_sanitizer_error(SanitizerTool::memcheck, output, options.student_files);
+        if (graded.diagnosis) {
+            graded.diagnosis->scope = "this case";
+        }
+    };
     std::vector<std::size_t> visible_cases, hidden_cases;
     for (const std::size_t i : memory_checked) {
         (cases[i].visibility == Visibility::hidden ? hidden_cases : visible_cases).push_back(i);
@@ -873,35 +873,8 @@ MemoryCheck check_memory(const fs::path& program, const std::vector<CasePlan>& c
             flag(i, output);
         }
     }
-    check.gpu_wait = runner.result().seconds.gpu_wait;
-    check.finished = Clock::now();
-    return check;
-}
-
-// An access outside every allocation fails a case that passed or gave a wrong answer as memory_error. The check ran
-// beside the race check: only the time it took past the race check's end is the student's.
-void flag_memory_errors(const MemoryCheck& check, Clock::time_point races_finished, const RunOptions& options,
-                        RunResult& result) {
-    for (const auto& [i, output] : check.caught) {
-        CaseResult& graded = result.cases[i];
-        if (graded.status != Status::passed && graded.status != Status::wrong_answer) {
-            continue;
-        }
-        const std::string also_wrong =
-            graded.status == Status::wrong_answer ? " (the result was wrong too: " + graded.detail + ")" : "";
-        graded.status = Status::memory_error;
-        graded.detail = "compute-sanitizer memcheck found an access outside every allocation" + also_wrong;
-        graded.diagnosis = first_sanitizer_error(SanitizerTool::memcheck, output, options.student_files);
-        if (graded.diagnosis) {
-            graded.diagnosis->scope = "this case";
-        }
-    }
-    const double alone = Seconds(check.finished - check.started).count();
-    const double past_races = std::clamp(Seconds(check.finished - races_finished).count(), 0.0, alone);
-    // Its waits for the GPU in the same share as its time.
-    const double waited = alone > 0 ? check.gpu_wait * past_races / alone : 0.0;
-    result.seconds.gpu_wait += waited;
-    result.seconds.race_check += past_races - waited;
+    result.seconds.gpu_wait += runner.result().seconds.gpu_wait;
+    result.seconds.race_check += Seconds(Clock::now() - started).count() - runner.result().seconds.gpu_wait;
 }
 
 // Where racecheck found a race, a wrong answer elsewhere may be its effect, whatever the answer looks like (a value
@@ -1257,18 +1230,6 @@ RunResult run_cases(const fs::path& program, const std::vector<CasePlan>& cases,
     std::vector<std::size_t> graded = visible;
     graded.insert(graded.end(), hidden.begin(), hidden.end());
     runner.run(graded, {});
-    std::vector<std::size_t> memory_checked;
-    for (std::size_t i = 0; i < cases.size(); ++i) {
-        if (cases[i].memory_check) {
-            memory_checked.push_back(i);
-        }
-    }
-    // The memory check runs beside the race check, once the speed tests are done: each is mostly a sanitizer's start
-    // and its slow kernels, on the GPU shared, so side by side a student pays about the longer of the two.
-    std::future<MemoryCheck> memory_check;
-    if (!memory_checked.empty() && !options.compute_sanitizer.empty()) {
-        memory_check = std::async(std::launch::async, [&] { return check_memory(program, cases, memory_checked, options); });
-    }
     if (!race_checked.empty() && options.compute_sanitizer.empty()) {
         for (const std::size_t i : race_checked) {
             runner.settle(i, {Status::harness_error, "compute-sanitizer was not found, so the race check could not run"});
@@ -1276,14 +1237,19 @@ RunResult run_cases(const fs::path& program, const std::vector<CasePlan>& cases,
     } else if (!race_checked.empty()) {
         check_races(runner, cases, race_checked, options);
     }
-    const auto races_finished = Clock::now();
     put_races_first(cases, runner.result());
+    std::vector<std::size_t> memory_checked;
+    for (std::size_t i = 0; i < cases.size(); ++i) {
+        if (cases[i].memory_check) {
+            memory_checked.push_back(i);
+        }
+    }
     if (!memory_checked.empty() && options.compute_sanitizer.empty()) {
         runner.result().diagnosis_notes.push_back(
             "the memory check did not run: compute-sanitizer was not found, so reads and writes outside the arrays "
             "were not looked for");
-    } else if (memory_check.valid()) {
-        flag_memory_errors(memory_check.get(), races_finished, options, runner.result());
+    } else if (!memory_checked.empty()) {
+        check_memory(program, cases, memory_checked, options, runner.result());
     }
     diagnose_failures(program, cases, options, runner.result());
     return std::move(runner.result());

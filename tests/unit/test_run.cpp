@@ -652,7 +652,7 @@ TEST_CASE("the race cases run under one racecheck, and a hazard lands on the cas
     CHECK(racecheck_processes == (clean_after_report ? 2 : 1));
 }
 
-TEST_CASE("the memory check runs beside the race check, and what memcheck caught fails its case after the races") {
+TEST_CASE("what memcheck caught in the memory check fails its case as a memory error, and a race stays a race") {
     std::vector<CasePlan> cases = plans({"pass-1", "oob-race", "racy-17", "pass-race"});
     for (std::size_t i = 1; i < cases.size(); ++i) {
         cases[i].race_check = true;
