@@ -491,38 +491,34 @@ private:
                     child.reply(std::string(1, protocol::gpu_granted));
                 }
             } else if (event == "counters" && reads_counters) {
-                if (record.value("use", "") == "try") {
+                // The machine's turn at the counters, waiting for it at most `patience`.
+                const auto take_counters = [&](Seconds patience) {
+                    try {
+                        counters.emplace(profiler_lock_file(), patience);
+                    } catch (const std::runtime_error&) {
+                        // No turn to be had (the lock's file is unusable): the profile is refused, not the case.
+                    }
+                    if (counters && !counters->held()) {
+                        counters.reset();
+                    }
+                };
+                const std::string use = record.value("use", "");
+                if (use == "try" && !counters) {
                     // Asked holding the GPU alone: a turn that is not free now is refused at once, since waiting for
                     // it here would keep every other submission waiting too.
-                    if (!counters) {
-                        try {
-                            counters.emplace(profiler_lock_file(), Seconds(0));
-                        } catch (const std::runtime_error&) {
-                        }
-                        if (counters && !counters->held()) {
-                            counters.reset();
-                        }
-                    }
+                    take_counters(Seconds(0));
+                } else if (use == "take" && !counters) {
+                    // Profiles take turns on a machine (Nsight Compute's and other batches' too), holding nothing of
+                    // the GPU while they wait.
+                    change_gpu(GpuGate::Use::none);
+                    const auto asked = Clock::now();
+                    take_counters(Seconds(options_.profile_wait_seconds));
+                    not_the_case_time(asked);
+                }
+                if (use == "try" || use == "take") {
                     counters_in_turn = counters_in_turn || (counters && alone_since);
                     child.reply(std::string(1, counters ? protocol::counters_granted : protocol::counters_refused));
-                } else if (record.value("use", "") == "take") {
-                    if (!counters) {
-                        // Profiles take turns on a machine (Nsight Compute's and other batches' too), holding
-                        // nothing of the GPU while they wait.
-                        change_gpu(GpuGate::Use::none);
-                        const auto asked = Clock::now();
-                        try {
-                            counters.emplace(profiler_lock_file(), Seconds(options_.profile_wait_seconds));
-                        } catch (const std::runtime_error&) {
-                            // No turn to be had (the lock's file is unusable): the profile is refused, not the case.
-                        }
-                        if (counters && !counters->held()) {
-                            counters.reset();
-                        }
-                        not_the_case_time(asked);
-                    }
-                    child.reply(std::string(1, counters ? protocol::counters_granted : protocol::counters_refused));
-                } else if (record.value("use", "") == "give") {
+                } else if (use == "give") {
                     counters.reset();
                 }
             } else if (event == "result" && current != none && id == cases_[current].id) {
