@@ -75,6 +75,18 @@ RunResult profiled_by(const std::string& profiler, const std::string& folder) {
     return result;
 }
 
+// The records of a run trace with the given "event".
+std::vector<nlohmann::json> trace_events(const std::filesystem::path& file, const std::string& event) {
+    std::ifstream lines(file);
+    std::vector<nlohmann::json> found;
+    for (std::string line; std::getline(lines, line);) {
+        if (auto record = nlohmann::json::parse(line); record.value("event", "") == event) {
+            found.push_back(std::move(record));
+        }
+    }
+    return found;
+}
+
 double seconds_since(std::chrono::steady_clock::time_point start) {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
@@ -406,13 +418,7 @@ TEST_CASE("the trace says why a speed test was profiled under Nsight Compute: wh
     profile_case(CUGRADE_SCRIPTED_HARNESS, cases, 0, options, result);
     result.cases[0].measurements = nlohmann::json::object();
     profile_case(CUGRADE_SCRIPTED_HARNESS, cases, 0, options, result);
-    std::ifstream lines(file);
-    std::vector<nlohmann::json> profiles;
-    for (std::string line; std::getline(lines, line);) {
-        if (auto record = nlohmann::json::parse(line); record.value("event", "") == "profile") {
-            profiles.push_back(std::move(record));
-        }
-    }
+    const std::vector<nlohmann::json> profiles = trace_events(file, "profile");
     REQUIRE(profiles.size() == 2);
     CHECK(profiles[0]["submission"] == "alice/sum.cu");
     CHECK(profiles[0]["case"] == "timed-1");
@@ -442,16 +448,8 @@ TEST_CASE("the trace says what held the GPU alone, and what each of the checker'
           {"seconds", 0.5},
           {"steps", {{"availability", 0.2}, {"warm-up", 0.3}, {"passes", 0.05}}}}}};
     profile_case(CUGRADE_SCRIPTED_HARNESS, cases, 1, options, result);
-    std::ifstream lines(file);
-    std::vector<nlohmann::json> alone, counters;
-    for (std::string line; std::getline(lines, line);) {
-        auto record = nlohmann::json::parse(line);
-        if (record.value("event", "") == "alone") {
-            alone.push_back(std::move(record));
-        } else if (record.value("event", "") == "counters") {
-            counters.push_back(std::move(record));
-        }
-    }
+    const std::vector<nlohmann::json> alone = trace_events(file, "alone");
+    const std::vector<nlohmann::json> counters = trace_events(file, "counters");
     REQUIRE(alone.size() == 1);
     CHECK(alone[0]["case"] == "timed-2");
     CHECK(alone[0]["counters"] == false);
@@ -596,13 +594,7 @@ TEST_CASE("a speed test's profile takes the counters in its turn at the GPU alon
     const RunResult granted = run_cases(CUGRADE_SCRIPTED_HARNESS, cases, options);
     CHECK(granted.cases[0].detail == "granted");
     CHECK(MachineLock(lock_file, std::chrono::seconds(0)).held());
-    std::ifstream lines(file);
-    std::vector<nlohmann::json> alone;
-    for (std::string line; std::getline(lines, line);) {
-        if (auto record = nlohmann::json::parse(line); record.value("event", "") == "alone") {
-            alone.push_back(std::move(record));
-        }
-    }
+    const std::vector<nlohmann::json> alone = trace_events(file, "alone");
     REQUIRE(alone.size() == 2);
     CHECK(alone[0]["counters"] == false);
     CHECK(alone[1]["counters"] == true);  // the speed test's turn, which its profile shared
