@@ -49,12 +49,25 @@ void send(std::FILE* channel, nlohmann::json record) {
 
 bool starts_with(const std::string& text, const char* prefix) { return text.rfind(prefix, 0) == 0; }
 
-// The grader's one-byte answer (protocol.hpp).
-void wait_for(int fd, char expected) {
+// The grader's one-byte answer (protocol.hpp); with the grader gone, the harness ends.
+char answer_from(int fd) {
     char answer = 0;
-    if (::read(fd, &answer, 1) != 1 || answer != expected) {
+    if (::read(fd, &answer, 1) != 1) {
         std::_Exit(cugrade::protocol::exit_fatal);
     }
+    return answer;
+}
+void wait_for(int fd, char expected) {
+    if (answer_from(fd) != expected) {
+        std::_Exit(cugrade::protocol::exit_fatal);
+    }
+}
+
+// Asks for the machine's turn at the counters ("take" or "try") and reports the answer; the turn ends with the case.
+void ask_counters(std::FILE* channel, int fd, const std::string& id, const char* use) {
+    send(channel, {{"event", "counters"}, {"use", use}});
+    const bool granted = answer_from(fd) == cugrade::protocol::counters_granted;
+    send(channel, {{"event", "result"}, {"case", id}, {"status", "passed"}, {"detail", granted ? "granted" : "refused"}});
 }
 
 // Asks for the GPU and waits for the grader's grant.
@@ -136,25 +149,9 @@ int main(int argc, char** argv) {
                                             {"evidence", {"the total of indices 0 to 1, without index 2", 7}},
                                             {"map", {".#", std::string(200, '#')}}}}});
         } else if (starts_with(id, "counters") && plan.contains("counter_profiler")) {
-            send(channel, {{"event", "counters"}, {"use", "take"}});
-            char answer = 0;
-            if (::read(channel_fd, &answer, 1) != 1) {
-                std::_Exit(cugrade::protocol::exit_fatal);
-            }
-            send(channel, {{"event", "result"}, {"case", id}, {"status", "passed"},
-                           {"detail", answer == cugrade::protocol::counters_granted ? "granted" : "refused"}});
+            ask_counters(channel, channel_fd, id, "take");
         } else if (starts_with(id, "timedprofile") && plan.contains("counter_profiler")) {
-            // A slow speed test's profile, asked in its turn at the GPU alone.
-            send(channel, {{"event", "counters"}, {"use", "try"}});
-            char answer = 0;
-            if (::read(channel_fd, &answer, 1) != 1) {
-                std::_Exit(cugrade::protocol::exit_fatal);
-            }
-            if (answer == cugrade::protocol::counters_granted) {
-                send(channel, {{"event", "counters"}, {"use", "give"}});
-            }
-            send(channel, {{"event", "result"}, {"case", id}, {"status", "passed"},
-                           {"detail", answer == cugrade::protocol::counters_granted ? "granted" : "refused"}});
+            ask_counters(channel, channel_fd, id, "try");  // a slow speed test's profile, in its turn alone
         } else if (starts_with(id, "oob")) {
             // Under memcheck it reads past an array: the tool reports it, stops the launch and fails the process.
             const char* tool = std::getenv("CUGRADE_STAND_IN_TOOL");
