@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 
 #include <cstdlib>
+#include <memory>
 
+#include "cache.hpp"
 #include "config.hpp"
 #include "course_tools.hpp"
 #include "cpu_source.hpp"
@@ -71,27 +73,33 @@ std::vector<fs::path> compile_course_objects(const Exercise& exercise, const fs:
     return objects;
 }
 
-// The course's objects from the cache, under a key of everything they are built from; or a kit's, prebuilt.
-std::vector<fs::path> course_objects(const Exercise& exercise, const fs::path& staged, const CpuBuildOptions& options) {
+// The course's objects and what keeps them: built once into the cache under a key of everything they are built from
+// (published whole, so that a self-check beside the one building them never links half of them), in a temporary
+// folder without a cache; or a kit's, prebuilt.
+struct CourseObjects {
+    std::vector<fs::path> objects;
+    std::shared_ptr<ScratchDir> scratch;  // a build without a cache: held until the link
+};
+
+CourseObjects course_objects(const Exercise& exercise, const fs::path& staged, const CpuBuildOptions& options) {
     if (!exercise.prebuilt_cpu_objects.empty()) {
-        return course_objects_in(exercise.prebuilt_cpu_objects);
+        return {course_objects_in(exercise.prebuilt_cpu_objects), nullptr};
     }
     const fs::path common = exercise.common_dir();
-    std::string key = cpu_compiler() + "\n";
+    CacheKey key;
+    key.add("compiler", cpu_compiler());
     for (const fs::path& file : regular_files_under(common)) {
-        key += fs::relative(file, common).string() + " " + file_digest(file) + "\n";
+        key.add("file " + fs::relative(file, common).string(), file_digest(file));
     }
     for (const fs::path& file : {exercise.harness_source, exercise.contract_header, exercise.reference_source}) {
-        key += file.filename().string() + " " + file_digest(file) + "\n";
+        key.add_file_digest(file);
     }
-    const fs::path dir = options.cache_dir.empty() ? options.work_dir / "course"
-                                                   : options.cache_dir / "cpu" / (exercise.name + "-" + hex64(fnv1a64(key)));
-    if (fs::exists(dir / "key.txt") && read_file(dir / "key.txt") == key) {
-        return course_objects_in(dir);
+    CacheEntry entry(options.cache_dir, "cpu-" + exercise.name, key);
+    if (!entry.hit()) {
+        compile_course_objects(exercise, staged, entry.start());
+        entry.commit(cpu_course_object_files);
     }
-    const std::vector<fs::path> objects = compile_course_objects(exercise, staged, dir);
-    write_file(dir / "key.txt", key);
-    return objects;
+    return {course_objects_in(entry.path()), entry.scratch()};
 }
 
 // The course's files staged for the CPU under `staged`, every CUDA source rewritten: exercises/common, the contract,
@@ -182,7 +190,8 @@ CpuBuildResult build_for_cpu(const Exercise& exercise, const SubmissionFile& sub
     const fs::path staged = options.work_dir / "cpu";
     fs::remove_all(staged);
     stage_course(exercise, staged);
-    const std::vector<fs::path> course = course_objects(exercise, staged, options);
+    const CourseObjects course_part = course_objects(exercise, staged, options);
+    const std::vector<fs::path>& course = course_part.objects;
 
     const fs::path student = staged / "student";
     fs::create_directories(student);

@@ -6,11 +6,16 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <thread>
+#include <vector>
 #include <string>
 
 #include "catch.hpp"
+#include "cpu_build.hpp"
 #include "cpu_fault.hpp"
 #include "cpu_source.hpp"
+#include "cugrade/exercise.hpp"
+#include "scratch_dir.hpp"
 
 namespace fs = std::filesystem;
 
@@ -174,4 +179,44 @@ TEST_CASE("the grader turns a memory fault's facts into a memory error at the st
     CHECK(run.cases[0].diagnosis->evidence ==
           std::vector<std::string>{"thread (0, 1, 0) of block (0, 1, 0)", "0 bytes past the end of an array of 1156 bytes"});
     CHECK(run.cases[1].status == cugrade::Status::passed);
+}
+
+TEST_CASE("self-checks building one exercise's course objects at once all link, and share one cache entry") {
+    const cugrade::Course course = cugrade::open_course(source_dir);
+    const cugrade::Exercise exercise = cugrade::load_exercise(course, "sum");
+    const cugrade::SubmissionFile submission =
+        cugrade::read_submission(source_dir / "tests/fixtures/sum/seed_tree", "sum.cu");
+    cugrade::ScratchDir cache("cpu-cache");
+    constexpr int builds = 3;
+    std::vector<cugrade::ScratchDir> work(builds);
+    std::vector<cugrade::CpuBuildResult> results(builds);
+    std::vector<std::string> errors(builds);
+    std::vector<std::thread> threads;
+    for (int i = 0; i < builds; ++i) {
+        threads.emplace_back([&, i] {
+            cugrade::CpuBuildOptions options;
+            options.work_dir = work[i].path();
+            options.cache_dir = cache.path();
+            try {
+                results[i] = cugrade::build_for_cpu(exercise, submission, options);
+            } catch (const std::exception& e) {
+                errors[i] = e.what();
+            }
+        });
+    }
+    for (auto& thread : threads) {
+        thread.join();
+    }
+    for (int i = 0; i < builds; ++i) {
+        INFO(errors[i] << results[i].diagnostics);
+        CHECK(results[i].ok);
+        CHECK(fs::is_regular_file(results[i].program));
+    }
+    // One entry, no staging folder left behind.
+    std::vector<std::string> entries;
+    for (const auto& item : fs::directory_iterator(cache.path())) {
+        entries.push_back(item.path().filename().string());
+    }
+    REQUIRE(entries.size() == 1);
+    CHECK(entries[0].rfind("cpu-sum-", 0) == 0);
 }
