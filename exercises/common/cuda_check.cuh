@@ -56,6 +56,18 @@ inline bool corrupts_context(cudaError_t code) {
     }
 }
 
+// Whether the context still works after `code`, which the submission's call failed with: an error it returns again (a
+// fault's) spoils it for good, while one that was only that call's (a launch refused for its shape, a grid of no
+// blocks) leaves it usable once cleared, and costs no fresh process.
+inline bool context_still_works(cudaError_t code) {
+    if (corrupts_context(code)) {
+        return false;
+    }
+    SharedGpu gpu;
+    cudaGetLastError();
+    return cudaDeviceSynchronize() == cudaSuccess && cudaGetLastError() == cudaSuccess;
+}
+
 // The file's name without its folders: a report names no path of the course's.
 inline const char* file_name(const char* path) {
     const char* name = path;

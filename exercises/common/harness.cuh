@@ -185,8 +185,12 @@ inline int run_plan(int argc, char** argv, const std::function<CaseOutcome(const
                           {"status", e.submission_call.empty() && !left_by_submission ? protocol::status_harness_error
                                                                                        : protocol::status_cuda_error},
                           {"detail", detail}});
-            // A fault can leave the context unusable; a fresh process runs the remaining cases.
-            return restart(channel);
+            // A fault leaves the context unusable, and so may the grader's own failure: a fresh process runs the
+            // remaining cases. A call of the submission's that failed alone does not.
+            if (e.submission_call.empty() || !context_still_works(e.code)) {
+                return restart(channel);
+            }
+            continue;
         } catch (const RunnerGone&) {
             // The grader reads from the runner's exit status what became of this case.
             return end_holding_gpu(channel, protocol::exit_runner_gone);

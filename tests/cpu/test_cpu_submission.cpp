@@ -15,6 +15,8 @@
 #include "cpu_fault.hpp"
 #include "cpu_source.hpp"
 #include "cugrade/exercise.hpp"
+#include "cugrade/rubric.hpp"
+#include "cugrade/run.hpp"
 #include "scratch_dir.hpp"
 
 namespace fs = std::filesystem;
@@ -219,4 +221,43 @@ TEST_CASE("self-checks building one exercise's course objects at once all link, 
     }
     REQUIRE(entries.size() == 1);
     CHECK(entries[0].rfind("cpu-sum-", 0) == 0);
+}
+
+TEST_CASE("a launch refused for its shape fails its case, and the cases after it run on in the same process") {
+    const cugrade::Course course = cugrade::open_course(source_dir);
+    const cugrade::Exercise exercise = cugrade::load_exercise(course, "matadd");
+    const cugrade::Rubric rubric = cugrade::load_exercise_rubric(exercise, source_dir / "rubrics" / "matadd.yaml");
+    std::vector<cugrade::CasePlan> cases;
+    for (const cugrade::CasePlan& plan : cugrade::plan_cases(rubric)) {
+        if (!plan.timed && plan.size() <= (std::uint64_t{1} << 16)) {
+            cases.push_back(plan);
+        }
+    }
+    cugrade::ScratchDir work("cpu-work"), cache("cpu-cache");
+    cugrade::CpuBuildOptions build;
+    build.work_dir = work.path();
+    build.cache_dir = cache.path();
+    // A grid of no blocks wherever a side is shorter than its tile of 16: cudaErrorInvalidConfiguration.
+    const cugrade::CpuBuildResult built = cugrade::build_for_cpu(
+        exercise, cugrade::read_submission(source_dir / "tests/fixtures/matadd/grid_rounded_down", "matadd.cu"), build);
+    INFO(built.diagnostics);
+    REQUIRE(built.ok);
+    cugrade::RunOptions options;
+    options.work_dir = work.path();
+    const cugrade::RunResult run = cugrade::run_cases_on_cpu(built.program, cases, options, {"forward"});
+    int refused = 0, answered_after_refused = 0;
+    for (std::size_t i = 0; i < cases.size(); ++i) {
+        INFO(cases[i].id << ": " << run.cases[i].detail);
+        if (run.cases[i].status == cugrade::Status::cuda_error) {
+            CHECK(run.cases[i].detail.find("cudaErrorInvalidConfiguration") != std::string::npos);
+            ++refused;
+        } else {
+            CHECK((run.cases[i].status == cugrade::Status::passed ||
+                   run.cases[i].status == cugrade::Status::wrong_answer));
+            answered_after_refused += refused > 0 ? 1 : 0;
+        }
+    }
+    CHECK(refused >= 3);
+    CHECK(answered_after_refused >= 1);
+    CHECK(run.processes == 1);
 }
