@@ -345,6 +345,7 @@ ExerciseReport grade_exercise(const GradingContext& context, const Exercise& exe
         run_options.work_dir = scratch.path();
         run_options.compute_sanitizer = toolchain.compute_sanitizer;
         run_options.nsight_compute = toolchain.nsight_compute;
+        run_options.cuobjdump = toolchain.cuobjdump;
         run_options.nsight_compute_files = toolchain.nsight_compute_files;
         run_options.cupti_library = toolchain.cupti_library;
         run_options.diagnose = context.diagnose;

@@ -20,6 +20,7 @@
 #include <cstring>
 #include <memory>
 
+#include "access_width.hpp"
 #include "answer_explanation.hpp"
 #include "cpu_fault.hpp"
 #include "machine_lock.hpp"
@@ -1030,9 +1031,12 @@ std::optional<std::string> diagnose_from_counters(const std::vector<CasePlan>& c
     }
     try {
         const std::vector<KernelProfile> launches = read_counter_profile(profile->value("launches", nlohmann::json()));
-        SpeedTestFigures figures{static_cast<double>(cases[i].size()), timed.measurements.value("copy_gbps", 0.0),
-                                 timed.measurements.value("bytes", 0.0)};
+        SpeedTestFigures figures;
+        figures.elements = static_cast<double>(cases[i].size());
+        figures.copy_gbps = timed.measurements.value("copy_gbps", 0.0);
+        figures.minimum_bytes = timed.measurements.value("bytes", 0.0);
         figures.source = "the GPU's counters";
+        figures.access_widths = access_widths_of(options.cuobjdump, options.device_code);
         if (auto found = speed_diagnosis(launches, figures)) {
             found->scope = "found on " + cases[i].id;
             found->tool_output = describe_profile(launches).substr(0, 64 * 1024);
@@ -1141,7 +1145,11 @@ void profile_case(const fs::path& program, const std::vector<CasePlan>& cases, s
         const auto launches = read_profile(csv);
         const double copy_gbps = result.cases[i].measurements.value("copy_gbps", 0.0);
         const double minimum_bytes = result.cases[i].measurements.value("bytes", 0.0);
-        if (auto found = speed_diagnosis(launches, {static_cast<double>(cases[i].size()), copy_gbps, minimum_bytes})) {
+        SpeedTestFigures figures;
+        figures.elements = static_cast<double>(cases[i].size());
+        figures.copy_gbps = copy_gbps;
+        figures.minimum_bytes = minimum_bytes;
+        if (auto found = speed_diagnosis(launches, figures)) {
             found->scope = "found on " + cases[i].id;
             found->tool_output = csv.substr(0, 64 * 1024);
             result.cases[i].diagnosis = std::move(*found);

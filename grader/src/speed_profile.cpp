@@ -242,22 +242,41 @@ std::optional<Diagnosis> speed_diagnosis(const std::vector<KernelProfile>& profi
             // consecutive floats are 4 sectors, its 32 float4s 16, so more than 16 is uncoalesced at any width.
             const double used_pct =
                 k.metric(fmt::format("smsp__sass_average_data_bytes_per_sector_mem_global_op_{}.pct", op));
-            const bool uncoalesced = used_pct > 0 ? used_pct < 50.0 : requests > 0 && sectors / requests > 16.5;
+            // Without it (the checker's counters), the kernel's widest access of this kind, from its code: a warp's
+            // request of that width asks for width x 32 bytes, that many 32-byte sectors when coalesced. Requests of
+            // narrower accesses in the same kernel need fewer, so the share told from it is at most what was used.
+            const auto widths = test.access_widths.find(k.name);
+            const int width = widths == test.access_widths.end() ? 0
+                              : std::string(op) == "ld"           ? widths->second.widest_load_bytes
+                                                                  : widths->second.widest_store_bytes;
+            const double at_most_used_pct = width > 0 && requests > 0 && sectors > 0
+                                                ? std::min(100.0, 100.0 * width / (sectors / requests))
+                                                : 0.0;
+            const bool uncoalesced = used_pct > 0            ? used_pct < 50.0
+                                     : at_most_used_pct > 0 ? at_most_used_pct < 50.0
+                                                            : requests > 0 && sectors / requests > 16.5;
             // One float per block (a partial sum) fills an eighth of its sector, and costs nothing: only accesses of
             // several sectors each that are a tenth of the kernel's global traffic or more count.
             const bool matters = requests > 0 && sectors / requests >= 2.0 && sectors >= 0.1 * all_sectors;
             if (uncoalesced && matters) {
-                const double waste = used_pct > 0 ? 1.0 - used_pct / 100.0
-                                                  : std::min(1.0, (sectors / requests - 4.0) / 28.0);
-                findings.push_back({part * waste,
-                                "coalescing", fmt::format("uncoalesced global {}", words),
-                                    used_pct > 0
-                                        ? fmt::format("global {} of {} are uncoalesced: {:.0f}% of each 32-byte sector "
-                                                      "they fetch is used ({:.1f} sectors per warp request)",
-                                                      words, where, used_pct, sectors / requests)
-                                        : fmt::format("global {} of {} are uncoalesced: {:.1f} sectors of 32 bytes per "
-                                                      "warp request, where 4 serve 32 consecutive floats",
-                                                      words, where, sectors / requests),
+                const double waste = used_pct > 0           ? 1.0 - used_pct / 100.0
+                                     : at_most_used_pct > 0 ? 1.0 - at_most_used_pct / 100.0
+                                                            : std::min(1.0, (sectors / requests - 4.0) / 28.0);
+                std::string cause;
+                if (used_pct > 0) {
+                    cause = fmt::format("global {} of {} are uncoalesced: {:.0f}% of each 32-byte sector they fetch "
+                                        "is used ({:.1f} sectors per warp request)",
+                                        words, where, used_pct, sectors / requests);
+                } else if (at_most_used_pct > 0) {
+                    cause = fmt::format("global {} of {} are uncoalesced: {:.1f} sectors of 32 bytes per warp request, "
+                                        "where its {}-byte {} need {}: at most {:.0f}% of each sector is used",
+                                        words, where, sectors / requests, width, words, width, at_most_used_pct);
+                } else {
+                    cause = fmt::format("global {} of {} are uncoalesced: {:.1f} sectors of 32 bytes per warp request, "
+                                        "where 4 serve 32 consecutive floats",
+                                        words, where, sectors / requests);
+                }
+                findings.push_back({part * waste, "coalescing", fmt::format("uncoalesced global {}", words), cause,
                                     "let consecutive threads (threadIdx.x) touch consecutive addresses; for a "
                                     "strided access, go through a tile in shared memory"});
             }

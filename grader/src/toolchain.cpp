@@ -95,6 +95,7 @@ Toolchain find_toolchain(const std::optional<std::string>& preferred) {
             }
             toolchain.compute_sanitizer = find_beside(nvcc, "compute-sanitizer");
             toolchain.nsight_compute = find_beside(nvcc, "ncu");
+            toolchain.cuobjdump = find_beside(nvcc, "cuobjdump");
             if (!toolchain.nsight_compute.empty()) {
                 const fs::path root = fs::canonical(toolchain.nsight_compute, ec).parent_path().parent_path();
                 for (const auto& entry : fs::directory_iterator(root, ec)) {

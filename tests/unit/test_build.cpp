@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "access_width.hpp"
 #include "catch.hpp"
 #include "cugrade/build.hpp"
 #include "cugrade/gpu.hpp"
@@ -257,4 +258,25 @@ TEST_CASE("a build without a cache leaves nothing behind") {
         CHECK(leftovers() > 0);
     }
     CHECK(leftovers() == 0);
+}
+
+TEST_CASE("the width of a built submission's global loads is read from its device code, where cuobjdump is") {
+    Workspace w;
+    std::ifstream in(fs::path(CUGRADE_SOURCE_DIR) / "tests" / "fixtures" / "sum" / "seed_tree" / "sum.cu");
+    const BuildResult built = w.build(w.submit({std::istreambuf_iterator<char>(in), {}}));
+    REQUIRE(built.ok);
+    const KernelAccessWidths widths = access_widths_of(w.toolchain.cuobjdump, built.device_code);
+    if (w.toolchain.cuobjdump.empty()) {
+        WARN("no cuobjdump beside nvcc: the widths are not known");
+        CHECK(widths.empty());
+        return;
+    }
+    // Both of the seed's kernels read and write floats, one at a time.
+    REQUIRE(widths.count("partial_sums") == 1);
+    REQUIRE(widths.count("final_sum") == 1);
+    for (const std::string kernel : {"partial_sums", "final_sum"}) {
+        INFO(kernel);
+        CHECK(widths.at(kernel).widest_load_bytes == 4);
+        CHECK(widths.at(kernel).widest_store_bytes == 4);
+    }
 }

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "catch.hpp"
+#include "access_width.hpp"
 #include "cugrade/speed_profile.hpp"
 
 using namespace cugrade;
@@ -210,4 +211,84 @@ TEST_CASE("a profile from the checker that is not a list of launches is refused 
     REQUIRE(launches.size() == 1);
     CHECK(launches[0].metrics.size() == 1);
     CHECK(launches[0].metric("b") == 2.0);
+}
+
+TEST_CASE("the width of each kernel's global loads and stores is read from its machine code") {
+    // cuobjdump -sass of two kernels for sm_90, cut down: 4-byte loads and stores; a float4 copy beside a byte load
+    // and an 8-byte store, some predicated.
+    const std::string sass = R"sass(
+Fatbin elf code:
+================
+arch = sm_90
+code version = [1,8]
+host = linux
+compile_size = 64bit
+
+	code for sm_90
+		Function : _Z6add_2dPKfS0_mmPf
+	.headerflags	@"EF_CUDA_TEXMODE_UNIFIED EF_CUDA_64BIT_ADDRESS EF_CUDA_SM90 EF_CUDA_VIRTUAL_SM(EF_CUDA_SM90)"
+        /*0000*/                   LDC R1, c[0x0][0x28] ;                          /* 0x00000a00ff017b82 */
+                                                                                   /* 0x000fe20000000800 */
+        /*0060*/               @P0 EXIT ;                                          /* 0x000000000000094d */
+        /*0100*/                   LDG.E R2, desc[UR4][R2.64] ;                    /* 0x0000000402027981 */
+        /*0110*/                   LDG.E R5, desc[UR4][R4.64] ;                    /* 0x0000000404057981 */
+        /*0130*/                   STG.E desc[UR4][R6.64], R9 ;                    /* 0x0000000906007986 */
+        /*0140*/                   EXIT ;                                          /* 0x000000000000794d */
+		..........
+
+		Function : _Z4wideILi3EEvPK6float4PS0_PKhPd
+	.headerflags	@"EF_CUDA_TEXMODE_UNIFIED EF_CUDA_64BIT_ADDRESS EF_CUDA_SM90 EF_CUDA_VIRTUAL_SM(EF_CUDA_SM90)"
+        /*0080*/              @!P1 LDG.E.128.CONSTANT R4, desc[UR4][R2.64] ;       /* 0x0000000402047981 */
+        /*0090*/                   LDG.E.U8.CONSTANT R8, desc[UR4][R8.64] ;        /* 0x0000000408087981 */
+        /*00a0*/                   LDS R10, [R11] ;                                /* 0x000000000b0a7984 */
+        /*00c0*/                   STG.E.128 desc[UR4][R12.64], R4 ;               /* 0x000000040c007986 */
+        /*00d0*/                   STG.E.64 desc[UR4][R14.64], R10 ;               /* 0x0000000a0e007986 */
+		..........
+
+		Function : _Z5emptyv
+        /*0000*/                   EXIT ;                                          /* 0x000000000000794d */
+)sass";
+    const KernelAccessWidths widths = read_access_widths(sass);
+    REQUIRE(widths.size() == 3);
+    CHECK(widths.at("add_2d").widest_load_bytes == 4);
+    CHECK(widths.at("add_2d").widest_store_bytes == 4);
+    CHECK(widths.at("wide<3>").widest_load_bytes == 16);
+    CHECK(widths.at("wide<3>").widest_store_bytes == 16);
+    CHECK(widths.at("empty").widest_load_bytes == 0);
+    CHECK(read_access_widths("cuobjdump: fatal: nothing to dump").empty());
+    // Without the tool, nothing is known.
+    CHECK(access_widths_of("", "device-code.fatbin").empty());
+    CHECK(access_widths_of("/nonexistent/cuobjdump", "device-code.fatbin").empty());
+}
+
+TEST_CASE("from the checker's counters, 16 sectors a request are uncoalesced 4-byte accesses, coalesced 16-byte ones") {
+    // What the checker read on an H200 of matadd's rows_on_x fixture (n = 16384 x 16384): threadIdx.x along the rows,
+    // so each warp's 32 floats fall on 16 rows, 2 of each sector's 8 floats used.
+    std::ifstream file(std::string(CUGRADE_TEST_DATA) + "/unit/data/counter-profile-rows-on-x.json");
+    const auto launches = read_counter_profile(nlohmann::json::parse(file));
+    REQUIRE(launches.size() == 1);
+    SpeedTestFigures figures{16384.0 * 16384.0, 4227.0, 16384.0 * 16384.0 * 12};
+    figures.source = "the GPU's counters";
+    // Not knowing the width, 16 sectors a request could be float4s, coalesced.
+    const auto unknown = speed_diagnosis(launches, figures);
+    REQUIRE(unknown);
+    CHECK(unknown->category == "slow, with nothing standing out");
+
+    figures.access_widths["add_2d"] = {4, 4};
+    const auto narrow = speed_diagnosis(launches, figures);
+    REQUIRE(narrow);
+    CHECK(narrow->topic == "coalescing");
+    // Loads and stores, as wasteful as each other: one is the summary, the other the first evidence.
+    REQUIRE(!narrow->evidence.empty());
+    const std::string both = narrow->summary + "\n" + narrow->evidence[0];
+    for (const std::string words : {"loads", "stores"}) {
+        CHECK(both.find("global " + words + " of add_2d are uncoalesced: 16.0 sectors of 32 bytes per warp request, "
+                        "where its 4-byte " + words + " need 4: at most 25% of each sector is used") !=
+              std::string::npos);
+    }
+
+    figures.access_widths["add_2d"] = {16, 16};
+    const auto wide = speed_diagnosis(launches, figures);
+    REQUIRE(wide);
+    CHECK(wide->category == "slow, with nothing standing out");
 }

@@ -58,6 +58,9 @@ struct RunOptions {
     std::filesystem::path nsight_compute_files;  // what ncu reads of its own, shown to the profiled run
     // CUPTI, with which the harness reads the counters of a speed test below its top tier itself (before Nsight
     // Compute is asked); empty: it does not.
+    // Reads the width of each kernel's global accesses from its code, where the checker's counters leave how much of
+    // each sector was used to be told from it (access_width.hpp); empty: not read.
+    std::string cuobjdump;
     std::filesystem::path cupti_library;
     SandboxPolicy sandbox;              // for every harness process; its work_dir is work_dir
     // The submission's runner, started beside each harness process with no GPU, and its device code, which the

@@ -37,11 +37,21 @@ std::vector<KernelProfile> read_counter_profile(const nlohmann::json& launches);
 std::string describe_profile(const std::vector<KernelProfile>& launches);
 
 // What the speed test measured beside the profile.
+// The widest global load and store of one thread in a kernel's machine code, in bytes (0: none, or not known).
+struct AccessWidths {
+    int widest_load_bytes = 0;
+    int widest_store_bytes = 0;
+};
+using KernelAccessWidths = std::map<std::string, AccessWidths>;  // by kernel name without its parameters
+
 struct SpeedTestFigures {
     double elements = 0.0;       // the case's size
     double copy_gbps = 0.0;      // what a plain copy reached in the speed test (0: unknown)
     double minimum_bytes = 0.0;  // what the exercise must move at least (0: unknown)
     std::string source = "Nsight Compute";  // what measured the kernels, as the diagnosis names it
+    // From the kernels' code (access_width.hpp), where the profile lacks the share of each sector used: a request's
+    // sectors then say how much of them went unused.
+    KernelAccessWidths access_widths;
 };
 
 // What the speed test's figures and the kernels' metrics say about why the submission is slow, the likeliest cause

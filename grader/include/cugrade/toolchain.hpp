@@ -20,6 +20,7 @@ struct Toolchain {
     std::string objdump = "objdump";
     std::string compute_sanitizer;  // beside nvcc or on PATH; empty when neither has it
     std::string nsight_compute;     // ncu, beside nvcc or on PATH; empty when neither has it
+    std::string cuobjdump;          // beside nvcc or on PATH; empty when neither has it (a toolkit of nvcc alone)
     // Where ncu's own files are: a toolkit's nsight-compute folder, or /opt/nvidia/nsight-compute where the toolkit
     // leaves ncu out (NVIDIA's containers): ncu reads them, so a sandbox that runs it must show them.
     std::filesystem::path nsight_compute_files;
