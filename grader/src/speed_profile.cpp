@@ -252,16 +252,15 @@ std::optional<Diagnosis> speed_diagnosis(const std::vector<KernelProfile>& profi
             const double at_most_used_pct = width > 0 && requests > 0 && sectors > 0
                                                 ? std::min(100.0, 100.0 * width / (sectors / requests))
                                                 : 0.0;
-            const bool uncoalesced = used_pct > 0            ? used_pct < 50.0
-                                     : at_most_used_pct > 0 ? at_most_used_pct < 50.0
-                                                            : requests > 0 && sectors / requests > 16.5;
+            const double used_share_pct = used_pct > 0 ? used_pct : at_most_used_pct;  // 0: not known
+            const bool uncoalesced =
+                used_share_pct > 0 ? used_share_pct < 50.0 : requests > 0 && sectors / requests > 16.5;
             // One float per block (a partial sum) fills an eighth of its sector, and costs nothing: only accesses of
             // several sectors each that are a tenth of the kernel's global traffic or more count.
             const bool matters = requests > 0 && sectors / requests >= 2.0 && sectors >= 0.1 * all_sectors;
             if (uncoalesced && matters) {
-                const double waste = used_pct > 0           ? 1.0 - used_pct / 100.0
-                                     : at_most_used_pct > 0 ? 1.0 - at_most_used_pct / 100.0
-                                                            : std::min(1.0, (sectors / requests - 4.0) / 28.0);
+                const double waste = used_share_pct > 0 ? 1.0 - used_share_pct / 100.0
+                                                        : std::min(1.0, (sectors / requests - 4.0) / 28.0);
                 std::string cause;
                 if (used_pct > 0) {
                     cause = fmt::format("global {} of {} are uncoalesced: {:.0f}% of each 32-byte sector they fetch "
