@@ -986,6 +986,15 @@ std::string turn_not_come(const RunOptions& options) {
         options.gpu_gate != nullptr ? "; `cugrade check` of this submission waits for its turn and profiles it" : "");
 }
 
+// What speed test `plan` measured that its diagnosis weighs a profile against, whoever profiled it.
+SpeedTestFigures speed_test_figures(const CasePlan& plan, const CaseResult& timed) {
+    SpeedTestFigures figures;
+    figures.elements = static_cast<double>(plan.size());
+    figures.copy_gbps = timed.measurements.value("copy_gbps", 0.0);
+    figures.minimum_bytes = timed.measurements.value("bytes", 0.0);
+    return figures;
+}
+
 // The counters the harness read itself on speed test `i` (exercises/common/counter_profile.hpp), turned into its
 // diagnosis, or into a note of why there is none (nothing is returned then); else why Nsight Compute is to be asked:
 // the harness read no counters, or could not (what it said). A profile refused its turn is left out, saying so.
@@ -1031,10 +1040,7 @@ std::optional<std::string> diagnose_from_counters(const std::vector<CasePlan>& c
     }
     try {
         const std::vector<KernelProfile> launches = read_counter_profile(profile->value("launches", nlohmann::json()));
-        SpeedTestFigures figures;
-        figures.elements = static_cast<double>(cases[i].size());
-        figures.copy_gbps = timed.measurements.value("copy_gbps", 0.0);
-        figures.minimum_bytes = timed.measurements.value("bytes", 0.0);
+        SpeedTestFigures figures = speed_test_figures(cases[i], timed);
         figures.source = "the GPU's counters";
         figures.access_widths = access_widths_of(options.cuobjdump, options.device_code);
         if (auto found = speed_diagnosis(launches, figures)) {
@@ -1143,13 +1149,7 @@ void profile_case(const fs::path& program, const std::vector<CasePlan>& cases, s
     };
     try {
         const auto launches = read_profile(csv);
-        const double copy_gbps = result.cases[i].measurements.value("copy_gbps", 0.0);
-        const double minimum_bytes = result.cases[i].measurements.value("bytes", 0.0);
-        SpeedTestFigures figures;
-        figures.elements = static_cast<double>(cases[i].size());
-        figures.copy_gbps = copy_gbps;
-        figures.minimum_bytes = minimum_bytes;
-        if (auto found = speed_diagnosis(launches, figures)) {
+        if (auto found = speed_diagnosis(launches, speed_test_figures(cases[i], result.cases[i]))) {
             found->scope = "found on " + cases[i].id;
             found->tool_output = csv.substr(0, 64 * 1024);
             result.cases[i].diagnosis = std::move(*found);
