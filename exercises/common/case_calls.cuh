@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "case_plan.hpp"
@@ -142,45 +143,67 @@ inline constexpr double profile_budget_ms = 2000.0;
 // The checker's own launch that a profile starts the counters on, before the submission's (ProfiledCall::warm_up).
 static __global__ void counters_warm_up() {}
 
+inline double seconds_since(std::chrono::steady_clock::time_point since) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
+}
+
+// The GPU step of a profile (counter_profile.hpp) with the GPU alone; waiting for it is added to `waited`, since it is
+// not the profile's time.
+inline GpuStep alone_step(double& waited) {
+    return [&waited](const std::function<void()>& step) {
+        const auto asked = std::chrono::steady_clock::now();
+        const GpuAlone alone;
+        waited += seconds_since(asked);
+        step();
+    };
+}
+
+// The process's one profiler of the GPU's counters, set up at its first use.
+struct CheckerCounters {
+    std::unique_ptr<CounterProfiler> profiler;
+    std::string unavailable;     // why there is none
+    double setup_seconds = 0.0;  // setting it up, until a profile counts it as its own
+};
+inline CheckerCounters& checker_counters() {
+    static CheckerCounters counters;
+    return counters;
+}
+
+// Sets up the profiler if it is not set up yet: loading CUPTI and configuring the metrics, CPU work that a speed test
+// that may be profiled does before its turn alone, so that the turn holds no one back for it (on a GPU newer than
+// CUPTI, reading which counters are free takes the GPU alone). False if there is none.
+inline bool set_up_checker_counters() {
+    CheckerCounters& counters = checker_counters();
+    if (!counters.profiler && counters.unavailable.empty()) {
+        const auto started = std::chrono::steady_clock::now();
+        double waited = 0.0;
+        try {
+            counters.profiler = std::make_unique<CounterProfiler>(counter_profiler_library(), alone_step(waited));
+        } catch (const std::exception& e) {
+            counters.unavailable = e.what();
+        }
+        counters.setup_seconds = seconds_since(started) - waited;
+    }
+    return counters.profiler != nullptr;
+}
+
 // The counters of the submission's call on a slow speed test, made in this process (counter_profile.hpp) in the
 // machine's `turn` at them: {"launches": [{"name", "metrics"}]}, or {"problem": why not}. `prepare` poisons the
 // outputs, `call` makes one call.
 inline nlohmann::json profile_slow_call(const CountersTurn& turn, const std::function<void()>& prepare,
                                         const std::function<void()>& call, double call_ms) {
-    static std::unique_ptr<CounterProfiler> profiler;
-    static std::string unavailable;
-    const auto seconds_since = [](std::chrono::steady_clock::time_point since) {
-        return std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
-    };
     if (!turn.granted()) {
         return {{"problem", "other profiles held the GPU's counters (they take turns on a machine)"},
                 {"turn_refused", true}};
     }
-    // Waiting for the GPU is not the profile's time: each span's wait is taken off.
+    CheckerCounters& counters = checker_counters();
+    if (!set_up_checker_counters()) {
+        return {{"problem", counters.unavailable}};
+    }
+    // Setting up is counted once, by the first profile after it.
+    const double setup_seconds = std::exchange(counters.setup_seconds, 0.0);
+    CounterProfiler* profiler = counters.profiler.get();
     double waited = 0.0;
-    const auto gpu_span = [&waited, &seconds_since]<class Span>(std::type_identity<Span>,
-                                                                 const std::function<void()>& step) {
-        const auto asked = std::chrono::steady_clock::now();
-        const Span span;
-        waited += seconds_since(asked);
-        step();
-    };
-    const auto started = std::chrono::steady_clock::now();
-    double setup_seconds = 0.0;
-    if (!profiler && unavailable.empty()) {
-        try {
-            const GpuStep alone = [&](const std::function<void()>& step) {
-                gpu_span(std::type_identity<GpuAlone>{}, step);
-            };
-            profiler = std::make_unique<CounterProfiler>(counter_profiler_library(), alone);
-        } catch (const std::exception& e) {
-            unavailable = e.what();
-        }
-        setup_seconds = seconds_since(started) - waited;
-    }
-    if (!profiler) {
-        return {{"problem", unavailable}};
-    }
     const int passes = profiler->passes();
     if (call_ms * passes > profile_budget_ms) {
         return {{"problem", "each call takes " + std::to_string(static_cast<int>(call_ms)) + " ms, and the " +
@@ -188,11 +211,8 @@ inline nlohmann::json profile_slow_call(const CountersTurn& turn, const std::fun
     }
     try {
         const auto profiling = std::chrono::steady_clock::now();
-        waited = 0.0;
         // The counters' work on the GPU has it alone, in one turn (counter_profile.hpp says why).
-        const GpuStep alone = [&](const std::function<void()>& step) {
-            gpu_span(std::type_identity<GpuAlone>{}, step);
-        };
+        const GpuStep alone = alone_step(waited);
         ProfiledCall profiled;
         profiled.prepare = prepare;
         profiled.call = call;
@@ -306,6 +326,13 @@ CaseOutcome run_checked_calls(const plan::Case& c, const CaseCalls<Signature>& c
         }
         SampleTimer timer;
         CopyProbe copy(calls.bytes);
+#ifndef CUGRADE_CPU
+        const bool may_profile =
+            !c.timing.boundaries.empty() && !counter_profiler_library().empty() && remote_submission() != nullptr;
+        if (may_profile) {
+            set_up_checker_counters();
+        }
+#endif
         std::optional<GpuAlone> alone(std::in_place);  // nobody else's cases on the GPU while the clocks run
         SpeedResult speed;
         try {
@@ -368,7 +395,7 @@ CaseOutcome run_checked_calls(const plan::Case& c, const CaseCalls<Signature>& c
         const bool top_tier =
             c.timing.boundaries.empty() ||
             speed::reaches(c.timing.metric, speed::metric_value(c.timing.metric, figures), c.timing.boundaries.front());
-        if (!top_tier && !counter_profiler_library().empty() && remote_submission()) {
+        if (!top_tier && may_profile) {
             // Made in the speed test's turn at the GPU alone when no other profile has the counters: the GPU is
             // emptied for both once. Otherwise the turn is given up while this one waits for the counters' turn.
             std::optional<CountersTurn> turn(std::in_place, CountersTurn::Ask::if_free);
