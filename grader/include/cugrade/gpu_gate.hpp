@@ -3,7 +3,7 @@
 // work running now to finish, and no new work starts meanwhile, so speed tests are not starved; but work that has
 // held the GPU for long (a kernel that hangs until its case's limit) does not hold every other submission back:
 // while such work runs, new shared work is let in, and the speed test goes first once it ends. Such work is better
-// set aside (run.cpp): stopped, and run again once the GPU is quiet, when every student graded on it waits for the
+// set aside (case_runner.cpp): stopped, and run again once the GPU is quiet, when every student graded on it waits for the
 // same; the gate also keeps the count of students graded at once on its GPU.
 #pragma once
 

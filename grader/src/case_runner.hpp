@@ -1,0 +1,98 @@
+// The run loop that every stage running cases drives (run.cpp: the graded run; sanitizer_checks.cpp: the race and
+// memory checks and the reruns of a failing case; profile_case.cpp: Nsight Compute's profile): harness processes
+// started with a plan, restarted after a failure, their requests for the shared GPU and the machine's counters
+// answered, each case's verdict and what it printed recorded.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "cugrade/process.hpp"
+#include "cugrade/run.hpp"
+
+namespace cugrade {
+
+using Seconds = std::chrono::duration<double>;
+
+// `seconds` from now.
+Clock::time_point after(double seconds);
+
+// The machine's one lock on the GPUs' performance counters, for every profile of every cugrade: Nsight Compute's
+// processes and the checkers' own.
+std::filesystem::path profiler_lock_file();
+
+// The checker's environment. It replays all of a submission's work, and does its own, on one stream at a time, so
+// one hardware work queue is all its context needs; the driver makes contexts one at a time for the whole GPU, and
+// one with a single queue in about a third of the time of the default eight (docs/performance.md), which is what a
+// class's harness processes wait for.
+std::vector<std::pair<std::string, std::string>> checker_environment(const RunOptions& options);
+
+// How the harness runs the cases, beside grading them: for a diagnosis, never graded.
+struct RunMode {
+    // Outputs and scratch without guard regions or poison, for compute-sanitizer to see every access outside an
+    // array and every read of memory nothing wrote.
+    bool bare_buffers = false;
+    // The submission's calls only, inside NVTX ranges for the profiler, and no timing. The profiled calls hold the
+    // GPU alone.
+    bool profile = false;
+    // The tool the harness runs under, as messages name it ("racecheck"); empty: none.
+    std::string tool;
+    // The harness marks the start of each case in what it prints, so that a tool's reports there can be told
+    // apart by case (CaseRunner::case_output).
+    bool case_markers = false;
+};
+
+// Runs cases in harness processes, restarting after each failure, and records what became of every case.
+class CaseRunner {
+public:
+    CaseRunner(const std::filesystem::path& program, const std::vector<CasePlan>& cases, const RunOptions& options);
+
+    struct Ended {
+        ExitStatus status;
+        std::string output;  // what it printed
+        bool truncated = false;  // past the output limit
+    };
+
+    // Runs the given cases until each has a verdict; returns how each process ended, in order.
+    std::vector<Ended> run(const std::vector<std::size_t>& indices, const std::vector<std::string>& launcher,
+                           RunMode mode = {});
+
+    void settle(std::size_t i, CaseResult result);
+
+    // Takes back the verdicts of these cases, so that they run again.
+    void reopen(const std::vector<std::size_t>& indices);
+
+    RunResult& result() { return run_; }
+
+    // What case i printed (tool reports included) in runs with case markers, and where it ran: the process (its
+    // number in this runner) and its place among that process's cases. The last run's, where it ran again.
+    struct CaseOutput {
+        std::string text;
+        int process = -1;
+        int position = -1;
+    };
+    CaseOutput case_output(std::size_t i) const;
+
+private:
+    std::vector<std::size_t> remaining(const std::vector<std::size_t>& indices) const;
+    Ended run_process_once(const std::vector<std::size_t>& left, const std::vector<std::string>& launcher,
+                           RunMode mode);
+    double& stage_of(const CasePlan& c);
+
+    std::filesystem::path program_;
+    const std::vector<CasePlan>& cases_;
+    const RunOptions& options_;
+    std::vector<bool> done_;
+    std::vector<bool> set_aside_;         // stopped while keeping a speed test waiting, to run when the GPU is quiet
+    std::vector<bool> rerun_when_quiet_;  // run again after being set aside: never set aside twice
+    std::map<std::string, std::size_t> index_of_;
+    std::map<std::size_t, CaseOutput> case_output_;
+    RunResult run_;
+};
+
+}  // namespace cugrade

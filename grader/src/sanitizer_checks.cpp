@@ -1,0 +1,287 @@
+#include "sanitizer_checks.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <string>
+
+#include "cugrade/sanitizer_report.hpp"
+
+namespace cugrade {
+namespace fs = std::filesystem;
+
+void check_races(CaseRunner& runner, const std::vector<CasePlan>& cases, const std::vector<std::size_t>& race_checked,
+                 const RunOptions& options) {
+    const std::vector<std::string> racecheck = sanitizer_command(options.compute_sanitizer, SanitizerTool::racecheck);
+    const auto sanitizer_found_hazard = [](const ExitStatus& status) {
+        return status.exited() && status.code == sanitizer_error_exit_code;
+    };
+    const auto hazard_reported = [&](const CaseRunner::Ended& ended) {
+        return sanitizer_found_hazard(ended.status) || !first_race_report(ended.output).empty();
+    };
+
+    // A race found: the cause to report, whether or not it spoiled this run's result; the diagnosis says where it is.
+    const auto mark_race = [&](std::size_t i, const std::string& output) {
+        CaseResult& result = runner.result().cases[i];
+        const std::string also_wrong =
+            result.status == Status::wrong_answer ? " (the result was wrong too: " + result.detail + ")" : "";
+        result.status = Status::race;
+        result.detail = "compute-sanitizer racecheck found a race between threads" + also_wrong;
+        result.diagnosis = race_diagnosis(output);
+        if (!result.diagnosis) {
+            result.diagnosis = Diagnosis{"race", "compute-sanitizer racecheck: a race on shared memory",
+                                         "this case", {}, "a __syncthreads() is missing between a write and "
+                                         "another thread's read", "", "a race on shared memory (racecheck)",
+                                         "barrier"};
+        }
+        result.diagnosis->scope = "this case";
+    };
+    // A racy kernel can slow racecheck past the case's limit; a hazard it already reported still decides.
+    const auto decides = [&](std::size_t i, bool hazard, const std::string& report) {
+        const CaseResult& result = runner.result().cases[i];
+        const bool checked = result.status == Status::passed || result.status == Status::wrong_answer;
+        return (checked && hazard) || (result.status == Status::timed_out && !report.empty());
+    };
+
+    // The race-check cases of each visibility run together under one compute-sanitizer, whose start costs seconds,
+    // the harness marking where each case starts in what it prints: a hazard reported within a case's part is that
+    // case's, and a case without one that ran before the first report of its process had none. A case after it
+    // without a report may have had its report left out (racecheck prints a few reports a process, and may name a
+    // race once), so it runs again alone, as every case does where nothing can be told (no part holds the report,
+    // or the output was cut).
+    std::vector<std::size_t> visible_races, hidden_races;
+    for (const std::size_t i : race_checked) {
+        (cases[i].visibility == Visibility::hidden ? hidden_races : visible_races).push_back(i);
+    }
+    std::vector<std::size_t> one_at_a_time;
+    for (const auto* together : {&visible_races, &hidden_races}) {
+        if (together->size() < 2) {
+            one_at_a_time.insert(one_at_a_time.end(), together->begin(), together->end());
+            continue;
+        }
+        const auto processes = runner.run(*together, racecheck, {.tool = "racecheck", .case_markers = true});
+        if (std::none_of(processes.begin(), processes.end(), hazard_reported)) {
+            continue;
+        }
+        const bool cut = std::any_of(processes.begin(), processes.end(), [](const auto& p) { return p.truncated; });
+        std::map<int, int> first_report;  // by process: the place of its first case with a report
+        for (const std::size_t i : *together) {
+            const auto part = runner.case_output(i);
+            if (part.process >= 0 && !first_race_report(part.text).empty()) {
+                const auto [at, added] = first_report.emplace(part.process, part.position);
+                at->second = std::min(at->second, part.position);
+            }
+        }
+        if (cut || first_report.empty()) {
+            runner.reopen(*together);
+            one_at_a_time.insert(one_at_a_time.end(), together->begin(), together->end());
+            continue;
+        }
+        for (const std::size_t i : *together) {
+            const auto part = runner.case_output(i);
+            const std::string report = first_race_report(part.text);
+            const auto first = first_report.find(part.process);
+            if (!report.empty()) {
+                if (decides(i, true, report)) {
+                    mark_race(i, part.text);
+                }
+            } else if (part.process < 0 || (first != first_report.end() && part.position > first->second)) {
+                runner.reopen({i});
+                one_at_a_time.push_back(i);
+            }
+        }
+    }
+    std::sort(one_at_a_time.begin(), one_at_a_time.end());
+    for (const std::size_t i : one_at_a_time) {
+        const auto processes = runner.run({i}, racecheck, {.tool = "racecheck"});
+        if (processes.empty()) {
+            continue;
+        }
+        const auto& [status, output, truncated] = processes.back();
+        if (decides(i, sanitizer_found_hazard(status), first_race_report(output))) {
+            mark_race(i, output);
+        }
+    }
+}
+
+void check_memory(const fs::path& program, const std::vector<CasePlan>& cases,
+                  const std::vector<std::size_t>& memory_checked, const RunOptions& options, RunResult& result) {
+    const auto started = Clock::now();
+    const std::vector<std::string> memcheck = sanitizer_command(options.compute_sanitizer, SanitizerTool::memcheck);
+    CaseRunner runner(program, cases, options);
+    const auto error_reported = [](const CaseRunner::Ended& ended) {
+        return ended.status.exited() && ended.status.code == sanitizer_error_exit_code;
+    };
+    const auto flag = [&](std::size_t i, const std::string& output) {
+        CaseResult& graded = result.cases[i];
+        if (graded.status != Status::passed && graded.status != Status::wrong_answer) {
+            return;
+        }
+        const std::string also_wrong =
+            graded.status == Status::wrong_answer ? " (the result was wrong too: " + graded.detail + ")" : "";
+        graded.status = Status::memory_error;
+        graded.detail = "compute-sanitizer memcheck found an access outside every allocation" + also_wrong;
+        graded.diagnosis = first_sanitizer_error(SanitizerTool::memcheck, output, options.student_files);
+        if (graded.diagnosis) {
+            graded.diagnosis->scope = "this case";
+        }
+    };
+    std::vector<std::size_t> visible_cases, hidden_cases;
+    for (const std::size_t i : memory_checked) {
+        (cases[i].visibility == Visibility::hidden ? hidden_cases : visible_cases).push_back(i);
+    }
+    std::vector<std::size_t> one_at_a_time;
+    for (const auto* together : {&visible_cases, &hidden_cases}) {
+        if (together->empty()) {
+            continue;
+        }
+        const auto processes = runner.run(*together, memcheck, {.tool = "memcheck"});
+        std::vector<const CaseRunner::Ended*> reporting;
+        for (const auto& process : processes) {
+            if (error_reported(process)) {
+                reporting.push_back(&process);
+            }
+        }
+        if (reporting.empty()) {
+            continue;
+        }
+        if (together->size() == 1) {
+            flag(together->front(), reporting.front()->output);
+            continue;
+        }
+        // Memcheck stops the launch it reports, so the harness sees that call fail, calls the case a CUDA error
+        // and ends its process: each reporting process then holds one failed case, its last, in the order run.
+        // Where the count differs, each case runs alone to say which it was.
+        std::vector<std::size_t> failed;
+        for (const std::size_t i : *together) {
+            const Status under_memcheck = runner.result().cases[i].status;
+            if (under_memcheck != Status::passed && under_memcheck != Status::wrong_answer) {
+                failed.push_back(i);
+            }
+        }
+        if (failed.size() == reporting.size()) {
+            for (std::size_t k = 0; k < failed.size(); ++k) {
+                flag(failed[k], reporting[k]->output);
+            }
+        } else {
+            runner.reopen(*together);
+            one_at_a_time.insert(one_at_a_time.end(), together->begin(), together->end());
+        }
+    }
+    std::sort(one_at_a_time.begin(), one_at_a_time.end());
+    for (const std::size_t i : one_at_a_time) {
+        std::string output;
+        bool reported = false;
+        for (const auto& process : runner.run({i}, memcheck, {.tool = "memcheck"})) {
+            output += process.output;
+            reported = reported || error_reported(process);
+        }
+        if (reported) {
+            flag(i, output);
+        }
+    }
+    result.seconds.gpu_wait += runner.result().seconds.gpu_wait;
+    result.seconds.race_check += Seconds(Clock::now() - started).count() - runner.result().seconds.gpu_wait;
+}
+
+void put_races_first(const std::vector<CasePlan>& cases, RunResult& result) {
+    const auto race = std::find_if(result.cases.begin(), result.cases.end(), [](const CaseResult& r) {
+        return r.status == Status::race && r.diagnosis.has_value();
+    });
+    if (race == result.cases.end()) {
+        return;
+    }
+    for (std::size_t i = 0; i < cases.size(); ++i) {
+        CaseResult& r = result.cases[i];
+        if (r.status != Status::wrong_answer || cases[i].timed) {
+            continue;
+        }
+        Diagnosis diagnosis = *race->diagnosis;
+        diagnosis.scope = "found by the race check; this wrong answer may be its effect";
+        if (r.diagnosis) {
+            diagnosis.evidence.insert(diagnosis.evidence.begin(), "the answer: " + r.diagnosis->summary);
+        }
+        r.diagnosis = std::move(diagnosis);
+    }
+}
+
+namespace {
+
+bool needs_diagnosis(const CasePlan& plan, Status status) {
+    return !plan.timed && !plan.race_check &&
+           (status == Status::wrong_answer || status == Status::cuda_error || status == Status::crashed ||
+            status == Status::exited_early);
+}
+
+}  // namespace
+
+void diagnose_failures(const fs::path& program, const std::vector<CasePlan>& cases, const RunOptions& options,
+                       RunResult& result) {
+    if (options.compute_sanitizer.empty() || !options.diagnose) {
+        return;
+    }
+    std::optional<std::size_t> chosen;
+    const auto better = [&](std::size_t i, std::size_t than) {
+        const bool visible = cases[i].visibility == Visibility::visible;
+        const bool than_visible = cases[than].visibility == Visibility::visible;
+        return visible != than_visible ? visible : cases[i].size() < cases[than].size();
+    };
+    // A wrong answer the harness already explained needs no rerun: its cause is named.
+    for (std::size_t i = 0; i < cases.size(); ++i) {
+        if (needs_diagnosis(cases[i], result.cases[i].status) && !names_cause(result.cases[i].diagnosis) &&
+            (!chosen || better(i, *chosen))) {
+            chosen = i;
+        }
+    }
+    if (!chosen) {
+        return;
+    }
+    // The reruns of one grading share one budget, whatever the submission does under the tools.
+    const auto started = Clock::now();
+    const auto budget_end = after(options.diagnosis_seconds);
+    std::vector<CasePlan> reruns = cases;
+    RunOptions rerun_options = options;
+    CaseRunner runner(program, reruns, rerun_options);
+    std::vector<SanitizerTool> tools = {SanitizerTool::memcheck};
+    if (result.cases[*chosen].status == Status::wrong_answer) {
+        tools.insert(tools.end(), {SanitizerTool::initcheck, SanitizerTool::synccheck});
+    }
+    const std::string where = cases[*chosen].visibility == Visibility::visible ? "on " + cases[*chosen].id
+                                                                                : "on a hidden case";
+    for (const SanitizerTool tool : tools) {
+        const double left = Seconds(budget_end - Clock::now()).count();
+        if (left < 1.0) {
+            result.diagnosis_notes.push_back(fmt::format(
+                "compute-sanitizer's {} did not run {}: the reruns' {} s were spent", to_string(tool), where,
+                options.diagnosis_seconds));
+            break;
+        }
+        reruns[*chosen].case_seconds = std::min(cases[*chosen].case_seconds, left);
+        rerun_options.sanitizer_startup_seconds = left;
+        runner.reopen({*chosen});
+        std::string output;
+        bool stopped = false;
+        for (const auto& process : runner.run({*chosen}, sanitizer_command(options.compute_sanitizer, tool),
+                                              {.bare_buffers = true, .tool = to_string(tool)})) {
+            output += process.output;
+            stopped = stopped || process.status.timed_out;
+        }
+        if (auto found = first_sanitizer_error(tool, output, options.student_files)) {
+            found->scope = "found " + where;
+            result.cases[*chosen].diagnosis = std::move(*found);
+            break;
+        }
+        if (stopped) {
+            result.diagnosis_notes.push_back(fmt::format("compute-sanitizer's {} stopped after {:.0f} s {}",
+                                                         to_string(tool), Seconds(Clock::now() - started).count(),
+                                                         where));
+            break;
+        }
+    }
+    result.seconds.gpu_wait += runner.result().seconds.gpu_wait;
+    result.seconds.diagnosis -= runner.result().seconds.gpu_wait;
+    result.seconds.diagnosis += Seconds(Clock::now() - started).count();
+}
+
+}  // namespace cugrade

@@ -1,0 +1,39 @@
+// The race and memory checks of a submission's cases under compute-sanitizer, and the reruns of its smallest
+// failing case that diagnose it (run_cases runs them after the graded run).
+#pragma once
+
+#include <cstddef>
+#include <filesystem>
+#include <vector>
+
+#include "case_runner.hpp"
+#include "cugrade/run.hpp"
+
+namespace cugrade {
+
+// The race-check cases under racecheck: a hazard fails the case, whatever its result.
+void check_races(CaseRunner& runner, const std::vector<CasePlan>& cases, const std::vector<std::size_t>& race_checked,
+                 const RunOptions& options);
+
+// The memory-check cases, once more under memcheck, with the graded run's buffers (guard regions after each output,
+// which catch a write just past it; inputs allocated to their size, so that memcheck sees a read past their end): an
+// access outside every allocation fails the case as memory_error, whatever its result. The cases of each visibility
+// run together under one compute-sanitizer; the case that ended each reporting process is the one it reported, and
+// the cases run again one at a time only where that cannot be told.
+void check_memory(const std::filesystem::path& program, const std::vector<CasePlan>& cases,
+                  const std::vector<std::size_t>& memory_checked, const RunOptions& options, RunResult& result);
+
+// Where racecheck found a race, a wrong answer elsewhere may be its effect, whatever the answer looks like (a value
+// no element holds is what a read before a write gives): the race is the cause each wrong answer's diagnosis names,
+// and the harness's reading of the answer stays as evidence.
+void put_races_first(const std::vector<CasePlan>& cases, RunResult& result);
+
+// A failing case runs once more, alone, under compute-sanitizer, to find what went wrong: memcheck for a crash, a
+// CUDA error or a wrong answer, then initcheck and synccheck for a wrong answer that memcheck does not explain. The
+// smallest visible failing case whose wrong answer the harness did not explain is the one, since instrumented code
+// runs many times slower and a student may see all of it; a hidden case only when no visible case fails. Its verdict
+// stays that of the graded run: the diagnosis goes beside it, and what the reruns print goes nowhere.
+void diagnose_failures(const std::filesystem::path& program, const std::vector<CasePlan>& cases,
+                       const RunOptions& options, RunResult& result);
+
+}  // namespace cugrade
