@@ -14,7 +14,6 @@
 #include <optional>
 #include <nlohmann/json.hpp>
 #include <string>
-#include <type_traits>
 #include <utility>
 #include <vector>
 
