@@ -187,10 +187,13 @@ inline bool set_up_checker_counters() {
 }
 
 // The counters of the submission's call on a slow speed test, made in this process (counter_profile.hpp) in the
-// machine's `turn` at them: {"launches": [{"name", "metrics"}]}, or {"problem": why not}. `prepare` poisons the
-// outputs, `call` makes one call.
+// machine's `turn` at them: {"launches": [{"name", "metrics"}]}, {"problem": why not}, or {"unwanted": true} where
+// the grader wants no profile. `prepare` poisons the outputs, `call` makes one call.
 inline nlohmann::json profile_slow_call(const CountersTurn& turn, const std::function<void()>& prepare,
                                         const std::function<void()>& call, double call_ms) {
+    if (turn.unwanted()) {
+        return {{"unwanted", true}};
+    }
     if (!turn.granted()) {
         return {{"problem", "other profiles held the GPU's counters (they take turns on a machine)"},
                 {"turn_refused", true}};
@@ -398,7 +401,7 @@ CaseOutcome run_checked_calls(const plan::Case& c, const CaseCalls<Signature>& c
             // Made in the speed test's turn at the GPU alone when no other profile has the counters: the GPU is
             // emptied for both once. Otherwise the turn is given up while this one waits for the counters' turn.
             std::optional<CountersTurn> turn(std::in_place, CountersTurn::Ask::if_free);
-            if (!turn->granted()) {
+            if (!turn->granted() && !turn->unwanted()) {
                 turn.reset();
                 alone.reset();
                 turn.emplace(CountersTurn::Ask::waiting);

@@ -75,25 +75,26 @@ public:
     void set_gpu_gate(bool on) { gpu_gate_ = on && fd_ > 2; }
 
     // The machine's turn at the GPU's performance counters (protocol.hpp), asked holding nothing of the GPU so that
-    // the profile it waits for can have the GPU alone. Without a grader there is no one to take turns with.
-    bool take_counters() {
+    // the profile it waits for can have the GPU alone: the grader's answer. Without a grader there is no one to take
+    // turns with.
+    char take_counters() {
         if (fd_ <= 2) {
-            return true;
+            return protocol::counters_granted;
         }
         if (shared_depth_ == 0 && held_ != Held::none) {
             ask_for_gpu("none", Held::none);
         }
         send({{"event", "counters"}, {"use", "take"}});
-        return answer() == protocol::counters_granted;
+        return answer();
     }
     // The turn if no other profile has it now, asked holding the GPU alone and keeping it: waiting for another
     // profile while holding the GPU alone would keep that profile (and every other submission) waiting.
-    bool try_counters() {
+    char try_counters() {
         if (fd_ <= 2) {
-            return true;
+            return protocol::counters_granted;
         }
         send({{"event", "counters"}, {"use", "try"}});
-        return answer() == protocol::counters_granted;
+        return answer();
     }
     void give_counters() {
         if (fd_ > 2) {
@@ -174,25 +175,28 @@ inline void gpu_done() { ask_channel([](Channel& channel) { channel.gpu_done(); 
 
 // The machine's turn at the GPU's counters, held while it lives; a harness run by hand always has it. `waiting`
 // gives up what the process holds of the GPU and waits for the turn; `if_free`, asked holding the GPU alone, keeps it
-// and takes the turn only if no other profile has it.
+// and takes the turn only if no other profile has it. Either way the grader may want no profile at all.
 class CountersTurn {
 public:
     enum class Ask { waiting, if_free };
     explicit CountersTurn(Ask ask) {
         Channel* channel = active_channel();
-        granted_ = channel == nullptr || (ask == Ask::waiting ? channel->take_counters() : channel->try_counters());
+        answer_ = channel == nullptr                ? protocol::counters_granted
+                  : ask == Ask::waiting ? channel->take_counters()
+                                        : channel->try_counters();
     }
     ~CountersTurn() {
-        if (Channel* channel = active_channel(); channel != nullptr && granted_) {
+        if (Channel* channel = active_channel(); channel != nullptr && granted()) {
             channel->give_counters();
         }
     }
     CountersTurn(const CountersTurn&) = delete;
     CountersTurn& operator=(const CountersTurn&) = delete;
-    bool granted() const { return granted_; }
+    bool granted() const { return answer_ == protocol::counters_granted; }
+    bool unwanted() const { return answer_ == protocol::counters_unwanted; }
 
 private:
-    bool granted_ = false;
+    char answer_ = protocol::counters_refused;
 };
 
 template <void (*Begin)(), void (*End)()>

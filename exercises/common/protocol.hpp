@@ -22,7 +22,9 @@
 // "use":"take"} (asked while holding nothing of the GPU) is answered with one byte, counters_granted or, after the
 // grader's patience, counters_refused; {"event":"counters","use":"try"} (asked holding the GPU alone, after a speed
 // test's sampling) is answered at once, granted only if no other profile has the counters, and the harness keeps what
-// it holds of the GPU; {"event":"counters","use":"give"} ends the turn, as does the case's end.
+// it holds of the GPU; {"event":"counters","use":"give"} ends the turn, as does the case's end. Either question may
+// be answered counters_unwanted: the grader wants no profile of this speed test (a case before it failed), and the
+// harness makes none.
 //
 // With "case_marker" in the plan (a run under racecheck), the harness prints a line "MARKER ID" to stdout as each case
 // starts, after its GPU work before is done: a tool's reports printed after it are that case's.
@@ -47,6 +49,7 @@ inline constexpr char gpu_granted = 'g';
 inline constexpr char output_drained = 'o';
 inline constexpr char counters_granted = 'c';
 inline constexpr char counters_refused = 'r';
+inline constexpr char counters_unwanted = 'u';
 
 // Exit codes of the harness process.
 inline constexpr int exit_done = 0;     // every case in the plan reported

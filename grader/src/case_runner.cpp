@@ -434,11 +434,14 @@ CaseRunner::Ended CaseRunner::run_process_once(const std::vector<std::size_t>& l
                 }
             };
             const std::string use = record.value("use", "");
-            if (use == "try" && !counters) {
+            const bool asks = use == "try" || use == "take";
+            // Not wanted where a smaller case has failed already (the rule profile_case applies once all have run).
+            const bool wanted = counters.has_value() || !smaller_case_failed(cases_, run_.cases, done_);
+            if (asks && wanted && use == "try" && !counters) {
                 // Asked holding the GPU alone: a turn that is not free now is refused at once, since waiting for
                 // it here would keep every other submission waiting too.
                 take_counters(Seconds(0));
-            } else if (use == "take" && !counters) {
+            } else if (asks && wanted && !counters) {
                 // Profiles take turns on a machine (Nsight Compute's and other batches' too), holding nothing of
                 // the GPU while they wait.
                 change_gpu(GpuGate::Use::none);
@@ -446,9 +449,11 @@ CaseRunner::Ended CaseRunner::run_process_once(const std::vector<std::size_t>& l
                 take_counters(Seconds(options_.profile_wait_seconds));
                 not_the_case_time(asked);
             }
-            if (use == "try" || use == "take") {
+            if (asks) {
                 counters_in_turn = counters_in_turn || (counters && alone_since);
-                child.reply(std::string(1, counters ? protocol::counters_granted : protocol::counters_refused));
+                child.reply(std::string(1, !wanted  ? protocol::counters_unwanted
+                                           : counters ? protocol::counters_granted
+                                                      : protocol::counters_refused));
             } else if (use == "give") {
                 counters.reset();
             }

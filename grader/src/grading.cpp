@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
-#include <ranges>
 
 #include <unistd.h>
 
@@ -379,17 +378,12 @@ ExerciseReport grade_exercise(const GradingContext& context, const Exercise& exe
             context.gpu_proven = true;
             RunResult run = run_cases(program, cases, run_options);
             // Only scoring tells a slow speed test from a fast one: the harness reports both as passed. A speed
-            // test with a wrong answer that nothing explained is profiled too when every smaller case passed: its
-            // design may then be the cause (an atomic per element that stalls a float32 total), and its speed is
-            // what it will be graded on once right. Where smaller cases failed, the wrong answer is their bug, and
-            // a profile of a kernel about to change tells nothing yet.
-            const bool smaller_cases_failed = std::ranges::any_of(
-                std::views::iota(std::size_t{0}, cases.size()),
-                [&](std::size_t j) { return !cases[j].timed && run.cases[j].status != Status::passed; });
+            // test with a wrong answer that nothing explained is profiled too: its design may then be the cause (an
+            // atomic per element that stalls a float32 total), and its speed is what it will be graded on once
+            // right. Neither is where a smaller case failed (profile_case): that is the bug to fix first.
             for (std::size_t i = 0; i < cases.size(); ++i) {
                 const Status status = cases[i].timed ? score_case(cases[i], run.cases[i], rubric).status : Status::passed;
-                const bool unexplained_wrong = status == Status::wrong_answer && !names_cause(run.cases[i].diagnosis) &&
-                                               !smaller_cases_failed;
+                const bool unexplained_wrong = status == Status::wrong_answer && !names_cause(run.cases[i].diagnosis);
                 if (status == Status::slow || unexplained_wrong) {
                     profile_case(program, cases, i, run_options, run);
                 }

@@ -101,9 +101,28 @@ std::optional<std::string> diagnose_from_counters(const std::vector<CasePlan>& c
 
 }  // namespace
 
+bool smaller_case_failed(const std::vector<CasePlan>& cases, const std::vector<CaseResult>& results,
+                         const std::vector<bool>& decided) {
+    for (std::size_t j = 0; j < cases.size() && j < results.size() && j < decided.size(); ++j) {
+        if (!cases[j].timed && decided[j] && results[j].status != Status::passed) {
+            return true;
+        }
+    }
+    return false;
+}
+
 void profile_case(const fs::path& program, const std::vector<CasePlan>& cases, std::size_t i,
                   const RunOptions& options, RunResult& result) {
     if (!options.diagnose) {
+        return;
+    }
+    if (smaller_case_failed(cases, result.cases, std::vector<bool>(cases.size(), true))) {
+        const std::string note =
+            "the speed test was not profiled: a smaller case failed; it is profiled once every smaller case passes";
+        if (std::find(result.diagnosis_notes.begin(), result.diagnosis_notes.end(), note) ==
+            result.diagnosis_notes.end()) {
+            result.diagnosis_notes.push_back(note);
+        }
         return;
     }
     const std::optional<std::string> counters_not_enough = diagnose_from_counters(cases, i, options, result);

@@ -14,7 +14,7 @@
 //   racy   under case markers (a plan with "case_marker", as under racecheck) prints a racecheck report of a race,
 //          then reports passed; without them, passes
 //   counters   asks for the machine's turn at the GPU's counters (a plan with "counter_profiler"), then reports
-//              passed, its detail "granted" or "refused"; the turn is the grader's to end with the case
+//              passed, its detail "granted", "refused" or "unwanted"; the turn is the grader's to end with the case
 //   toolhang   reports a wrong answer, but never reports under a diagnosis's tool (a plan with "bare_buffers" or
 //              "profile"), as a kernel that compute-sanitizer or the profiler slows past every limit
 // With "gpu_gate" in the plan each case first asks for the GPU as the real harness does, and waits for the grant: the
@@ -66,8 +66,11 @@ void wait_for(int fd, char expected) {
 // Asks for the machine's turn at the counters ("take" or "try") and reports the answer; the turn ends with the case.
 void ask_counters(std::FILE* channel, int fd, const std::string& id, const char* use) {
     send(channel, {{"event", "counters"}, {"use", use}});
-    const bool granted = answer_from(fd) == cugrade::protocol::counters_granted;
-    send(channel, {{"event", "result"}, {"case", id}, {"status", "passed"}, {"detail", granted ? "granted" : "refused"}});
+    const char answer = answer_from(fd);
+    const char* said = answer == cugrade::protocol::counters_granted    ? "granted"
+                       : answer == cugrade::protocol::counters_unwanted ? "unwanted"
+                                                                         : "refused";
+    send(channel, {{"event", "result"}, {"case", id}, {"status", "passed"}, {"detail", said}});
 }
 
 // Asks for the GPU and waits for the grader's grant.

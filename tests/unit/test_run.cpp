@@ -601,6 +601,45 @@ TEST_CASE("a speed test's profile takes the counters in its turn at the GPU alon
     CHECK(alone[1]["counters_from_start"] == false);
 }
 
+TEST_CASE("a speed test after a failed smaller case is not profiled: its request for the counters is declined") {
+    RunOptions options = with_tools("-counters-unwanted", 5.0);
+    options.cupti_library = "/nonexistent/libcupti.so";  // only named in the plan: the scripted harness loads nothing
+    GpuGate gate;
+    options.gpu_gate = &gate;
+    const bool smaller_failed = GENERATE(false, true);
+    std::vector<CasePlan> cases = plans({smaller_failed ? "fail-1" : "pass-1", "timedprofile-2", "fail-3"});
+    cases[1].timed = true;
+    const RunResult result = run_cases(CUGRADE_SCRIPTED_HARNESS, cases, options);
+    // A case failing after it (a hidden one, say) is not known yet: the rule is applied again once all have run.
+    CHECK(result.cases[1].detail == (smaller_failed ? "unwanted" : "granted"));
+    CHECK(result.cases[1].status == Status::passed);
+    // Declined, the machine's counters were never taken; granted, they were given back with the case.
+    CHECK(MachineLock(std::filesystem::temp_directory_path() / "cugrade-gpu-counters.lock", std::chrono::seconds(0))
+              .held());
+}
+
+TEST_CASE("a slow speed test is profiled only when every smaller case passed, and says so when one failed") {
+    const auto file = std::filesystem::temp_directory_path() / "cugrade-test-run-unwanted.jsonl";
+    std::filesystem::remove(file);
+    std::vector<CasePlan> cases = plans({"pass-1", "fail-2", "timed-3"});
+    cases[2].timed = true;
+    RunOptions options = with_tools("-unwanted", 5.0);
+    RunTrace trace(file);
+    options.trace = &trace;
+    RunResult result = run_cases(CUGRADE_SCRIPTED_HARNESS, cases, options);
+    REQUIRE(result.cases[1].status == Status::wrong_answer);
+    REQUIRE(result.cases[2].status == Status::passed);
+    profile_case(CUGRADE_SCRIPTED_HARNESS, cases, 2, options, result);
+    profile_case(CUGRADE_SCRIPTED_HARNESS, cases, 2, options, result);
+    CHECK(result.diagnosis_notes == std::vector<std::string>{
+                                        "the speed test was not profiled: a smaller case failed; it is profiled once "
+                                        "every smaller case passes"});
+    CHECK(!result.cases[2].diagnosis);
+    CHECK(trace_events(file, "profile").empty());  // no Nsight Compute either
+    CHECK(!smaller_case_failed(cases, result.cases, {true, false, true}));  // only decided cases count
+    CHECK(smaller_case_failed(cases, result.cases, {true, true, false}));
+}
+
 TEST_CASE("the race cases run under one racecheck, and a hazard lands on the case whose part of the output shows it") {
     const auto file = std::filesystem::temp_directory_path() / "cugrade-test-run-races.jsonl";
     std::filesystem::remove(file);

@@ -93,10 +93,18 @@ struct RunOptions {
 RunResult run_cases(const std::filesystem::path& program, const std::vector<CasePlan>& cases,
                     const RunOptions& options);
 
-// What slows case `index`, a speed test below its top tier, down: from the counters its harness read itself right
-// after timing it (measurements' "kernel_profile"), else from a run of its calls, alone and untimed, under Nsight
-// Compute. Its diagnosis goes into result.cases[index], or why there is none into result.diagnosis_notes. Its verdict
-// and measurements stay those of the timed run.
+// Whether a smaller case (one without a clock) has failed, of those whose `decided[j]` is true: the one rule for
+// whether a speed test is profiled (docs/diagnoses.md). A kernel that fails a smaller case is about to change, and its
+// profile holds the GPU alone from every other submission, so it is profiled once the smaller cases pass. The run
+// loop declines a checker's request for the counters by it (the verdicts so far), profile_case by all of them.
+bool smaller_case_failed(const std::vector<CasePlan>& cases, const std::vector<CaseResult>& results,
+                         const std::vector<bool>& decided);
+
+// What slows case `index`, a speed test below its top tier or wrong with nothing to explain it, down: from the
+// counters its harness read itself right after timing it (measurements' "kernel_profile"), else from a run of its
+// calls, alone and untimed, under Nsight Compute; nothing where a smaller case failed. Its diagnosis goes into
+// result.cases[index], or why there is none into result.diagnosis_notes. Its verdict and measurements stay those of
+// the timed run.
 void profile_case(const std::filesystem::path& program, const std::vector<CasePlan>& cases, std::size_t index,
                   const RunOptions& options, RunResult& result);
 
