@@ -37,6 +37,30 @@ SpeedTestFigures speed_test_figures(const CasePlan& plan, const CaseResult& time
     return figures;
 }
 
+// The counters the harness read on speed test `i`, whether or not they become its diagnosis: the trace records what
+// they cost, and their seconds (inside the speed test's process, after its timing) are the diagnosis's.
+void count_counters(const std::vector<CasePlan>& cases, std::size_t i, const RunOptions& options, RunResult& result) {
+    const auto profile = result.cases[i].measurements.find("kernel_profile");
+    if (profile == result.cases[i].measurements.end() || !profile->is_object() || !profile->contains("launches")) {
+        return;
+    }
+    if (options.trace != nullptr) {
+        options.trace->record({{"event", "counters"},
+                               {"submission", options.trace_label},
+                               {"case", cases[i].id},
+                               {"passes", profile->value("passes", 0)},
+                               {"setup_seconds", profile->value("setup_seconds", 0.0)},
+                               {"seconds", profile->value("seconds", 0.0)},
+                               {"steps", profile->value("steps", nlohmann::json::object())}});
+    }
+    const double profiled = profile->value("setup_seconds", 0.0) + profile->value("seconds", 0.0);
+    if (profiled > 0) {
+        const double moved = std::min(profiled, result.seconds.speed);
+        result.seconds.speed -= moved;
+        result.seconds.diagnosis += moved;
+    }
+}
+
 // The counters the harness read itself on speed test `i` (exercises/common/counter_profile.hpp), turned into its
 // diagnosis, or into a note of why there is none (nothing is returned then); else why Nsight Compute is to be asked:
 // the harness read no counters, or could not (what it said). A profile refused its turn is left out, saying so.
@@ -63,22 +87,6 @@ std::optional<std::string> diagnose_from_counters(const std::vector<CasePlan>& c
             return std::nullopt;
         }
         return why;
-    }
-    // The profile ran inside the speed test's process, after its timing: its seconds are the diagnosis's.
-    const double profiled = profile->value("setup_seconds", 0.0) + profile->value("seconds", 0.0);
-    if (options.trace != nullptr) {
-        options.trace->record({{"event", "counters"},
-                               {"submission", options.trace_label},
-                               {"case", cases[i].id},
-                               {"passes", profile->value("passes", 0)},
-                               {"setup_seconds", profile->value("setup_seconds", 0.0)},
-                               {"seconds", profile->value("seconds", 0.0)},
-                               {"steps", profile->value("steps", nlohmann::json::object())}});
-    }
-    if (profiled > 0) {
-        const double moved = std::min(profiled, result.seconds.speed);
-        result.seconds.speed -= moved;
-        result.seconds.diagnosis += moved;
     }
     try {
         const std::vector<KernelProfile> launches = read_counter_profile(profile->value("launches", nlohmann::json()));
@@ -116,6 +124,7 @@ void profile_case(const fs::path& program, const std::vector<CasePlan>& cases, s
     if (!options.diagnose) {
         return;
     }
+    count_counters(cases, i, options, result);
     if (smaller_case_failed(cases, result.cases, std::vector<bool>(cases.size(), true))) {
         const std::string note =
             "the speed test was not profiled: a smaller case failed; it is profiled once every smaller case passes";
