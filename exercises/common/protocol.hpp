@@ -23,7 +23,7 @@
 // grader's patience, counters_refused; {"event":"counters","use":"try"} (asked holding the GPU alone, after a speed
 // test's sampling) is answered at once, granted only if no other profile has the counters, and the harness keeps what
 // it holds of the GPU; {"event":"counters","use":"give"} ends the turn, as does the case's end. Either question may
-// be answered counters_unwanted: the grader wants no profile of this speed test (a case before it failed), and the
+// be answered counters_unwanted: the grader wants no profile of this speed test (a smaller case failed), and the
 // harness makes none.
 //
 // With "case_marker" in the plan (a run under racecheck), the harness prints a line "MARKER ID" to stdout as each case
