@@ -132,7 +132,9 @@ for line in (out / "fixtures.txt").read_text().splitlines():
     for c in graded.get("cases", []):
         other = a.get(c["id"])
         if other is None or other["status"] != c["status"]:
-            cases_differ.append(f"{student} {exercise}/{name} {c['id']}: {other and other['status']} alone, {c['status']} in the class")
+            detail = (c.get("detail") or "").replace("\n", " ")[:160]
+            cases_differ.append(f"{student} {exercise}/{name} {c['id']}: {other and other['status']} alone, "
+                                f"{c['status']} in the class" + (f" ({detail})" if detail else ""))
         if other is not None and c.get("group") == "speed" and abs(other["points"] - c["points"]) > 1e-9:
             tiers_differ.append(f"{student} {exercise}/{name}: speed {other['points']} alone, {c['points']} in the class")
     if abs(alone.get("points", 0) - graded.get("points", 0)) > 0.006:
