@@ -148,8 +148,10 @@ double GpuGate::wait_until_quiet(bool holds_place) {
     open_round_if_quiet();
     changed_.notify_all();  // a place given up
     changed_.wait(lock, [&] { return round_ != round; });
+    // Its place back at once, past the places if need be: those who went on together run their cases set aside
+    // together, rather than some waiting for the last students of the class to end (the places count again for
+    // whoever starts next).
     if (holds_place) {
-        changed_.wait(lock, [&] { return placed_ < places_; });
         ++placed_;
     }
     return std::chrono::duration<double>(Clock::now() - asked).count();

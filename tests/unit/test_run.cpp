@@ -311,6 +311,30 @@ TEST_CASE("work set aside waits until every student graded on the GPU waits too,
     gate.give_place();
 }
 
+TEST_CASE("the students of a quiet round go on together, past the places, and no one else starts until places are free") {
+    using namespace std::chrono_literals;
+    GpuGate gate(2s, 2);
+    gate.take_place();  // a student of the class, still graded
+    gate.take_place();  // a student whose work was set aside
+    auto first = std::async(std::launch::async, [&gate] { return gate.wait_until_quiet(true); });
+    gate.take_place();  // its place, taken by a third
+    auto second = std::async(std::launch::async, [&gate] { return gate.wait_until_quiet(true); });
+    gate.take_place();  // and a fourth
+    CHECK(first.wait_for(200ms) == std::future_status::timeout);
+    gate.no_students_left();
+    CHECK(first.wait_for(5s) == std::future_status::ready);  // both, though two students hold both places
+    CHECK(second.wait_for(5s) == std::future_status::ready);
+    CHECK(gate.quiet_rounds() == 1);
+    auto next = std::async(std::launch::async, [&gate] { gate.take_place(); });
+    gate.give_place();
+    gate.give_place();
+    CHECK(next.wait_for(200ms) == std::future_status::timeout);  // four placed, two places
+    gate.give_place();
+    CHECK(next.wait_for(5s) == std::future_status::ready);
+    gate.give_place();
+    gate.give_place();
+}
+
 TEST_CASE("a wrong answer the harness explains gets the explanation as its diagnosis, read as untrusted text") {
     const RunResult result = run({"explained-1", "fail-2"});
     REQUIRE(result.cases.size() == 2);

@@ -100,7 +100,8 @@ public:
     // Waits until the GPU is quiet: every student graded on it has work set aside and waits here too (when every
     // worker waits), or no student is left to start (the end of a batch, where the last students' speed tests would
     // rather wait for the work set aside than have it wait for them). Those waiting then go on together, each taking
-    // a place again if it had given one up (`holds_place`). Returns how long it waited.
+    // a place again at once if it had given one up (`holds_place`), even past the places: no one takes a place then
+    // until enough are given back. Returns how long it waited.
     double wait_until_quiet(bool holds_place);
     void no_students_left();
     std::size_t quiet_rounds() const;
