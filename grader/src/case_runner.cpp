@@ -8,6 +8,7 @@
 #include <fstream>
 #include <memory>
 #include <random>
+#include <ranges>
 
 #include <sys/socket.h>
 #include <unistd.h>
@@ -435,8 +436,13 @@ CaseRunner::Ended CaseRunner::run_process_once(const std::vector<std::size_t>& l
             };
             const std::string use = record.value("use", "");
             const bool asks = use == "try" || use == "take";
-            // Not wanted where a smaller case has failed already (the rule profile_case applies once all have run).
-            const bool wanted = counters.has_value() || !smaller_case_failed(cases_, run_.cases, done_);
+            // Not wanted where a smaller case has failed already (the rule profile_case applies once all have run),
+            // or seems to hang: set aside, it has no verdict yet, and will time out alone as it did here.
+            const bool smaller_set_aside = std::ranges::any_of(
+                std::views::iota(std::size_t{0}, cases_.size()),
+                [&](std::size_t j) { return set_aside_[j] && !cases_[j].timed; });
+            const bool wanted =
+                counters.has_value() || (!smaller_set_aside && !smaller_case_failed(cases_, run_.cases, done_));
             if (asks && wanted && use == "try" && !counters) {
                 // Asked holding the GPU alone: a turn that is not free now is refused at once, since waiting for
                 // it here would keep every other submission waiting too.

@@ -112,7 +112,10 @@ std::optional<std::string> diagnose_from_counters(const std::vector<CasePlan>& c
 bool smaller_case_failed(const std::vector<CasePlan>& cases, const std::vector<CaseResult>& results,
                          const std::vector<bool>& decided) {
     for (std::size_t j = 0; j < cases.size() && j < results.size() && j < decided.size(); ++j) {
-        if (!cases[j].timed && decided[j] && results[j].status != Status::passed) {
+        // The submission's failures: not a case the grader could not run (no compute-sanitizer, say) or skipped.
+        const Status status = results[j].status;
+        const bool failed = status != Status::passed && status != Status::harness_error && status != Status::skipped;
+        if (!cases[j].timed && decided[j] && failed) {
             return true;
         }
     }

@@ -104,11 +104,8 @@ RunResult run_cases(const fs::path& program, const std::vector<CasePlan>& cases,
     for (std::size_t i = 0; i < cases.size(); ++i) {
         (cases[i].race_check ? race_checked : cases[i].visibility == Visibility::hidden ? hidden : visible).push_back(i);
     }
-    // One process for both (restarts aside): a harness's start is mostly CUDA's context, which the driver makes
-    // one at a time for the whole machine.
-    std::vector<std::size_t> graded = visible;
-    graded.insert(graded.end(), hidden.begin(), hidden.end());
-    runner.run(graded, {});
+    // The race checks first: a race they find is a smaller case failed, so a slow speed test after it is not
+    // profiled (smaller_case_failed) rather than profiled for nothing.
     if (!race_checked.empty() && options.compute_sanitizer.empty()) {
         for (const std::size_t i : race_checked) {
             runner.settle(i, {Status::harness_error, "compute-sanitizer was not found, so the race check could not run"});
@@ -116,6 +113,11 @@ RunResult run_cases(const fs::path& program, const std::vector<CasePlan>& cases,
     } else if (!race_checked.empty()) {
         check_races(runner, cases, race_checked, options);
     }
+    // One process for both (restarts aside): a harness's start is mostly CUDA's context, which the driver makes
+    // one at a time for the whole machine.
+    std::vector<std::size_t> graded = visible;
+    graded.insert(graded.end(), hidden.begin(), hidden.end());
+    runner.run(graded, {});
     put_races_first(cases, runner.result());
     std::vector<std::size_t> memory_checked;
     for (std::size_t i = 0; i < cases.size(); ++i) {

@@ -1,5 +1,5 @@
 // The race and memory checks of a submission's cases under compute-sanitizer, and the reruns of its smallest
-// failing case that diagnose it (run_cases runs them after the graded run).
+// failing case that diagnose it (run_cases runs the race checks before the graded run, the rest after it).
 #pragma once
 
 #include <cstddef>

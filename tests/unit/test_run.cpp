@@ -504,7 +504,7 @@ TEST_CASE("the trace records every harness process (its submission, tool, cases,
     // Each case its process ran, the one that crashed its process included, with its own seconds.
     REQUIRE(case_records.size() == 4);
     const std::vector<std::pair<std::string, std::string>> ran = {
-        {"pass-1", "none"}, {"crash-2", "none"}, {"pass-race", "racecheck"}, {"crash-2", "memcheck"}};
+        {"pass-race", "racecheck"}, {"pass-1", "none"}, {"crash-2", "none"}, {"crash-2", "memcheck"}};
     for (std::size_t i = 0; i < ran.size(); ++i) {
         CHECK(case_records[i]["event"] == "case");
         CHECK(case_records[i]["submission"] == "alice/sum.cu");
@@ -512,13 +512,13 @@ TEST_CASE("the trace records every harness process (its submission, tool, cases,
         CHECK(case_records[i]["tool"] == ran[i].second);
         CHECK(case_records[i]["seconds"].get<double>() >= 0.0);
     }
-    REQUIRE(records.size() == 3);  // the plain cases, the race check, the crash's rerun under memcheck
+    REQUIRE(records.size() == 3);  // the race check, the plain cases, the crash's rerun under memcheck
     CHECK(records[0]["submission"] == "alice/sum.cu");
-    CHECK(records[0]["tool"] == "none");
-    CHECK(records[0]["cases"] == 2);
-    CHECK(records[0]["ended"] == "was killed by signal 11 (SIGSEGV)");
-    CHECK(records[1]["tool"] == "racecheck");
-    CHECK(records[1]["first_case"] == "pass-race");
+    CHECK(records[0]["tool"] == "racecheck");
+    CHECK(records[0]["first_case"] == "pass-race");
+    CHECK(records[1]["tool"] == "none");
+    CHECK(records[1]["cases"] == 2);
+    CHECK(records[1]["ended"] == "was killed by signal 11 (SIGSEGV)");
     CHECK(records[2]["tool"] == "memcheck");
     CHECK(records[2]["first_case"] == "crash-2");
     for (const auto& record : records) {
@@ -642,6 +642,38 @@ TEST_CASE("a speed test after a failed smaller case is not profiled: its request
               .held());
 }
 
+TEST_CASE("a speed test after a race, or after a case set aside as seeming to hang, is not profiled") {
+    using namespace std::chrono_literals;
+    RunOptions options = with_tools("-counters-race-first", 5.0);
+    options.cupti_library = "/nonexistent/libcupti.so";  // only named in the plan: the scripted harness loads nothing
+    GpuGate gate(200ms);
+    options.gpu_gate = &gate;
+    SECTION("the race checks run first") {
+        std::vector<CasePlan> cases = plans({"pass-1", "timedprofile-2", "pass-race", "racy-17"});
+        cases[1].timed = true;
+        cases[2].race_check = true;  // two, so that they run under one racecheck with the harness's markers
+        cases[3].race_check = true;
+        const RunResult result = run_cases(CUGRADE_SCRIPTED_HARNESS, cases, options);
+        CHECK(result.cases[3].status == Status::race);
+        CHECK(result.cases[1].detail == "unwanted");
+    }
+    SECTION("a case set aside has no verdict yet, and counts as failed") {
+        std::vector<CasePlan> cases = plans({"hang-1", "timedprofile-2"});
+        cases[0].case_seconds = 3.0;
+        cases[1].timed = true;
+        auto graded = std::async(std::launch::async, [&] { return run_cases(CUGRADE_SCRIPTED_HARNESS, cases, options); });
+        std::this_thread::sleep_for(300ms);  // the hang holds the GPU shared by now
+        {
+            GpuGate::Hold speed_test(&gate);
+            speed_test.change(GpuGate::Use::exclusive);  // the hang is set aside
+        }
+        gate.no_students_left();
+        const RunResult result = graded.get();
+        CHECK(result.cases[0].status == Status::timed_out);
+        CHECK(result.cases[1].detail == "unwanted");
+    }
+}
+
 TEST_CASE("a slow speed test is profiled only when every smaller case passed, and says so when one failed") {
     const auto file = std::filesystem::temp_directory_path() / "cugrade-test-run-unwanted.jsonl";
     std::filesystem::remove(file);
@@ -662,6 +694,9 @@ TEST_CASE("a slow speed test is profiled only when every smaller case passed, an
     CHECK(trace_events(file, "profile").empty());  // no Nsight Compute either
     CHECK(!smaller_case_failed(cases, result.cases, {true, false, true}));  // only decided cases count
     CHECK(smaller_case_failed(cases, result.cases, {true, true, false}));
+    // Where the grader could not run a case (no compute-sanitizer for a race check), the submission failed nothing.
+    result.cases[1].status = Status::harness_error;
+    CHECK(!smaller_case_failed(cases, result.cases, {true, true, true}));
 }
 
 TEST_CASE("the race cases run under one racecheck, and a hazard lands on the case whose part of the output shows it") {

@@ -93,7 +93,8 @@ struct RunOptions {
 RunResult run_cases(const std::filesystem::path& program, const std::vector<CasePlan>& cases,
                     const RunOptions& options);
 
-// Whether a smaller case (one without a clock) has failed, of those whose `decided[j]` is true: the one rule for
+// Whether a smaller case (one without a clock) has failed by the submission's fault (a harness error or a skipped
+// case is none), of those whose `decided[j]` is true: the one rule for
 // whether a speed test is profiled (docs/diagnoses.md). A kernel that fails a smaller case is about to change, and its
 // profile holds the GPU alone from every other submission, so it is profiled once the smaller cases pass. The run
 // loop declines a checker's request for the counters by it (the verdicts so far), profile_case by all of them.
