@@ -74,6 +74,10 @@ std::optional<std::string> diagnose_from_counters(const std::vector<CasePlan>& c
     const auto note = [&](const std::string& why) {
         result.diagnosis_notes.push_back("the speed test could not be profiled: " + why.substr(0, 300));
     };
+    if (profile->value("unwanted", false)) {
+        // Declined while a smaller case was set aside, which then passed alone: Nsight Compute profiles it now.
+        return "the checker was declined its counters while a smaller case waited to run again";
+    }
     if (profile->value("turn_refused", false)) {
         // Nsight Compute would wait for the same turn again.
         result.diagnosis_notes.push_back(turn_not_come(options));

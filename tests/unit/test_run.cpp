@@ -442,8 +442,12 @@ TEST_CASE("the trace says why a speed test was profiled under Nsight Compute: wh
     profile_case(CUGRADE_SCRIPTED_HARNESS, cases, 0, options, result);
     result.cases[0].measurements = nlohmann::json::object();
     profile_case(CUGRADE_SCRIPTED_HARNESS, cases, 0, options, result);
+    // Declined while a smaller case was set aside, which then passed: the profile is wanted after all.
+    result.cases[0].measurements = {{"kernel_profile", {{"unwanted", true}}}};
+    profile_case(CUGRADE_SCRIPTED_HARNESS, cases, 0, options, result);
     const std::vector<nlohmann::json> profiles = trace_events(file, "profile");
-    REQUIRE(profiles.size() == 2);
+    REQUIRE(profiles.size() == 3);
+    CHECK(profiles[2]["why"] == "the checker was declined its counters while a smaller case waited to run again");
     CHECK(profiles[0]["submission"] == "alice/sum.cu");
     CHECK(profiles[0]["case"] == "timed-1");
     CHECK(profiles[0]["status"] == "passed");
