@@ -133,18 +133,30 @@ struct CounterProfiler::State {
     std::vector<std::uint8_t> config;
     int passes = 0;
     std::map<std::string, double> steps;
+    CUpti_RangeProfiler_Object* attached = nullptr;  // between profiles only where kept
+    bool keep_attached = false;
 
     State() = default;
     State(const State&) = delete;
     State& operator=(const State&) = delete;
     // Here rather than in ~CounterProfiler, so that a constructor that throws half-way leaves CUPTI as it found it.
     ~State() {
+        detach();
         drop_host();
         if (initialized) {
             CUpti_Profiler_DeInitialize_Params deinitialize{CUpti_Profiler_DeInitialize_Params_STRUCT_SIZE};
             cupti.cuptiProfilerDeInitialize(&deinitialize);
         }
         // The library stays loaded: CUPTI may still have threads or callbacks of its own in the process.
+    }
+
+    void detach() {
+        if (attached != nullptr) {
+            CUpti_RangeProfiler_Disable_Params disable{CUpti_RangeProfiler_Disable_Params_STRUCT_SIZE};
+            disable.pRangeProfilerObject = attached;
+            cupti.cuptiRangeProfilerDisable(&disable);
+            attached = nullptr;
+        }
     }
 
     void drop_host() {
@@ -281,25 +293,35 @@ CounterProfiler::~CounterProfiler() = default;
 
 int CounterProfiler::passes() const { return state_->passes; }
 
+void CounterProfiler::keep_attached(bool keep) { state_->keep_attached = keep; }
+
+void CounterProfiler::detach(const GpuStep& on_gpu) {
+    if (state_->attached != nullptr) {
+        on_gpu([&] { state_->detach(); });
+    }
+}
+
 const std::map<std::string, double>& CounterProfiler::step_seconds() const { return state_->steps; }
 
 std::vector<ProfiledLaunch> CounterProfiler::profile(const ProfiledCall& call, const GpuStep& on_gpu) {
     State& s = *state_;
     Cupti& c = s.cupti;
     CUpti_RangeProfiler_Object* profiler = nullptr;
-    struct Disable {
-        Cupti& c;
-        CUpti_RangeProfiler_Object*& profiler;
+    // Detached at the end unless kept, and always after a failure: the next profile attaches afresh.
+    struct Detach {
+        State& s;
+        bool succeeded = false;
         void now() {
-            if (profiler != nullptr) {
-                CUpti_RangeProfiler_Disable_Params disable{CUpti_RangeProfiler_Disable_Params_STRUCT_SIZE};
-                disable.pRangeProfilerObject = profiler;
-                c.cuptiRangeProfilerDisable(&disable);
-                profiler = nullptr;
+            if (!s.keep_attached || !succeeded) {
+                s.detach();
             }
         }
-        ~Disable() { now(); }
-    } disable_at_end{c, profiler};
+        ~Detach() {
+            if (!succeeded) {
+                s.detach();
+            }
+        }
+    } detach_at_end{s};
 
     const std::size_t ranges_a_pass = call.expected_launches == 0
                                    ? max_ranges
@@ -369,8 +391,11 @@ std::vector<ProfiledLaunch> CounterProfiler::profile(const ProfiledCall& call, c
             cuCtxGetCurrent(&context);
             CUpti_RangeProfiler_Enable_Params enable{CUpti_RangeProfiler_Enable_Params_STRUCT_SIZE};
             enable.ctx = context;
-            s.check(c.cuptiRangeProfilerEnable(&enable), "cuptiRangeProfilerEnable");
-            profiler = enable.pRangeProfilerObject;
+            if (s.attached == nullptr) {
+                s.check(c.cuptiRangeProfilerEnable(&enable), "cuptiRangeProfilerEnable");
+                s.attached = enable.pRangeProfilerObject;
+            }
+            profiler = s.attached;
 
             CUpti_RangeProfiler_GetCounterDataSize_Params size{
                 CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE};
@@ -392,7 +417,8 @@ std::vector<ProfiledLaunch> CounterProfiler::profile(const ProfiledCall& call, c
         }
         timed_step(s.steps, "passes", [&] { run_passes(call.prepare, call.call); });
         timed_step(s.steps, "decode", decode);
-        timed_step(s.steps, "disable", [&] { disable_at_end.now(); });
+        detach_at_end.succeeded = true;
+        timed_step(s.steps, "disable", [&] { detach_at_end.now(); });
     });
     const auto evaluate_started = std::chrono::steady_clock::now();
     CUpti_RangeProfiler_GetCounterDataInfo_Params info{CUpti_RangeProfiler_GetCounterDataInfo_Params_STRUCT_SIZE};
