@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <iterator>
 #include <map>
 #include <string>
 
@@ -10,6 +11,14 @@
 
 namespace cugrade {
 namespace fs = std::filesystem;
+
+namespace {
+
+// A sanitizer's report overrules only a result the harness checked, right or wrong: a case that crashed, faulted,
+// timed out or raced keeps its verdict whatever the tool says.
+bool report_may_overrule(Status status) { return status == Status::passed || status == Status::wrong_answer; }
+
+}  // namespace
 
 void check_races(CaseRunner& runner, const std::vector<CasePlan>& cases, const std::vector<std::size_t>& race_checked,
                  const RunOptions& options) {
@@ -40,8 +49,8 @@ void check_races(CaseRunner& runner, const std::vector<CasePlan>& cases, const s
     // A racy kernel can slow racecheck past the case's limit; a hazard it already reported still decides.
     const auto decides = [&](std::size_t i, bool hazard, const std::string& report) {
         const CaseResult& result = runner.result().cases[i];
-        const bool checked = result.status == Status::passed || result.status == Status::wrong_answer;
-        return (checked && hazard) || (result.status == Status::timed_out && !report.empty());
+        return (report_may_overrule(result.status) && hazard) ||
+               (result.status == Status::timed_out && !report.empty());
     };
 
     // The race-check cases of each visibility run together under one compute-sanitizer, whose start costs seconds,
@@ -107,6 +116,14 @@ void check_races(CaseRunner& runner, const std::vector<CasePlan>& cases, const s
 
 void check_memory(const fs::path& program, const std::vector<CasePlan>& cases,
                   const std::vector<std::size_t>& memory_checked, const RunOptions& options, RunResult& result) {
+    // A case whose verdict no report could change is not run again: a submission that faults or races in every case
+    // costs no memcheck process.
+    std::vector<std::size_t> overrulable;
+    std::copy_if(memory_checked.begin(), memory_checked.end(), std::back_inserter(overrulable),
+                 [&](std::size_t i) { return report_may_overrule(result.cases[i].status); });
+    if (overrulable.empty()) {
+        return;
+    }
     const auto started = Clock::now();
     const std::vector<std::string> memcheck = sanitizer_command(options.compute_sanitizer, SanitizerTool::memcheck);
     CaseRunner runner(program, cases, options);
@@ -115,7 +132,7 @@ void check_memory(const fs::path& program, const std::vector<CasePlan>& cases,
     };
     const auto flag = [&](std::size_t i, const std::string& output) {
         CaseResult& graded = result.cases[i];
-        if (graded.status != Status::passed && graded.status != Status::wrong_answer) {
+        if (!report_may_overrule(graded.status)) {
             return;
         }
         const std::string also_wrong =
@@ -128,7 +145,7 @@ void check_memory(const fs::path& program, const std::vector<CasePlan>& cases,
         }
     };
     std::vector<std::size_t> visible_cases, hidden_cases;
-    for (const std::size_t i : memory_checked) {
+    for (const std::size_t i : overrulable) {
         (cases[i].visibility == Visibility::hidden ? hidden_cases : visible_cases).push_back(i);
     }
     std::vector<std::size_t> one_at_a_time;

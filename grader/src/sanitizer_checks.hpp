@@ -17,7 +17,8 @@ void check_races(CaseRunner& runner, const std::vector<CasePlan>& cases, const s
 
 // The memory-check cases, once more under memcheck, with the graded run's buffers (guard regions after each output,
 // which catch a write just past it; inputs allocated to their size, so that memcheck sees a read past their end): an
-// access outside every allocation fails the case as memory_error, whatever its result. The cases of each visibility
+// access outside every allocation fails the case as memory_error where its result was right or wrong (a case that
+// crashed, faulted, timed out or raced keeps its verdict, and does not run again). The cases of each visibility
 // run together under one compute-sanitizer; the case that ended each reporting process is the one it reported, and
 // the cases run again one at a time only where that cannot be told.
 void check_memory(const std::filesystem::path& program, const std::vector<CasePlan>& cases,

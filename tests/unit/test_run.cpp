@@ -764,6 +764,35 @@ TEST_CASE("what memcheck caught in the memory check fails its case as a memory e
     CHECK(result.cases[3].status == Status::passed);
 }
 
+TEST_CASE("the memory check runs only the cases a report could fail: not one that faulted or raced already") {
+    const auto file = std::filesystem::temp_directory_path() / "cugrade-test-run-memory-overrulable.jsonl";
+    std::filesystem::remove(file);
+    std::vector<CasePlan> cases = plans({"pass-1", "cuda-race", "racy-17", "oob-race", "fail-race", "pass-race"});
+    for (std::size_t i = 1; i < cases.size(); ++i) {
+        cases[i].race_check = true;
+        cases[i].memory_check = true;
+    }
+    RunOptions options = with_tools("-memory-overrulable", 5.0);
+    options.student_files = {"sum.cu"};
+    RunTrace trace(file);
+    options.trace = &trace;
+    const RunResult result = run_cases(CUGRADE_SCRIPTED_HARNESS, cases, options);
+    CHECK(result.cases[1].status == Status::cuda_error);
+    CHECK(result.cases[2].status == Status::race);
+    CHECK(result.cases[3].status == Status::memory_error);
+    CHECK(result.cases[4].status == Status::wrong_answer);
+    CHECK(result.cases[5].status == Status::passed);
+    std::ifstream lines(file);
+    std::vector<std::string> under_memcheck;
+    for (std::string line; std::getline(lines, line);) {
+        const auto record = nlohmann::json::parse(line);
+        if (record.value("event", "") == "case" && record["tool"] == "memcheck") {
+            under_memcheck.push_back(record["case"]);
+        }
+    }
+    CHECK(under_memcheck == std::vector<std::string>{"oob-race", "fail-race", "pass-race"});
+}
+
 TEST_CASE("a checker refused its turn at the counters leaves the profile out, without asking Nsight Compute to wait again") {
     std::vector<CasePlan> cases = plans({"timed-1"});
     cases[0].timed = true;
