@@ -14,7 +14,7 @@
 #   GPU_JOBS=N, LIMIT=SECONDS ...      students graded at once on the GPU (default: cugrade's); stop the class after
 #                                      LIMIT seconds, so that a lease's time limit still leaves the figures
 # The class's trace (every harness process, its tool and seconds: `cugrade grade --trace`) is $OUT/trace.jsonl;
-# scripts/trace_summary.py sums it by tool.
+# `scripts/trace_summary.py $OUT/trace.jsonl $OUT/fixtures.txt` sums it by tool and by fixture.
 # Figures go to $OUT (default build/class-benchmark)/figures.txt. Needs build/grader/cugrade.
 set -uo pipefail
 cd "$(dirname "$0")/.."

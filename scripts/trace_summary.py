@@ -6,7 +6,12 @@ counters' turns, or the case's group), how long each waited for it, and what the
 then the cases' own time (waits for the GPU excluded) by exercise, case group and tool, and the slowest cases; then
 the cases set aside (a seeming hang that kept a speed test waiting, stopped and run again once the GPU was quiet) and
 how long their submissions waited; then why Nsight Compute was asked (the harness's own counters said why they were
-not enough); then what the harness's own counters cost, step by step."""
+not enough); then what the harness's own counters cost, step by step.
+
+    scripts/trace_summary.py TRACE [FIXTURES]
+
+FIXTURES, a class made by scripts/class-benchmark.sh (its fixtures.txt: student, exercise, fixture), adds what each
+fixture's submissions cost: their processes by tool, their seconds, and their share of all the processes' time."""
 import collections
 import json
 import sys
@@ -55,6 +60,27 @@ if timed:
                     for r, w in zip(rs, before)) / k
         print(f"{tool + ', ' + ended:<40.40} {k:>9} {to_ready:>8.2f} {after:>6.2f} "
               f"{sum(r['cpu'] for r in rs) / k:>6.2f} {sum(r['runner_cpu'] for r in rs) / k:>6.2f}")
+if len(sys.argv) > 2:
+    # The submission's label is its path: .../STUDENT/EXERCISE.cu.
+    fixture_of = {}
+    for line in open(sys.argv[2]):
+        if line.strip():
+            student, exercise, fixture = line.split()
+            fixture_of[(student, exercise)] = f"{exercise}/{fixture.rstrip('/').rsplit('/', 1)[-1]}"
+    by_fixture = collections.defaultdict(list)
+    for r in records:
+        student, file = r["submission"].rsplit("/", 2)[-2:]
+        by_fixture[fixture_of.get((student, file.removesuffix(".cu")), "?")].append(r)
+    everything = sum(r["seconds"] for r in records) or 1.0
+    print("by fixture (its submissions; a submission's processes, by tool, and seconds; their share of all):")
+    for fixture, rs in sorted(by_fixture.items(), key=lambda item: -sum(r["seconds"] for r in item[1])):
+        k = len({r["submission"] for r in rs})
+        tools = collections.Counter(r["tool"] for r in rs)
+        seconds = sum(r["seconds"] for r in rs)
+        starting = sum(r["seconds"] - r["in_cases"] - r["waited_for_gpu"] for r in rs)
+        print(f"    {fixture:<40} {k:>3} {len(rs) / k:>5.1f} processes ("
+              + ", ".join(f"{tool} {n / k:.1f}" for tool, n in tools.most_common())
+              + f"), {seconds / k:5.1f} s ({starting / k:.1f} starting), {100 * seconds / everything:4.1f}%")
 print("the costliest submissions (seconds of harness processes):")
 for submission, seconds in by_submission.most_common(8):
     tools = collections.Counter()
