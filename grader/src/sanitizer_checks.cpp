@@ -132,9 +132,6 @@ void check_memory(const fs::path& program, const std::vector<CasePlan>& cases,
     };
     const auto flag = [&](std::size_t i, const std::string& output) {
         CaseResult& graded = result.cases[i];
-        if (!report_may_overrule(graded.status)) {
-            return;
-        }
         const std::string also_wrong =
             graded.status == Status::wrong_answer ? " (the result was wrong too: " + graded.detail + ")" : "";
         graded.status = Status::memory_error;
