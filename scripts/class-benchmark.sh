@@ -94,6 +94,11 @@ if has class; then
         awk -F'[(]' '{ split($2, t, " "); print t[1] "\t" $0 }' | sort -rn | head -8 | cut -f2- | tee -a "$figures"
     awk -F, 'NR > 2 { count[$(NF-1)]++ } END { for (s in count) printf "status %s: %d\n", s, count[s] }' \
         "$out/results/gradebook.csv" | sort | tee -a "$figures"
+    # The costliest fixtures, from the trace: what their submissions cost in processes and seconds.
+    if [ -s "$out/trace.jsonl" ]; then
+        python3 scripts/trace_summary.py "$out/trace.jsonl" "$out/fixtures.txt" |
+            sed -n '/^by fixture/,/^the costliest/p' | sed '$d' | head -11 | tee -a "$figures"
+    fi
 fi
 
 if has rerun; then
