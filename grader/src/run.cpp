@@ -62,7 +62,7 @@ RunResult run_cases_on_cpu(const fs::path& program, const std::vector<CasePlan>&
     // A case that crashed, hung or failed to launch says so under every order; those that gave a result run again.
     std::vector<std::size_t> answered;
     for (const std::size_t i : all) {
-        if (first.cases[i].status == Status::passed || first.cases[i].status == Status::wrong_answer) {
+        if (checked_answer(first.cases[i].status)) {
             answered.push_back(i);
         }
     }

@@ -12,14 +12,6 @@
 namespace cugrade {
 namespace fs = std::filesystem;
 
-namespace {
-
-// A sanitizer's report overrules only a result the harness checked, right or wrong: a case that crashed, faulted,
-// timed out or raced keeps its verdict whatever the tool says.
-bool report_may_overrule(Status status) { return status == Status::passed || status == Status::wrong_answer; }
-
-}  // namespace
-
 void check_races(CaseRunner& runner, const std::vector<CasePlan>& cases, const std::vector<std::size_t>& race_checked,
                  const RunOptions& options) {
     const std::vector<std::string> racecheck = sanitizer_command(options.compute_sanitizer, SanitizerTool::racecheck);
@@ -49,7 +41,7 @@ void check_races(CaseRunner& runner, const std::vector<CasePlan>& cases, const s
     // A racy kernel can slow racecheck past the case's limit; a hazard it already reported still decides.
     const auto decides = [&](std::size_t i, bool hazard, const std::string& report) {
         const CaseResult& result = runner.result().cases[i];
-        return (report_may_overrule(result.status) && hazard) ||
+        return (checked_answer(result.status) && hazard) ||
                (result.status == Status::timed_out && !report.empty());
     };
 
@@ -118,10 +110,10 @@ void check_memory(const fs::path& program, const std::vector<CasePlan>& cases,
                   const std::vector<std::size_t>& memory_checked, const RunOptions& options, RunResult& result) {
     // A case whose verdict no report could change is not run again: a submission that faults or races in every case
     // costs no memcheck process.
-    std::vector<std::size_t> overrulable;
-    std::copy_if(memory_checked.begin(), memory_checked.end(), std::back_inserter(overrulable),
-                 [&](std::size_t i) { return report_may_overrule(result.cases[i].status); });
-    if (overrulable.empty()) {
+    std::vector<std::size_t> answered;
+    std::copy_if(memory_checked.begin(), memory_checked.end(), std::back_inserter(answered),
+                 [&](std::size_t i) { return checked_answer(result.cases[i].status); });
+    if (answered.empty()) {
         return;
     }
     const auto started = Clock::now();
@@ -142,7 +134,7 @@ void check_memory(const fs::path& program, const std::vector<CasePlan>& cases,
         }
     };
     std::vector<std::size_t> visible_cases, hidden_cases;
-    for (const std::size_t i : overrulable) {
+    for (const std::size_t i : answered) {
         (cases[i].visibility == Visibility::hidden ? hidden_cases : visible_cases).push_back(i);
     }
     std::vector<std::size_t> one_at_a_time;

@@ -52,4 +52,6 @@ std::string display_name(Status status) {
     return name;
 }
 
+bool checked_answer(Status status) { return status == Status::passed || status == Status::wrong_answer; }
+
 }  // namespace cugrade

@@ -30,4 +30,8 @@ std::optional<Status> status_from_string(const std::string& text);
 // The words a report shows: "wrong answer", "timed out".
 std::string display_name(Status status);
 
+// The case ran to an answer the harness checked, right or wrong. Only such a result can a sanitizer's report overrule
+// (a race, a memory error) or another order of the threads change: a crash, a fault or a time-out stays what it is.
+bool checked_answer(Status status);
+
 }  // namespace cugrade
