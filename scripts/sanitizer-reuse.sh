@@ -32,11 +32,13 @@ timeout 60 "${racecheck[@]}" "$out/host" "${alternating[@]}" > "$out/racecheck-a
 awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN { printf "  the whole process: %.2f s\n", e - s }'
 reports "$out/racecheck-alone.txt"
 
-( for _ in $(seq 200); do "$out/faulting" fault > /dev/null 2>&1 || true; done ) &
-faulting_1=$!
-( for _ in $(seq 200); do "$out/faulting" fault > /dev/null 2>&1 || true; done ) &
-faulting_2=$!
-trap 'kill "$faulting_1" "$faulting_2" 2> /dev/null || true' EXIT
+# Two loops of processes that fault, until the script ends.
+faulting=()
+for _ in 1 2; do
+    ( for _ in $(seq 200); do "$out/faulting" fault > /dev/null 2>&1 || true; done ) &
+    faulting+=($!)
+done
+trap 'kill "${faulting[@]}" 2> /dev/null || true' EXIT
 sleep 1
 echo "== racecheck, 8 submissions in one process, processes faulting beside it throughout"
 timeout 60 "${racecheck[@]}" "$out/host" "${alternating[@]}" > "$out/racecheck-faults.txt" 2>&1 || true
