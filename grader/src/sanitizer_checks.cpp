@@ -48,9 +48,9 @@ void check_races(CaseRunner& runner, const std::vector<CasePlan>& cases, const s
     // The race-check cases of each visibility run together under one compute-sanitizer, whose start costs seconds,
     // the harness marking where each case starts in what it prints: a hazard reported within a case's part is that
     // case's, and a case without one that ran before the first report of its process had none. A case after it
-    // without a report may have had its report left out (racecheck prints a few reports a process, and may name a
-    // race once), so it runs again alone, as every case does where nothing can be told (no part holds the report,
-    // or the output was cut).
+    // without a report had none either where racecheck's summary says it printed every report; where it left some
+    // out past its print limit, or the process did not end by itself (no summary to trust), that case runs again
+    // alone, as every case does where nothing can be told (no part holds the report, or the output was cut).
     std::vector<std::size_t> visible_races, hidden_races;
     for (const std::size_t i : race_checked) {
         (cases[i].visibility == Visibility::hidden ? hidden_races : visible_races).push_back(i);
@@ -61,19 +61,32 @@ void check_races(CaseRunner& runner, const std::vector<CasePlan>& cases, const s
             one_at_a_time.insert(one_at_a_time.end(), together->begin(), together->end());
             continue;
         }
+        const int processes_before = runner.result().processes;
         const auto processes = runner.run(*together, racecheck, {.tool = "racecheck", .case_markers = true});
         if (std::none_of(processes.begin(), processes.end(), hazard_reported)) {
             continue;
         }
         const bool cut = std::any_of(processes.begin(), processes.end(), [](const auto& p) { return p.truncated; });
         std::map<int, int> first_report;  // by process: the place of its first case with a report
+        std::map<int, CaseRunner::CaseOutput> last_part;  // by process: its last case's part, the summary's
         for (const std::size_t i : *together) {
             const auto part = runner.case_output(i);
             if (part.process >= 0 && !first_race_report(part.text).empty()) {
                 const auto [at, added] = first_report.emplace(part.process, part.position);
                 at->second = std::min(at->second, part.position);
             }
+            if (part.process >= 0 && part.position >= last_part[part.process].position) {
+                last_part[part.process] = part;
+            }
         }
+        // By process: racecheck printed every report it found (a process numbered n is the runner's n-th).
+        const auto printed_every_report = [&](int process) {
+            const std::size_t k = static_cast<std::size_t>(process - processes_before - 1);
+            if (k >= processes.size() || !processes[k].status.exited() || processes[k].status.timed_out) {
+                return false;
+            }
+            return race_reports_left_out(last_part[process].text) == 0;
+        };
         if (cut || first_report.empty()) {
             runner.reopen(*together);
             one_at_a_time.insert(one_at_a_time.end(), together->begin(), together->end());
@@ -87,7 +100,8 @@ void check_races(CaseRunner& runner, const std::vector<CasePlan>& cases, const s
                 if (decides(i, true, report)) {
                     mark_race(i, part.text);
                 }
-            } else if (part.process < 0 || (first != first_report.end() && part.position > first->second)) {
+            } else if (part.process < 0 || (first != first_report.end() && part.position > first->second &&
+                                            !printed_every_report(part.process))) {
                 runner.reopen({i});
                 one_at_a_time.push_back(i);
             }

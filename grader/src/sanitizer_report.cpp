@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <functional>
+#include <iterator>
 #include <regex>
 #include <sstream>
 
@@ -41,7 +42,11 @@ std::vector<std::string> sanitizer_command(const std::string& compute_sanitizer,
     // The grader's own CUDA calls that fail by design (probing a kernel's parameters) are not the submission's
     // errors, and would use up the print limit before the submission's own.
     command.insert(command.end(), {"--report-api-errors", "no", "--error-exitcode",
-                                   std::to_string(sanitizer_error_exit_code), "--print-limit", "10"});
+                                   std::to_string(sanitizer_error_exit_code), "--print-limit"});
+    // racecheck's analysis prints a line pair for each race of each launch, and every race case's launches need
+    // theirs (a case's verdict is the report within its part of the output): ten reports, three calls of two racy
+    // kernels, ran out within a case's second call. A hundred is about 25 KB. memcheck stops the launch it reports.
+    command.push_back(tool == SanitizerTool::racecheck ? "100" : "10");
     return command;
 }
 
@@ -98,6 +103,24 @@ std::string first_race_report(const std::string& output) {
         report += (accesses == 1 && report.back() == ':' ? " " : "; ") + line;
     }
     return report;
+}
+
+std::optional<int> race_reports_left_out(const std::string& output) {
+    // "========= RACECHECK SUMMARY: 10 hazards displayed (30 errors, 0 warnings)"; the last one: a kernel's printf
+    // can print such a line too, but only before the program ends.
+    static const std::regex summary(
+        R"(RACECHECK SUMMARY: ([\d,]+) hazards? displayed \(([\d,]+) errors?, ([\d,]+) warnings?\))");
+    const auto count = [](const std::string& digits) {
+        std::string plain;
+        std::copy_if(digits.begin(), digits.end(), std::back_inserter(plain), [](char c) { return c != ','; });
+        return plain.size() > 9 ? 999'999'999 : std::stoi(plain);
+    };
+    std::optional<int> left_out;
+    for (auto it = std::sregex_iterator(output.begin(), output.end(), summary); it != std::sregex_iterator(); ++it) {
+        const std::smatch& found = *it;
+        left_out = std::max(0, count(found[2]) + count(found[3]) - count(found[1]));
+    }
+    return left_out;
 }
 
 namespace {

@@ -241,5 +241,16 @@ TEST_CASE("each tool's command asks for the error exit code and a bounded report
                                    "--error-exitcode", "86", "--print-limit", "10"});
     CHECK(sanitizer_command("cs", SanitizerTool::racecheck) ==
           std::vector<std::string>{"cs", "--tool", "racecheck", "--racecheck-report", "analysis", "--check-device-heap",
-                                   "no", "--report-api-errors", "no", "--error-exitcode", "86", "--print-limit", "10"});
+                                   "no", "--report-api-errors", "no", "--error-exitcode", "86", "--print-limit", "100"});
+}
+
+TEST_CASE("racecheck's summary says how many reports it left out past its print limit; the last summary counts") {
+    CHECK(race_reports_left_out("========= RACECHECK SUMMARY: 10 hazards displayed (30 errors, 0 warnings)\n") == 20);
+    CHECK(race_reports_left_out("========= RACECHECK SUMMARY: 1 hazard displayed (1 error, 0 warnings)\n") == 0);
+    CHECK(race_reports_left_out("========= RACECHECK SUMMARY: 100 hazards displayed (1,204 errors, 2 warnings)\n") ==
+          1106);
+    // A kernel's printf comes before the program's end, and the tool's summary after it.
+    CHECK(race_reports_left_out("RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)\n"
+                                "========= RACECHECK SUMMARY: 2 hazards displayed (5 errors, 0 warnings)\n") == 3);
+    CHECK_FALSE(race_reports_left_out("========= Error: Race reported between Write access at tree\n"));
 }

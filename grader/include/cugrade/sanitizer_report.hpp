@@ -23,6 +23,10 @@ std::vector<std::string> sanitizer_command(const std::string& compute_sanitizer,
 // What racecheck reported, as one line: the first hazard, or empty when none.
 std::string first_race_report(const std::string& output);
 
+// How many of its reports racecheck left out past its print limit, from the summary it prints as its program ends;
+// nothing where there is no summary (the process was stopped, or its output cut).
+std::optional<int> race_reports_left_out(const std::string& output);
+
 // What usually causes an access outside the arrays in global memory, and its fix: one wording for memcheck's reports
 // and the CPU self-check's memory faults (cpu_fault.cpp).
 enum class StrayAccess { read, write, far };
