@@ -19,6 +19,7 @@
 #include "cugrade/sandbox.hpp"
 #include "cugrade/score.hpp"
 #include "scratch_dir.hpp"
+#include "shared_memory_use.hpp"
 
 namespace cugrade {
 namespace fs = std::filesystem;
@@ -368,6 +369,7 @@ ExerciseReport grade_exercise(const GradingContext& context, const Exercise& exe
         fs::copy_file(build.runner, run_options.runner);
         run_options.device_code = scratch.path() / "device-code.fatbin";
         fs::copy_file(build.device_code, run_options.device_code);
+        run_options.may_touch_shared_memory = may_touch_shared_memory(toolchain.cuobjdump, run_options.device_code);
         report.protections = describe_protections(run_options.sandbox);
         const auto unusable = context.gpu_proven ? std::nullopt : gpu_unusable(program, run_options);
         if (unusable) {

@@ -102,7 +102,9 @@ RunResult run_cases(const fs::path& program, const std::vector<CasePlan>& cases,
     std::vector<std::size_t> hidden;
     std::vector<std::size_t> race_checked;
     for (std::size_t i = 0; i < cases.size(); ++i) {
-        (cases[i].race_check ? race_checked : cases[i].visibility == Visibility::hidden ? hidden : visible).push_back(i);
+        // Where no kernel can touch shared memory, racecheck could find nothing: the race cases are graded plainly.
+        const bool race_checked_case = cases[i].race_check && options.may_touch_shared_memory;
+        (race_checked_case ? race_checked : cases[i].visibility == Visibility::hidden ? hidden : visible).push_back(i);
     }
     // The race checks first: a race they find is a smaller case failed, so a slow speed test after it is not
     // profiled (smaller_case_failed) rather than profiled for nothing.

@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "access_width.hpp"
+#include "shared_memory_use.hpp"
 #include "catch.hpp"
 #include "cugrade/build.hpp"
 #include "cugrade/gpu.hpp"
@@ -279,4 +280,24 @@ TEST_CASE("the width of a built submission's global loads is read from its devic
         CHECK(widths.at(kernel).widest_load_bytes == 4);
         CHECK(widths.at(kernel).widest_store_bytes == 4);
     }
+}
+
+TEST_CASE("whether a built submission's kernels can touch shared memory is read from its device code") {
+    Workspace w;
+    const auto built = [&](const std::string& fixture) {
+        std::ifstream in(fs::path(CUGRADE_SOURCE_DIR) / "tests" / "fixtures" / "sum" / fixture / "sum.cu");
+        const BuildResult result = w.build(w.submit({std::istreambuf_iterator<char>(in), {}}));
+        REQUIRE(result.ok);
+        return result;
+    };
+    const BuildResult tree = built("seed_tree");
+    const BuildResult atomics = built("atomic_per_element");
+    // Not knowing, it may.
+    CHECK(may_touch_shared_memory("", atomics.device_code));
+    if (w.toolchain.cuobjdump.empty()) {
+        WARN("no cuobjdump beside nvcc: whether the kernels touch shared memory is not known");
+        return;
+    }
+    CHECK(may_touch_shared_memory(w.toolchain.cuobjdump, tree.device_code));  // a tree in shared memory per block
+    CHECK_FALSE(may_touch_shared_memory(w.toolchain.cuobjdump, atomics.device_code));  // one global atomic each
 }

@@ -755,6 +755,36 @@ TEST_CASE("the race cases run under one racecheck, and a hazard lands on the cas
     CHECK(racecheck_processes == (after_report == After::left_out_report ? 3 : 1));
 }
 
+TEST_CASE("where no kernel can touch shared memory, the race cases are graded with the others, without racecheck") {
+    const auto file = std::filesystem::temp_directory_path() / "cugrade-test-run-no-shared-memory.jsonl";
+    std::filesystem::remove(file);
+    std::vector<CasePlan> cases = plans({"pass-1", "racy-17", "fail-race"});
+    cases[1].race_check = true;
+    cases[2].race_check = true;
+    RunOptions options = with_tools("-no-shared-memory", 5.0);
+    options.may_touch_shared_memory = false;
+    options.diagnose = false;  // no rerun of the wrong case: only the graded run's processes
+    // Not even a missing compute-sanitizer stops them: racecheck was not needed.
+    options.compute_sanitizer = GENERATE(std::string(), std::string(CUGRADE_TEST_DATA "/unit/tool_stand_in.sh"));
+    RunTrace trace(file);
+    options.trace = &trace;
+    const RunResult result = run_cases(CUGRADE_SCRIPTED_HARNESS, cases, options);
+    CHECK(result.cases[0].status == Status::passed);
+    CHECK(result.cases[1].status == Status::passed);
+    CHECK(result.cases[2].status == Status::wrong_answer);
+    CHECK(result.processes == 1);
+    std::ifstream lines(file);
+    int processes = 0;
+    for (std::string line; std::getline(lines, line);) {
+        const auto record = nlohmann::json::parse(line);
+        if (!record.contains("event")) {
+            ++processes;
+            CHECK(record["tool"] == "none");
+        }
+    }
+    CHECK(processes == 1);
+}
+
 TEST_CASE("what memcheck caught in the memory check fails its case as a memory error, and a race stays a race") {
     std::vector<CasePlan> cases = plans({"pass-1", "oob-race", "racy-17", "pass-race"});
     for (std::size_t i = 1; i < cases.size(); ++i) {

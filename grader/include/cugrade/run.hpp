@@ -56,17 +56,20 @@ struct RunOptions {
     std::string compute_sanitizer;      // runs the race-check cases; empty: they cannot run
     std::string nsight_compute;         // profiles a speed test below its top tier (ncu); empty: none is
     std::filesystem::path nsight_compute_files;  // what ncu reads of its own, shown to the profiled run
-    // CUPTI, with which the harness reads the counters of a speed test below its top tier itself (before Nsight
-    // Compute is asked); empty: it does not.
     // Reads the width of each kernel's global accesses from its code, where the checker's counters leave how much of
     // each sector was used to be told from it (access_width.hpp); empty: not read.
     std::string cuobjdump;
+    // CUPTI, with which the harness reads the counters of a speed test below its top tier itself (before Nsight
+    // Compute is asked); empty: it does not.
     std::filesystem::path cupti_library;
     SandboxPolicy sandbox;              // for every harness process; its work_dir is work_dir
     // The submission's runner, started beside each harness process with no GPU, and its device code, which the
     // harness loads; empty: the harness runs without a runner.
     std::filesystem::path runner;
     std::filesystem::path device_code;
+    // Whether the submission's kernels may touch shared memory (shared_memory_use.hpp). False: racecheck, which looks
+    // for races there alone, could report nothing, and the race cases are graded as the others are, without it.
+    bool may_touch_shared_memory = true;
     // A GPU shared with other gradings (a batch): correctness cases run beside theirs, speed tests alone. Null: the
     // GPU is this grading's only. A case that keeps a speed test waiting, its GPU work held past the gate's
     // patience, is stopped and run again from its start once the GPU is quiet (gpu_gate.hpp), with its whole limit;

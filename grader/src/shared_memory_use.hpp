@@ -1,0 +1,21 @@
+// Whether a submission's kernels can touch shared memory, read from their machine code. racecheck looks for races on
+// shared memory alone (and on what copies into it), so where no kernel can reach it, a race check could report
+// nothing and its process (about a second of a worker, a quarter of a second of what a class's GPU does one process
+// at a time: docs/performance.md) is left out.
+#pragma once
+
+#include <filesystem>
+#include <string>
+
+namespace cugrade {
+
+// False only where the listing (`cuobjdump -sass`) holds kernels and none has an instruction that can reach shared
+// memory: its loads, stores and atomics, the copies and barriers that work on it, the matrix instructions that read
+// it, and the generic loads, stores and atomics, whose address may be a shared one.
+bool sass_may_touch_shared_memory(const std::string& listing);
+
+// The same, of `device_code` (a fatbinary) through `cuobjdump` within `seconds`; true where it cannot be read.
+bool may_touch_shared_memory(const std::string& cuobjdump, const std::filesystem::path& device_code,
+                             double seconds = 30.0);
+
+}  // namespace cugrade
