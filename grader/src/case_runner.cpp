@@ -6,6 +6,8 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <future>
+#include <iterator>
 #include <memory>
 #include <random>
 #include <ranges>
@@ -95,6 +97,13 @@ MarkedOutput split_at_markers(const std::string& output, const std::string& mark
     return split;
 }
 
+// Adds `text` to what a stream kept, up to the output limit.
+void keep_output(ProgramOutput& stream, const std::string& text, bool text_truncated, std::size_t limit) {
+    const std::size_t room = limit > stream.text.size() ? limit - stream.text.size() : 0;
+    stream.text += text.substr(0, room);
+    stream.truncated = stream.truncated || text_truncated || text.size() > room;
+}
+
 }  // namespace
 
 Clock::time_point after(double seconds) {
@@ -136,7 +145,10 @@ std::vector<CaseRunner::Ended> CaseRunner::run(const std::vector<std::size_t>& i
         if (aside == 0) {
             return processes;
         }
-        // The cases set aside run again once nothing else is graded on the GPU, and are not set aside twice.
+        // The cases set aside run again once nothing else is graded on the GPU, and are not set aside twice. They
+        // seemed to hang, and a case that does holds its process to its limit: one after another, a submission's
+        // hanging cases would add their limits up at the end of the class (two of 10 s: 20 s), so each runs in a
+        // process of its own, all at once, as the other students' set-aside cases do beside them.
         const double waited = options_.gpu_gate->wait_until_quiet(options_.holds_gpu_place);
         run_.seconds.gpu_wait += waited;
         if (options_.trace != nullptr) {
@@ -145,12 +157,54 @@ std::vector<CaseRunner::Ended> CaseRunner::run(const std::vector<std::size_t>& i
                                     {"cases", aside},
                                     {"waited", waited}});
         }
+        std::vector<std::size_t> again;
         for (const std::size_t i : indices) {
             if (set_aside_[i]) {
                 set_aside_[i] = false;
                 rerun_when_quiet_[i] = true;
+                again.push_back(i);
             }
         }
+        if (again.size() > 1) {
+            run_side_by_side(again, launcher, mode, processes);
+        }
+    }
+}
+
+void CaseRunner::run_side_by_side(const std::vector<std::size_t>& cases, const std::vector<std::string>& launcher,
+                                  RunMode mode, std::vector<Ended>& processes) {
+    std::vector<std::unique_ptr<CaseRunner>> runners;
+    for (std::size_t k = 0; k < cases.size(); ++k) {
+        runners.push_back(std::make_unique<CaseRunner>(program_, cases_, options_));
+        runners.back()->plan_prefix_ = fmt::format("{}quiet-{}-{}-", plan_prefix_, run_.processes, k);
+        runners.back()->rerun_when_quiet_[cases[k]] = true;
+    }
+    std::vector<std::future<std::vector<Ended>>> running;
+    for (std::size_t k = 0; k < cases.size(); ++k) {
+        running.push_back(std::async(std::launch::async, [&, k] { return runners[k]->run({cases[k]}, launcher, mode); }));
+    }
+    for (std::size_t k = 0; k < cases.size(); ++k) {
+        std::vector<Ended> ended = running[k].get();
+        CaseRunner& runner = *runners[k];
+        const std::size_t i = cases[k];
+        if (runner.done_[i]) {
+            settle(i, std::move(runner.run_.cases[i]));
+        }
+        for (const auto& [index, part] : runner.case_output_) {
+            case_output_[index] = {part.text, run_.processes + part.process, part.position};
+        }
+        run_.processes += runner.run_.processes;
+        run_.forged_records += runner.run_.forged_records;
+        run_.seconds += runner.run_.seconds;
+        keep_output(run_.output, runner.run_.output.text, runner.run_.output.truncated, options_.output_limit);
+        keep_output(run_.hidden_output, runner.run_.hidden_output.text, runner.run_.hidden_output.truncated,
+                    options_.output_limit);
+        for (const std::string& protection : runner.run_.protections) {
+            if (std::find(run_.protections.begin(), run_.protections.end(), protection) == run_.protections.end()) {
+                run_.protections.push_back(protection);
+            }
+        }
+        processes.insert(processes.end(), std::make_move_iterator(ended.begin()), std::make_move_iterator(ended.end()));
     }
 }
 
@@ -193,7 +247,7 @@ CaseRunner::Ended CaseRunner::run_process_once(const std::vector<std::size_t>& l
     for (const std::size_t i : left) {
         plan_cases.push_back(&cases_[i]);
     }
-    const fs::path plan_file = options_.work_dir / fmt::format("plan-{}.json", run_.processes + 1);
+    const fs::path plan_file = options_.work_dir / fmt::format("{}{}.json", plan_prefix_, run_.processes + 1);
     nlohmann::json plan = make_plan(plan_cases, /*skip_exit_handlers=*/launcher.empty(), options_.device_code);
     // A marker the submission cannot print by chance or by design: it never sees it.
     const std::string marker = mode.case_markers ? "cugrade-case-" + make_token() : std::string();
@@ -549,10 +603,7 @@ CaseRunner::Ended CaseRunner::run_process_once(const std::vector<std::size_t>& l
     }
     const auto file_output = [&](ProgramOutput& stream, const std::string& marked_text, bool text_truncated) {
         const std::string text = mode.case_markers ? split_at_markers(marked_text, marker).unmarked : marked_text;
-        const std::size_t room =
-            options_.output_limit > stream.text.size() ? options_.output_limit - stream.text.size() : 0;
-        stream.text += text.substr(0, room);
-        stream.truncated = stream.truncated || text_truncated || text.size() > room;
+        keep_output(stream, text, text_truncated, options_.output_limit);
     };
     if (printed_before_hidden) {
         const auto [checker_part, runner_part] = *printed_before_hidden;

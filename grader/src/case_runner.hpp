@@ -80,11 +80,16 @@ public:
 
 private:
     std::vector<std::size_t> remaining(const std::vector<std::size_t>& indices) const;
+    // Runs each of `cases` (set aside, the GPU now quiet) in a process of its own, all at once, and takes their
+    // verdicts, output and costs as its own; the processes' endings go to `processes`.
+    void run_side_by_side(const std::vector<std::size_t>& cases, const std::vector<std::string>& launcher,
+                          RunMode mode, std::vector<Ended>& processes);
     Ended run_process_once(const std::vector<std::size_t>& left, const std::vector<std::string>& launcher,
                            RunMode mode);
     double& stage_of(const CasePlan& c);
 
     std::filesystem::path program_;
+    std::string plan_prefix_ = "plan-";  // of its plan files' names, in the work folder it may share with others
     const std::vector<CasePlan>& cases_;
     const RunOptions& options_;
     std::vector<bool> done_;

@@ -285,6 +285,29 @@ TEST_CASE("a case that seems to hang while a speed test waits is set aside, and 
     CHECK(gate.shared_holders() == 0);
 }
 
+TEST_CASE("cases set aside run again side by side, each in its own process: their limits are not added up") {
+    using namespace std::chrono_literals;
+    GpuGate gate(200ms);
+    std::vector<CasePlan> cases = plans({"hang-1", "hang-2", "pass-3"});
+    cases[0].case_seconds = 6.0;
+    cases[1].case_seconds = 6.0;
+    auto hanging = std::async(std::launch::async, [&] { return run_plans(cases, &gate, "-side-by-side"); });
+    for (int hang = 0; hang < 2; ++hang) {
+        std::this_thread::sleep_for(500ms);  // the hang holds the GPU shared by now
+        GpuGate::Hold speed_test(&gate);
+        speed_test.change(GpuGate::Use::exclusive);  // granted once the hang was stopped and set aside
+    }
+    const auto quiet_from = std::chrono::steady_clock::now();
+    const RunResult result = hanging.get();
+    CHECK(seconds_since(quiet_from) < 10.0);  // the two limits of 6 s at once, not one after the other
+    CHECK(result.cases[0].status == Status::timed_out);
+    CHECK(result.cases[1].status == Status::timed_out);
+    CHECK(result.cases[2].status == Status::passed);
+    CHECK(result.processes == 5);  // two stopped; the case after them; the two set aside, again
+    CHECK(gate.quiet_rounds() == 1);
+    CHECK(gate.shared_holders() == 0);
+}
+
 TEST_CASE("work set aside waits until every student graded on the GPU waits too, then takes a place again") {
     using namespace std::chrono_literals;
     GpuGate gate(2s, 2);
