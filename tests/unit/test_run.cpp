@@ -3,6 +3,7 @@
 #include "cugrade/run.hpp"
 #include "machine_lock.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <filesystem>
@@ -75,7 +76,7 @@ RunResult profiled_by(const std::string& profiler, const std::string& folder) {
     return result;
 }
 
-// The records of a run trace with the given "event".
+// The records of a run trace with the given "event"; "": the processes' own, which have none.
 std::vector<nlohmann::json> trace_events(const std::filesystem::path& file, const std::string& event) {
     std::ifstream lines(file);
     std::vector<nlohmann::json> found;
@@ -767,12 +768,9 @@ TEST_CASE("the race cases run under one racecheck, and a hazard lands on the cas
     CHECK(racy_17.diagnosis->summary != racy_23.diagnosis->summary);  // each its own report
     CHECK(result.output.text.find("cugrade-case-") == std::string::npos);  // the markers are not the program's
     CHECK(result.output.text.find("Race reported") != std::string::npos);
-    std::ifstream lines(file);
-    int racecheck_processes = 0;
-    for (std::string line; std::getline(lines, line);) {
-        const auto record = nlohmann::json::parse(line);
-        racecheck_processes += !record.contains("event") && record["tool"] == "racecheck";
-    }
+    const auto processes = trace_events(file, "");  // a process's record has no "event"
+    const auto racecheck_processes = std::count_if(processes.begin(), processes.end(),
+                                                   [](const auto& record) { return record["tool"] == "racecheck"; });
     // Where one was left out, each case after the first report without one of its own runs alone: which had it
     // cannot be told.
     CHECK(racecheck_processes == (after_report == After::left_out_report ? 3 : 1));
@@ -796,16 +794,9 @@ TEST_CASE("where no kernel can touch shared memory, the race cases are graded wi
     CHECK(result.cases[1].status == Status::passed);
     CHECK(result.cases[2].status == Status::wrong_answer);
     CHECK(result.processes == 1);
-    std::ifstream lines(file);
-    int processes = 0;
-    for (std::string line; std::getline(lines, line);) {
-        const auto record = nlohmann::json::parse(line);
-        if (!record.contains("event")) {
-            ++processes;
-            CHECK(record["tool"] == "none");
-        }
-    }
-    CHECK(processes == 1);
+    const auto processes = trace_events(file, "");  // a process's record has no "event"
+    REQUIRE(processes.size() == 1);
+    CHECK(processes[0]["tool"] == "none");
 }
 
 TEST_CASE("what memcheck caught in the memory check fails its case as a memory error, and a race stays a race") {
@@ -844,11 +835,9 @@ TEST_CASE("the memory check runs only the cases a report could fail: not one tha
     CHECK(result.cases[3].status == Status::memory_error);
     CHECK(result.cases[4].status == Status::wrong_answer);
     CHECK(result.cases[5].status == Status::passed);
-    std::ifstream lines(file);
     std::vector<std::string> under_memcheck;
-    for (std::string line; std::getline(lines, line);) {
-        const auto record = nlohmann::json::parse(line);
-        if (record.value("event", "") == "case" && record["tool"] == "memcheck") {
+    for (const auto& record : trace_events(file, "case")) {
+        if (record["tool"] == "memcheck") {
             under_memcheck.push_back(record["case"]);
         }
     }
