@@ -15,12 +15,12 @@
 //          passed; without it, passes
 //   racyquiet  as racy, but where a report came before it in the process its own is left out, as racecheck leaves
 //              out those past its print limit
-// Under the racecheck stand-in (CUGRADE_STAND_IN_TOOL) the program ends, when it ends by itself, as racecheck does:
-// with its summary (the reports it printed and those it left out), and exit code 86 where it found a race.
 //   counters   asks for the machine's turn at the GPU's counters (a plan with "counter_profiler"), then reports
 //              passed, its detail "granted", "refused" or "unwanted"; the turn is the grader's to end with the case
 //   toolhang   reports a wrong answer, but never reports under a diagnosis's tool (a plan with "bare_buffers" or
 //              "profile"), as a kernel that compute-sanitizer or the profiler slows past every limit
+// Under the racecheck stand-in (CUGRADE_STAND_IN_TOOL) the program ends, when it ends by itself, as racecheck does:
+// with its summary (the reports it printed and those it left out), and exit code 86 where it found a race.
 // With "gpu_gate" in the plan each case first asks for the GPU as the real harness does, and waits for the grant: the
 // GPU alone for a "timed" case and for every case of a profiled run, as the real harness asks around a profiled call.
 // Before the plan's "hidden_from" case it says "hidden_cases" and waits for the grader's answer, as the real harness
