@@ -8,7 +8,6 @@
 #include "sass_listing.hpp"
 
 namespace cugrade {
-namespace fs = std::filesystem;
 
 namespace {
 
@@ -49,11 +48,6 @@ KernelAccessWidths read_access_widths(const std::string& sass) {
         }
     }
     return widths;
-}
-
-KernelAccessWidths access_widths_of(const std::string& cuobjdump, const fs::path& device_code, double seconds) {
-    const auto listing = sass_listing_of(cuobjdump, device_code, seconds);
-    return listing ? read_access_widths(*listing) : KernelAccessWidths{};
 }
 
 }  // namespace cugrade

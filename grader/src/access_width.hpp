@@ -4,7 +4,6 @@
 // width of the kernel's accesses tells the two apart (speed_profile.hpp).
 #pragma once
 
-#include <filesystem>
 #include <string>
 
 #include "cugrade/speed_profile.hpp"
@@ -14,10 +13,5 @@ namespace cugrade {
 // The widths in `cuobjdump -sass` output, by kernel name without its parameters ("add_2d"); a kernel without global
 // loads or stores has 0 for them.
 KernelAccessWidths read_access_widths(const std::string& sass);
-
-// The widths of the kernels in `device_code` (a fatbinary or an object), from `cuobjdump` within `seconds`; nothing
-// when the tool is missing or fails: then the widths are not known.
-KernelAccessWidths access_widths_of(const std::string& cuobjdump, const std::filesystem::path& device_code,
-                                    double seconds = 30.0);
 
 }  // namespace cugrade

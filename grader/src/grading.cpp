@@ -19,6 +19,8 @@
 #include "cugrade/sandbox.hpp"
 #include "cugrade/score.hpp"
 #include "scratch_dir.hpp"
+#include "access_width.hpp"
+#include "sass_listing.hpp"
 #include "shared_memory_use.hpp"
 
 namespace cugrade {
@@ -345,7 +347,6 @@ ExerciseReport grade_exercise(const GradingContext& context, const Exercise& exe
         run_options.work_dir = scratch.path();
         run_options.compute_sanitizer = toolchain.compute_sanitizer;
         run_options.nsight_compute = toolchain.nsight_compute;
-        run_options.cuobjdump = toolchain.cuobjdump;
         run_options.nsight_compute_files = toolchain.nsight_compute_files;
         run_options.cupti_library = toolchain.cupti_library;
         run_options.diagnose = context.diagnose;
@@ -369,7 +370,12 @@ ExerciseReport grade_exercise(const GradingContext& context, const Exercise& exe
         fs::copy_file(build.runner, run_options.runner);
         run_options.device_code = scratch.path() / "device-code.fatbin";
         fs::copy_file(build.device_code, run_options.device_code);
-        run_options.may_touch_shared_memory = may_touch_shared_memory(toolchain.cuobjdump, run_options.device_code);
+        // The submission's machine code, listed once: what the race check and a slow speed test's profile read of it.
+        const auto listing = sass_listing_of(toolchain.cuobjdump, run_options.device_code);
+        run_options.may_touch_shared_memory = may_touch_shared_memory(listing);
+        if (listing) {
+            run_options.access_widths = read_access_widths(*listing);
+        }
         report.protections = describe_protections(run_options.sandbox);
         const auto unusable = context.gpu_proven ? std::nullopt : gpu_unusable(program, run_options);
         if (unusable) {

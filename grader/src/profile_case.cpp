@@ -96,7 +96,7 @@ std::optional<std::string> diagnose_from_counters(const std::vector<CasePlan>& c
         const std::vector<KernelProfile> launches = read_counter_profile(profile->value("launches", nlohmann::json()));
         SpeedTestFigures figures = speed_test_figures(cases[i], timed);
         figures.source = "the GPU's counters";
-        figures.access_widths = access_widths_of(options.cuobjdump, options.device_code);
+        figures.access_widths = options.access_widths;
         if (auto found = speed_diagnosis(launches, figures)) {
             found->scope = "found on " + cases[i].id;
             found->tool_output = describe_profile(launches).substr(0, 64 * 1024);

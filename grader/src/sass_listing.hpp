@@ -23,6 +23,6 @@ bool opcode_is(const std::string& opcode, const std::string& name);
 // The listing of `device_code` (a fatbinary or an object), from `cuobjdump` within `seconds`; nothing when the tool
 // is missing or fails.
 std::optional<std::string> sass_listing_of(const std::string& cuobjdump, const std::filesystem::path& device_code,
-                                           double seconds);
+                                           double seconds = 30.0);
 
 }  // namespace cugrade

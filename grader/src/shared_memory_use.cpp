@@ -40,9 +40,7 @@ bool sass_may_touch_shared_memory(const std::string& listing) {
     });
 }
 
-bool may_touch_shared_memory(const std::string& cuobjdump, const std::filesystem::path& device_code,
-                             double seconds) {
-    const auto listing = sass_listing_of(cuobjdump, device_code, seconds);
+bool may_touch_shared_memory(const std::optional<std::string>& listing) {
     return !listing || sass_may_touch_shared_memory(*listing);
 }
 

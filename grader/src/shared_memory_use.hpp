@@ -4,7 +4,7 @@
 // at a time: docs/performance.md) is left out.
 #pragma once
 
-#include <filesystem>
+#include <optional>
 #include <string>
 
 namespace cugrade {
@@ -14,8 +14,7 @@ namespace cugrade {
 // it, and the generic loads, stores and atomics, whose address may be a shared one.
 bool sass_may_touch_shared_memory(const std::string& listing);
 
-// The same, of `device_code` (a fatbinary) through `cuobjdump` within `seconds`; true where it cannot be read.
-bool may_touch_shared_memory(const std::string& cuobjdump, const std::filesystem::path& device_code,
-                             double seconds = 30.0);
+// The same, of a listing that may be missing (sass_listing_of): true where there is none.
+bool may_touch_shared_memory(const std::optional<std::string>& listing);
 
 }  // namespace cugrade

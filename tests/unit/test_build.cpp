@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "access_width.hpp"
+#include "sass_listing.hpp"
 #include "shared_memory_use.hpp"
 #include "catch.hpp"
 #include "cugrade/build.hpp"
@@ -266,7 +267,8 @@ TEST_CASE("the width of a built submission's global loads is read from its devic
     std::ifstream in(fs::path(CUGRADE_SOURCE_DIR) / "tests" / "fixtures" / "sum" / "seed_tree" / "sum.cu");
     const BuildResult built = w.build(w.submit({std::istreambuf_iterator<char>(in), {}}));
     REQUIRE(built.ok);
-    const KernelAccessWidths widths = access_widths_of(w.toolchain.cuobjdump, built.device_code);
+    const auto listing = sass_listing_of(w.toolchain.cuobjdump, built.device_code);
+    const KernelAccessWidths widths = listing ? read_access_widths(*listing) : KernelAccessWidths{};
     if (w.toolchain.cuobjdump.empty()) {
         WARN("no cuobjdump beside nvcc: the widths are not known");
         CHECK(widths.empty());
@@ -301,11 +303,12 @@ TEST_CASE("whether a built submission's kernels can touch shared memory is read 
     REQUIRE(tree.ok);
     REQUIRE(serial.ok);
     // Not knowing, it may.
-    CHECK(may_touch_shared_memory("", serial.device_code));
+    CHECK(may_touch_shared_memory(sass_listing_of("", serial.device_code)));
     if (w.toolchain.cuobjdump.empty()) {
         WARN("no cuobjdump beside nvcc: whether the kernels touch shared memory is not known");
         return;
     }
-    CHECK(may_touch_shared_memory(w.toolchain.cuobjdump, tree.device_code));  // a tree in shared memory per block
-    CHECK_FALSE(may_touch_shared_memory(w.toolchain.cuobjdump, serial.device_code));
+    // A tree in shared memory per block.
+    CHECK(may_touch_shared_memory(sass_listing_of(w.toolchain.cuobjdump, tree.device_code)));
+    CHECK_FALSE(may_touch_shared_memory(sass_listing_of(w.toolchain.cuobjdump, serial.device_code)));
 }

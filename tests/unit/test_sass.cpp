@@ -49,8 +49,9 @@ TEST_CASE("kernels that can touch shared memory are told from those that cannot,
     }
     // No machine code to read (PTX alone, an error): it may.
     CHECK(sass_may_touch_shared_memory("cuobjdump: fatal: nothing to dump"));
-    CHECK(may_touch_shared_memory("", "device-code.fatbin"));
-    CHECK(may_touch_shared_memory("/nonexistent/cuobjdump", "device-code.fatbin"));
+    CHECK(may_touch_shared_memory(std::nullopt));
+    CHECK(may_touch_shared_memory(sass_listing_of("", "device-code.fatbin")));
+    CHECK(may_touch_shared_memory(sass_listing_of("/nonexistent/cuobjdump", "device-code.fatbin")));
 }
 
 }  // namespace

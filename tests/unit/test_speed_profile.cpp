@@ -7,6 +7,7 @@
 
 #include "catch.hpp"
 #include "access_width.hpp"
+#include "sass_listing.hpp"
 #include "cugrade/speed_profile.hpp"
 
 using namespace cugrade;
@@ -257,8 +258,8 @@ compile_size = 64bit
     CHECK(widths.at("empty").widest_load_bytes == 0);
     CHECK(read_access_widths("cuobjdump: fatal: nothing to dump").empty());
     // Without the tool, nothing is known.
-    CHECK(access_widths_of("", "device-code.fatbin").empty());
-    CHECK(access_widths_of("/nonexistent/cuobjdump", "device-code.fatbin").empty());
+    CHECK_FALSE(sass_listing_of("", "device-code.fatbin"));
+    CHECK_FALSE(sass_listing_of("/nonexistent/cuobjdump", "device-code.fatbin"));
 }
 
 TEST_CASE("from the checker's counters, 16 sectors a request are uncoalesced 4-byte accesses, coalesced 16-byte ones") {

@@ -15,6 +15,7 @@
 #include "cugrade/run_trace.hpp"
 #include "cugrade/sanitizer_report.hpp"
 #include "cugrade/sandbox.hpp"
+#include "cugrade/speed_profile.hpp"
 #include "cugrade/stage_seconds.hpp"
 #include "cugrade/status.hpp"
 
@@ -56,9 +57,9 @@ struct RunOptions {
     std::string compute_sanitizer;      // runs the race-check cases; empty: they cannot run
     std::string nsight_compute;         // profiles a speed test below its top tier (ncu); empty: none is
     std::filesystem::path nsight_compute_files;  // what ncu reads of its own, shown to the profiled run
-    // Reads the width of each kernel's global accesses from its code, where the checker's counters leave how much of
-    // each sector was used to be told from it (access_width.hpp); empty: not read.
-    std::string cuobjdump;
+    // The width of each kernel's global accesses, read from its code, where the checker's counters leave how much of
+    // each sector was used to be told from it (access_width.hpp); empty: not known.
+    KernelAccessWidths access_widths;
     // CUPTI, with which the harness reads the counters of a speed test below its top tier itself (before Nsight
     // Compute is asked); empty: it does not.
     std::filesystem::path cupti_library;
