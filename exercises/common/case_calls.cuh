@@ -12,13 +12,13 @@
 #include <chrono>
 #include <functional>
 #include <optional>
-#include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "case_outcome.hpp"
 #include "case_plan.hpp"
-#include "channel.cuh"
+#include "channel.hpp"
 #include "cuda_check.cuh"
 #include "explanation.hpp"
 #include "guarded_buffer.cuh"
@@ -27,7 +27,7 @@
 #include "cpu/direct_submission.hpp"
 #else
 #include "counter_profile.hpp"
-#include "remote_submission.cuh"
+#include "remote_submission.hpp"
 #endif
 #include "run_mode.hpp"
 #include "seeded_input.cuh"
@@ -36,24 +36,6 @@
 #include "timing.cuh"
 
 namespace cugrade::harness {
-
-struct CaseOutcome {
-    std::string status;
-    std::string detail;
-    nlohmann::json measurements = nlohmann::json::object();
-    std::optional<Explanation> explanation = std::nullopt;
-    // The submission wrote past an output's end: its stray writes may have landed in memory the harness uses later
-    // (a kernel's parameters, another buffer), so the cases after this one run in a fresh process, where they
-    // cannot fail for what this one did.
-    bool fresh_process_after = false;
-
-    static CaseOutcome passed(nlohmann::json measurements = nlohmann::json::object()) {
-        return {protocol::status_passed, "", std::move(measurements)};
-    }
-    static CaseOutcome wrong_answer(std::string detail, std::optional<Explanation> explanation = std::nullopt) {
-        return {protocol::status_wrong_answer, std::move(detail), nlohmann::json::object(), std::move(explanation)};
-    }
-};
 
 // What a check found wrong with a call's outputs, and what the wrong answer is when the exercise can tell.
 struct Problem {
@@ -93,7 +75,7 @@ struct CaseCalls {
     std::function<std::optional<Explanation>(int set)> explain;
     std::vector<GuardedBuffer*> outputs;    // outputs and scratch: poisoned before every call, nothing past their ends
     double bytes = 0.0;                     // what the exercise must move at least
-    nlohmann::json measurements = nlohmann::json::object();
+    Measurements measurements;
 };
 
 template <class Call>
@@ -187,20 +169,24 @@ inline bool set_up_checker_counters() {
 }
 
 // The counters of the submission's call on a slow speed test, made in this process (counter_profile.hpp) in the
-// machine's `turn` at them: {"launches": [{"name", "metrics"}]}, {"problem": why not}, or {"unwanted": true} where
-// the grader wants no profile. `prepare` poisons the outputs, `call` makes one call.
-inline nlohmann::json profile_slow_call(const CountersTurn& turn, const std::function<void()>& prepare,
-                                        const std::function<void()>& call, double call_ms) {
+// machine's `turn` at them, or why not, or that the grader wants no profile. `prepare` poisons the outputs, `call`
+// makes one call.
+inline KernelProfile profile_slow_call(const CountersTurn& turn, const std::function<void()>& prepare,
+                                       const std::function<void()>& call, double call_ms) {
     if (turn.unwanted()) {
-        return {{"unwanted", true}};
+        KernelProfile unwanted;
+        unwanted.unwanted = true;
+        return unwanted;
     }
     if (!turn.granted()) {
-        return {{"problem", "other profiles held the GPU's counters (they take turns on a machine)"},
-                {"turn_refused", true}};
+        KernelProfile refused =
+            KernelProfile::none("other profiles held the GPU's counters (they take turns on a machine)");
+        refused.turn_refused = true;
+        return refused;
     }
     CheckerCounters& counters = checker_counters();
     if (!set_up_checker_counters()) {
-        return {{"problem", counters.unavailable}};
+        return KernelProfile::none(counters.unavailable);
     }
     // Setting up is counted once, by the first profile after it.
     const double setup_seconds = std::exchange(counters.setup_seconds, 0.0);
@@ -208,8 +194,8 @@ inline nlohmann::json profile_slow_call(const CountersTurn& turn, const std::fun
     double waited = 0.0;
     const int passes = profiler->passes();
     if (call_ms * passes > profile_budget_ms) {
-        return {{"problem", "each call takes " + std::to_string(static_cast<int>(call_ms)) + " ms, and the " +
-                                std::to_string(passes) + " passes of a profile would hold the GPU too long"}};
+        return KernelProfile::none("each call takes " + std::to_string(static_cast<int>(call_ms)) + " ms, and the " +
+                                   std::to_string(passes) + " passes of a profile would hold the GPU too long");
     }
     try {
         const auto profiling = std::chrono::steady_clock::now();
@@ -224,19 +210,21 @@ inline nlohmann::json profile_slow_call(const CountersTurn& turn, const std::fun
             counters_warm_up<<<1, 32>>>();
             CUGRADE_CUDA_CHECK(cudaDeviceSynchronize());
         };
-        nlohmann::json launches = nlohmann::json::array();
+        KernelProfile made;
         for (const ProfiledLaunch& launch : profiler->profile(profiled, alone)) {
-            launches.push_back({{"name", launch.name}, {"metrics", launch.metrics}});
+            made.launches.push_back({launch.name, launch.metrics});
         }
         // How long the setup and the profile took: the grader counts it as the diagnosis's.
-        return {{"launches", std::move(launches)},
-                {"passes", passes},
-                {"setup_seconds", setup_seconds},
-                {"seconds", seconds_since(profiling) - waited},
-                {"steps", profiler->step_seconds()}};
+        made.passes = passes;
+        made.setup_seconds = setup_seconds;
+        made.seconds = seconds_since(profiling) - waited;
+        made.steps = profiler->step_seconds();
+        return made;
     } catch (const std::exception& e) {
         // The passes ran the submission's calls: what failed may have left the context broken for the next case.
-        return {{"problem", e.what()}, {"after_calls", true}};
+        KernelProfile failed = KernelProfile::none(e.what());
+        failed.after_calls = true;
+        return failed;
     }
 }
 #endif
@@ -321,7 +309,7 @@ CaseOutcome run_checked_calls(const plan::Case& c, const CaseCalls<Signature>& c
             return CaseOutcome::wrong_answer(std::move(problem.detail), std::move(problem.explanation));
         }
     }
-    nlohmann::json measurements = calls.measurements;
+    Measurements measurements = calls.measurements;
     if (c.timed && !profile_only()) {
         if (Problem problem = checked_call(calls.reference, 0, "the reference's call"); !problem.detail.empty()) {
             return {protocol::status_harness_error, std::move(problem.detail)};
@@ -376,18 +364,18 @@ CaseOutcome run_checked_calls(const plan::Case& c, const CaseCalls<Signature>& c
         if (!speed.problem.empty()) {
             return CaseOutcome::wrong_answer(speed.problem);
         }
-        measurements["submission_ms"] = statistics::median(speed.submission_ms);
-        measurements["reference_ms"] = statistics::median(speed.reference_ms);
-        measurements["submission_rse"] = statistics::median_relative_error(speed.submission_ms);
-        measurements["reference_rse"] = statistics::median_relative_error(speed.reference_ms);
-        measurements["samples"] = speed.submission_ms.size();
-        measurements["dropped_throttled"] = speed.dropped_throttled;
-        measurements["sm_clock_mhz"] = statistics::median(speed.clock_mhz);
-        measurements["copy_gbps"] = speed.copy_gbps;
-        measurements["remeasured"] = speed.remeasured;
-        measurements["near_boundary"] = speed.near_boundary;
-        measurements["bytes"] = calls.bytes;
-        measurements["inputs"] = sets;
+        measurements.set("submission_ms", statistics::median(speed.submission_ms));
+        measurements.set("reference_ms", statistics::median(speed.reference_ms));
+        measurements.set("submission_rse", statistics::median_relative_error(speed.submission_ms));
+        measurements.set("reference_rse", statistics::median_relative_error(speed.reference_ms));
+        measurements.set("samples", speed.submission_ms.size());
+        measurements.set("dropped_throttled", speed.dropped_throttled);
+        measurements.set("sm_clock_mhz", statistics::median(speed.clock_mhz));
+        measurements.set("copy_gbps", speed.copy_gbps);
+        measurements.set("remeasured", speed.remeasured);
+        measurements.set("near_boundary", speed.near_boundary);
+        measurements.set("bytes", calls.bytes);
+        measurements.set("inputs", sets);
 #ifndef CUGRADE_CPU
         // Below the top tier, the diagnosis will want to know why: the counters are read now, in this process,
         // while the submission's work is at hand. The grader's scoring decides the tier; this only saves asking.
@@ -406,13 +394,13 @@ CaseOutcome run_checked_calls(const plan::Case& c, const CaseCalls<Signature>& c
                 alone.reset();
                 turn.emplace(CountersTurn::Ask::waiting);
             }
-            measurements["kernel_profile"] = profile_slow_call(
+            CaseOutcome outcome = CaseOutcome::passed(std::move(measurements));
+            outcome.kernel_profile = profile_slow_call(
                 *turn, poison_outputs_and_wait,
                 [&] { call_submission([&] { calls.invoke(calls.submission, stream, 0); }, "the profiled call"); },
                 submission_ms);
             // A profile that failed in the submission's calls must not fail the cases after it: they start afresh.
-            CaseOutcome outcome = CaseOutcome::passed(std::move(measurements));
-            outcome.fresh_process_after = outcome.measurements["kernel_profile"].value("after_calls", false);
+            outcome.fresh_process_after = outcome.kernel_profile->after_calls;
             return outcome;
         }
 #endif

@@ -1,12 +1,11 @@
 // One case as the grader plans it and the harness runs it: its shape, its inputs, the exercise's parameters and,
-// for the speed test, how to sample. Both sides include this file and read and write the plan with these types'
-// JSON forms (nlohmann's type macros), so a field added here reaches the rubric reader, the plan file and every
-// harness at once. Plain C++: no CUDA here.
+// for the speed test, how to sample. Both sides include this file, and read and write the plan with these types'
+// JSON forms (case_plan_json.hpp), so a field added here reaches the rubric reader, the plan file and every harness
+// at once. Plain C++: no CUDA here, and no JSON, which an exercise's CUDA translation unit would parse three times.
 #pragma once
 
 #include <cstdint>
 #include <map>
-#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -23,19 +22,16 @@ struct Distribution {
     std::string max_at;       // "", "first" or "last": one value above all others placed there
     bool infinities = false;  // one -inf and one +inf at seeded places
 };
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Distribution, name, kind, low, high, value, min_at, max_at, infinities)
 
 // One operand's data: a distribution and the seed that draws it.
 struct Input {
     Distribution distribution;
     std::uint64_t seed = 0;
 };
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Input, distribution, seed)
 
 // What the speed tiers are measured in: the submission's time over the reference's, or its bandwidth as a share of
 // the copy bandwidth measured in the same run (speed_metric.hpp computes both).
 enum class SpeedMetric { ratio, bandwidth };
-NLOHMANN_JSON_SERIALIZE_ENUM(SpeedMetric, {{SpeedMetric::ratio, "ratio"}, {SpeedMetric::bandwidth, "bandwidth"}})
 
 // How a speed test samples (timing.cuh; docs/rubric.md).
 struct Sampling {
@@ -45,14 +41,12 @@ struct Sampling {
     double target_rse = 0.005;  // sampling stops once both medians are known to this relative standard error
     double max_seconds = 20.0;
 };
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Sampling, warmup, min_samples, max_samples, target_rse, max_seconds)
 
 struct Timing {
     Sampling sampling;
     SpeedMetric metric = SpeedMetric::ratio;
     std::vector<double> boundaries;  // the tiers' bounds in the metric's units: sampling goes on near one
 };
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Timing, sampling, metric, boundaries)
 
 struct Case {
     std::string id;                     // "edges/n=31/integers", unique within the rubric
@@ -78,7 +72,6 @@ struct Case {
         return found == parameters.end() ? 0.0 : found->second;
     }
 };
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Case, id, shape, inputs, parameters, calls, lambda, timed, timing)
 
 // The seed of operand `operand` when one input serves several: the first keeps the case's seed, so an exercise of
 // one operand draws the same data whatever its rubric says of operands.

@@ -1,16 +1,11 @@
 // The harness's result channel to the grader (protocol.hpp): result records, and in a batch the requests for the
 // shared GPU. Work on the GPU runs in a SharedGpu span, held only while the GPU works so that a speed test waiting
 // for the GPU never waits on host work; a speed test samples in a GpuAlone span. Without a grader (a harness run by
-// hand) records go to stderr and the spans do nothing.
+// hand) records go to stderr and the spans do nothing. Its records are JSON, written in channel.cpp.
 #pragma once
 
-#include <unistd.h>
-
-#include <cerrno>
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 
 #include "protocol.hpp"
@@ -19,132 +14,41 @@ namespace cugrade::harness {
 
 class Channel {
 public:
-    Channel() {
-        const char* fd_text = std::getenv(protocol::result_fd_env);
-        fd_ = fd_text != nullptr ? std::atoi(fd_text) : -1;
-        // Without the grader (a person running the harness by hand) results go to stderr.
-        out_ = fd_ > 2 ? fdopen(fd_, "w") : stderr;
-        if (out_ == nullptr) {
-            out_ = stderr;
-        }
-        unsetenv(protocol::result_fd_env);
-        // The run's token marks records as the harness's. Wiped from the environment block itself, which
-        // /proc/self/environ would still show after unsetenv.
-        if (char* token = std::getenv(protocol::token_env); token != nullptr) {
-            token_ = token;
-            std::memset(token, 0, std::strlen(token));
-        }
-        unsetenv(protocol::token_env);
-    }
+    Channel();
 
-    void send(nlohmann::json record) {
-        record["token"] = token_;
-        const std::string line = record.dump(-1, ' ', true, nlohmann::json::error_handler_t::replace) + "\n";
-        std::fwrite(line.data(), 1, line.size(), out_);
-        std::fflush(out_);
-    }
+    // One record, with the run's token.
+    void send(const nlohmann::json& record);
 
     // A batch's GPU sharing (protocol.hpp). Shared spans nest; the GPU alone covers any shared span inside it.
-    void share_gpu() {
-        if (shared_depth_++ == 0 && held_ == Held::none) {
-            ask_for_gpu("shared", Held::shared);
-        }
-    }
-    void unshare_gpu() {
-        if (--shared_depth_ == 0 && held_ == Held::shared) {
-            ask_for_gpu("none", Held::none);
-        }
-    }
+    void share_gpu();
+    void unshare_gpu();
     // The GPU alone nests too: a profile made in a speed test's turn keeps the turn.
-    void gpu_alone() {
-        if (alone_depth_++ == 0) {
-            ask_for_gpu("exclusive", Held::exclusive);
-        }
-    }
-    void gpu_done() {
-        if (--alone_depth_ > 0) {
-            return;
-        }
-        if (shared_depth_ > 0) {
-            ask_for_gpu("shared", Held::shared);
-        } else {
-            ask_for_gpu("none", Held::none);
-        }
-    }
+    void gpu_alone();
+    void gpu_done();
 
     void set_gpu_gate(bool on) { gpu_gate_ = on && fd_ > 2; }
 
     // The machine's turn at the GPU's performance counters (protocol.hpp), asked holding nothing of the GPU so that
     // the profile it waits for can have the GPU alone: the grader's answer. Without a grader there is no one to take
     // turns with.
-    char take_counters() {
-        if (fd_ <= 2) {
-            return protocol::counters_granted;
-        }
-        if (shared_depth_ == 0 && held_ != Held::none) {
-            ask_for_gpu("none", Held::none);
-        }
-        send({{"event", "counters"}, {"use", "take"}});
-        return answer();
-    }
+    char take_counters();
     // The turn if no other profile has it now, asked holding the GPU alone and keeping it: waiting for another
     // profile while holding the GPU alone would keep that profile (and every other submission) waiting.
-    char try_counters() {
-        if (fd_ <= 2) {
-            return protocol::counters_granted;
-        }
-        send({{"event", "counters"}, {"use", "try"}});
-        return answer();
-    }
-    void give_counters() {
-        if (fd_ > 2) {
-            send({{"event", "counters"}, {"use", "give"}});
-        }
-    }
+    char try_counters();
+    void give_counters();
 
     // Everything printed so far goes to the visible cases' output (protocol.hpp). Without a grader, nothing to wait
     // for.
-    void begin_hidden_cases() {
-        std::fflush(nullptr);
-        send({{"event", "hidden_cases"}});
-        if (fd_ > 2) {
-            wait_for(protocol::output_drained);
-        }
-    }
+    void begin_hidden_cases();
 
 private:
     enum class Held { none, shared, exclusive };
 
     // Asks, and for anything but "none" waits for the grant.
-    void ask_for_gpu(const char* use, Held held) {
-        if (!gpu_gate_ || held == held_) {
-            return;
-        }
-        send({{"event", "gpu"}, {"use", use}});
-        held_ = held;
-        if (held == Held::none) {
-            return;
-        }
-        wait_for(protocol::gpu_granted);
-    }
-
+    void ask_for_gpu(const char* use, Held held);
     // The grader's one-byte answer. With the grader gone there is nothing left to report to, so the harness ends.
-    char answer() {
-        char byte = 0;
-        ssize_t got = 0;
-        do {
-            got = ::read(fd_, &byte, 1);
-        } while (got < 0 && errno == EINTR);
-        if (got != 1) {
-            std::_Exit(protocol::exit_fatal);
-        }
-        return byte;
-    }
-    void wait_for(char expected) {
-        if (answer() != expected) {
-            std::_Exit(protocol::exit_fatal);
-        }
-    }
+    char answer();
+    void wait_for(char expected);
 
     int fd_ = -1;
     std::FILE* out_;

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "channel.cuh"
+#include "channel.hpp"
 
 namespace cugrade::harness {
 

@@ -1,9 +1,9 @@
 // What a wrong answer is, when the harness can tell: the right total less its last element, a minimum and maximum
 // swapped, a matrix wrong only in its last partial tile. The harness sends it beside the wrong answer's detail
-// (protocol.hpp: "explanation"), and the grader shows it as the case's diagnosis. Plain C++.
+// (protocol.hpp: "explanation", written by the case loop, plan_loop.cpp), and the grader shows it as the case's
+// diagnosis. Plain C++.
 #pragma once
 
-#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -19,11 +19,6 @@ struct Explanation {
     std::string topic;                  // one of the grader's diagnosis topics (diagnosis.hpp), or empty
     std::vector<std::string> evidence;  // what shows it: indices, values, the rows and columns of the wrong elements
     std::vector<std::string> map;       // a picture of where the wrong elements lie, a line each
-
-    nlohmann::json to_json() const {
-        return {{"summary", summary}, {"category", category}, {"hint", hint},
-                {"topic", topic},     {"evidence", evidence}, {"map", map}};
-    }
 };
 
 }  // namespace cugrade::harness

@@ -1,29 +1,32 @@
-// The part of every exercise's harness that is not about the exercise: the plan read, the checker locked down, the
-// case loop and its reports. An exercise's harness.cu declares its reference (CUGRADE_REFERENCE), supplies
-// `CaseOutcome run_case(const plan::Case&)` built on run_calls (case_calls.cuh), and ends with
-// CUGRADE_HARNESS_MAIN(run_case). Its parts, each a file of its own:
+// The part of every exercise's harness that is not about the exercise. An exercise's harness.cu declares its
+// reference (CUGRADE_REFERENCE), supplies `CaseOutcome run_case(const plan::Case&)` built on run_calls
+// (case_calls.cuh), and ends with CUGRADE_HARNESS_MAIN(run_case). Its parts, each a file of its own:
 //   cuda_check.cuh      CUDA calls checked with file:line; device buffers
 //   seeded_input.cuh    a case's inputs, drawn on the GPU from their seeds
 //   guarded_buffer.cuh  poison, guard regions and input snapshots
 //   case_calls.cuh      the calls of one case, their checks and the speed test
-//   channel.cuh         the result channel and the batch's shared GPU
+//   case_outcome.hpp    what a case reports, in plain values
+//   channel.hpp         the result channel and the batch's shared GPU
 //   describe.hpp        numbers as reports show them
+//   plan_loop.cpp       the plan read, the checker locked down, the case loop and its JSON records
+// Nothing an exercise's CUDA translation unit includes parses nlohmann/json.hpp: cudafe++, cicc and the host
+// compiler would each parse it, a third of the harness's compile. The JSON is written in host-only objects
+// (plan_loop.cpp, channel.cpp, remote_submission.cpp) linked beside it.
 #pragma once
 
 #include <cuda_runtime.h>
 
 #include <cmath>
 #include <cstdlib>
-#include <fstream>
 #include <functional>
-#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "case_calls.cuh"
+#include "case_outcome.hpp"
 #include "case_plan.hpp"
-#include "channel.cuh"
+#include "channel.hpp"
 #include "cuda_check.cuh"
 #include "describe.hpp"
 #include "guarded_buffer.cuh"
@@ -31,202 +34,19 @@
 #ifdef CUGRADE_CPU
 #include "cpu/direct_submission.hpp"
 #else
-#include "remote_submission.cuh"
+#include "remote_submission.hpp"
 #endif
-#include "seccomp_filter.hpp"
 #include "seeded_input.cuh"
 
 namespace cugrade::harness {
 
 using plan::Case;
 
-
-// Takes away from the checker what it has no use for, before any of the submission's device code runs in it.
-// Returns the protections that applied, in the report's words.
-inline std::vector<std::string> lock_down(bool deny_processes) {
-    std::vector<std::string> protections;
-    seccomp::Rules rules;
-    rules.deny_network = true;
-    rules.deny_new_processes = deny_processes;
-    if (const char* error = seccomp::install(rules); error != nullptr) {
-        protections.push_back(std::string("no seccomp filter in the checker: ") + error);
-    } else {
-        protections.push_back(deny_processes ? "seccomp (checker): no new processes, no network"
-                                             : "seccomp (checker): no network");
-    }
-    return protections;
-}
-
-// Ends the process holding the GPU shared, so that its context's teardown, which breaks another harness's GPU
-// performance counters after a fault (CUPTI_ERROR_UNKNOWN, or that process's own context) and otherwise takes the
-// GPU's time from a copy or a sample, never runs beside a speed test or a profile (those have the GPU alone). The
-// grader lets go of it once the process is gone.
-inline int end_holding_gpu(Channel& channel, int code) {
-    channel.share_gpu();
-    return code;
-}
-
-// Ends the process for a fresh one to run the remaining cases.
-inline int restart(Channel& channel) { return end_holding_gpu(channel, protocol::exit_restart); }
-
-// `run_case` runs one case and returns its outcome; CUDA failures propagate as CudaFailure.
-inline int run_plan(int argc, char** argv, const std::function<CaseOutcome(const plan::Case&)>& run_case,
-                     bool& skip_exit_handlers) {
-    Channel channel;
-    if (argc != 2) {
-        channel.send({{"event", "fatal"}, {"detail", "usage: harness PLAN.json"}});
-        return protocol::exit_usage;
-    }
-    std::vector<plan::Case> cases;
-    bool deny_processes = true;
-    std::string device_code;
-    bool gpu_shared = false;
-    std::string hidden_from;  // the first hidden case, after the visible ones
-    std::string case_marker;  // printed with each case's id as it starts (protocol.hpp)
-    try {
-        std::ifstream plan_file(argv[1]);
-        const auto plan = nlohmann::json::parse(plan_file);
-        for (const auto& c : plan.at("cases")) {
-            cases.push_back(c.get<plan::Case>());
-        }
-        deny_processes = plan.value("deny_processes", true);
-        skip_exit_handlers = plan.value("skip_exit_handlers", true);
-        device_code = plan.value("device_code", std::string());
-        gpu_shared = plan.value("gpu_gate", false);
-        hidden_from = plan.value("hidden_from", std::string());
-        case_marker = plan.value("case_marker", std::string());
-        bare_buffers() = plan.value("bare_buffers", false);
-        profile_only() = plan.value("profile", false);
-        counter_profiler_library() = plan.value("counter_profiler", std::string());
-        channel.set_gpu_gate(gpu_shared);
-    } catch (const std::exception& e) {
-        channel.send({{"event", "fatal"}, {"detail", std::string("cannot read the plan: ") + e.what()}});
-        return protocol::exit_usage;
-    }
-
-    try {
-        if (gpu_shared) {
-            // Beside other submissions' harnesses, waiting for the GPU sleeps instead of spinning on a core that
-            // another harness needs; the timing is the GPU's events', so it does not change.
-            CUGRADE_CUDA_CHECK(cudaSetDeviceFlags(cudaDeviceScheduleBlockingSync));
-        }
-        CUGRADE_CUDA_CHECK(cudaSetDevice(0));
-        // Creates the context now, outside every case's clock, and beside no speed test or profile: a tool's start
-        // (compute-sanitizer's instrumenting) allocates device memory too.
-        channel.share_gpu();
-        CUGRADE_CUDA_CHECK(cudaFree(nullptr));
-        channel.unshare_gpu();
-    } catch (const CudaFailure& e) {
-        channel.send({{"event", "fatal"}, {"detail", std::string("cannot initialise CUDA: ") + e.what()}});
-        return protocol::exit_fatal;
-    }
-    try {
-        const char* runner_fd = std::getenv(protocol::runner_fd_env);
-        if (!device_code.empty() && runner_fd != nullptr) {
-            remote_submission() = std::make_unique<RemoteSubmission>(device_code, std::atoi(runner_fd));
-        }
-        unsetenv(protocol::runner_fd_env);
-    } catch (const std::exception& e) {
-        channel.send({{"event", "fatal"}, {"detail", std::string("cannot load the submission's device code: ") + e.what()}});
-        return protocol::exit_fatal;
-    }
-    if (profile_only()) {
-        nvtxInitialize(nullptr);  // loads the profiler's NVTX library now, while files outside may still be read
-    }
-    std::vector<std::string> protections = lock_down(deny_processes);
-    if (remote_submission()) {
-        const auto& runner_protections = remote_submission()->protections();
-        protections.insert(protections.end(), runner_protections.begin(), runner_protections.end());
-    }
-    channel.send({{"event", "ready"}, {"protections", protections}});
-
-    active_channel() = &channel;
-    // The channel ends with this function: device memory freed after it (a static's, at exit) asks nobody.
-    struct ForgetChannel {
-        ~ForgetChannel() { active_channel() = nullptr; }
-    } forget_channel;
-    for (const plan::Case& c : cases) {
-        if (!hidden_from.empty() && c.id == hidden_from) {
-            // Device printf reaches stdout at a synchronisation. Work of the visible cases that failed only now
-            // must not be blamed on a hidden case: those start afresh then, as they would after a CUDA error.
-            if (cudaDeviceSynchronize() != cudaSuccess) {
-                return restart(channel);
-            }
-            channel.begin_hidden_cases();
-        }
-        if (!case_marker.empty()) {
-            // What the case before printed, and what a tool reported of its kernels, is all out before the marker.
-            if (cudaDeviceSynchronize() != cudaSuccess) {
-                return restart(channel);
-            }
-            std::fflush(nullptr);
-            std::printf("\n%s %s\n", case_marker.c_str(), c.id.c_str());
-            std::fflush(stdout);
-        }
-        channel.send({{"event", "start"}, {"case", c.id}});
-        CaseOutcome outcome;
-        try {
-            outcome = run_case(c);
-        } catch (const CudaFailure& e) {
-            // A failure inside the submission's calls is its own, and so is a fault that surfaces in the harness's
-            // work after the submission ran; any other is the harness's or the machine's.
-            const bool left_by_submission =
-                e.submission_call.empty() && submission_has_run() && corrupts_context(e.code);
-            const std::string detail =
-                left_by_submission
-                    ? std::string("the GPU faulted after the submission's calls had returned: ") +
-                          cudaGetErrorName(e.code) + " (" + cudaGetErrorString(e.code) +
-                          "), seen by the grader's next CUDA call. A kernel of the submission's most likely wrote "
-                          "outside its buffers, into memory the grader uses; check every index against the bounds of "
-                          "the array it writes"
-                    : e.detail();
-            channel.send({{"event", "result"},
-                          {"case", c.id},
-                          {"status", e.submission_call.empty() && !left_by_submission ? protocol::status_harness_error
-                                                                                       : protocol::status_cuda_error},
-                          {"detail", detail}});
-            // A fault leaves the context unusable, and so may the grader's own failure: a fresh process runs the
-            // remaining cases. A call of the submission's that failed alone does not.
-            if (e.submission_call.empty() || !context_still_works(e.code)) {
-                return restart(channel);
-            }
-            continue;
-        } catch (const RunnerGone&) {
-            // The grader reads from the runner's exit status what became of this case.
-            return end_holding_gpu(channel, protocol::exit_runner_gone);
-        } catch (const RuleBroken& e) {
-            outcome = {protocol::status_rejected, e.what(), nlohmann::json::object()};
-        } catch (const std::exception& e) {
-            outcome = {protocol::status_harness_error, e.what(), nlohmann::json::object()};
-        }
-        nlohmann::json result = {{"event", "result"},
-                                 {"case", c.id},
-                                 {"status", outcome.status},
-                                 {"detail", outcome.detail},
-                                 {"measurements", outcome.measurements}};
-        if (outcome.explanation) {
-            result["explanation"] = outcome.explanation->to_json();
-        }
-        channel.send(std::move(result));
-        if (outcome.fresh_process_after) {
-            return restart(channel);
-        }
-    }
-    return end_holding_gpu(channel, protocol::exit_done);
-}
-
-// The harness's main(): runs the plan, then ends without running exit handlers, so that nothing the submission
-// registered (destructors of its globals, atexit) runs after its last case. Under compute-sanitizer, whose report
-// comes from the exit handlers, it returns as usual.
-inline int run_harness(int argc, char** argv, const std::function<CaseOutcome(const plan::Case&)>& run_case) {
-    bool skip_exit_handlers = false;
-    const int code = run_plan(argc, argv, run_case, skip_exit_handlers);
-    if (skip_exit_handlers) {
-        std::fflush(nullptr);
-        std::_Exit(code);
-    }
-    return code;
-}
+// The case loop (plan_loop.cpp): reads the plan named on the command line, runs each case with `run_case` (CUDA
+// failures propagate as CudaFailure) and reports it, then ends without running exit handlers, so that nothing the
+// submission registered (destructors of its globals, atexit) runs after its last case. Under compute-sanitizer,
+// whose report comes from the exit handlers, it returns as usual.
+int run_harness(int argc, char** argv, const std::function<CaseOutcome(const plan::Case&)>& run_case);
 
 }  // namespace cugrade::harness
 

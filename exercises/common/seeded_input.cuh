@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "case_plan.hpp"
-#include "channel.cuh"
+#include "channel.hpp"
 #include "cuda_check.cuh"
 #include "run_mode.hpp"
 

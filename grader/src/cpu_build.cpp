@@ -70,6 +70,12 @@ std::vector<fs::path> compile_course_objects(const Exercise& exercise, const fs:
             fmt::format("the {} reference failed to compile for the CPU:", exercise.name));
     compile({}, common / "cpu" / "block_runner.cpp", objects[2], "the CPU runtime failed to compile:");
     compile({}, common / "cpu" / "cuda_on_cpu.cpp", objects[3], "the CPU runtime failed to compile:");
+    // The harness's host-only parts, staged beside the rewritten headers they include.
+    compile({}, staged / "common" / "plan_loop.cpp", objects[4],
+            "the harness's case loop failed to compile for the CPU:");
+    compile({}, staged / "common" / "case_record.cpp", objects[5],
+            "the harness's result records failed to compile for the CPU:");
+    compile({}, staged / "common" / "channel.cpp", objects[6], "the harness's channel failed to compile for the CPU:");
     return objects;
 }
 

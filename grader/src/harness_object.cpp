@@ -11,6 +11,13 @@
 namespace cugrade {
 namespace fs = std::filesystem;
 
+namespace {
+
+// The harness's host-only parts in exercises/common, each NAME.cpp.
+constexpr const char* host_parts[] = {"plan_loop", "case_record", "channel", "remote_submission"};
+
+}  // namespace
+
 std::vector<std::string> course_compile_command(const Exercise& exercise, const Toolchain& toolchain,
                                                 const std::vector<std::string>& arch_flags) {
     std::vector<std::string> compile = {toolchain.nvcc};
@@ -35,8 +42,9 @@ void compile_harness_object(const Exercise& exercise, const Toolchain& toolchain
         compile.erase(std::remove(compile.begin(), compile.end(), "-lineinfo"), compile.end());
     }
 
-    // The four objects compile side by side (the harness's is most of the time): a cold course's first grading
-    // waits on the slowest alone.
+    // The objects compile side by side (the harness's is most of the time): a cold course's first grading waits on
+    // the slowest alone. The harness's JSON is in host-only objects of its own (exercises/common/harness.cuh says
+    // why), which compile beside it.
     const auto compiled = [&](const fs::path& source, const char* object, std::string failure) {
         return compile_course_file(compile, source, object, dir, std::move(failure));
     };
@@ -48,6 +56,10 @@ void compile_harness_object(const Exercise& exercise, const Toolchain& toolchain
     objects.push_back(compiled(common / "capture" / "replay.cpp", "replay.o", "the replayer failed to compile:"));
     objects.push_back(compiled(common / "counter_profile.cpp", "counter_profile.o",
                                "the counter profiler failed to compile:"));
+    for (const char* part : host_parts) {
+        objects.push_back(compiled(common / (std::string(part) + ".cpp"), (std::string(part) + ".o").c_str(),
+                                   fmt::format("the harness's {}.cpp failed to compile:", part)));
+    }
     // The first failure in this order is reported; the futures of the others wait for their compiles as they go.
     for (auto& object : objects) {
         object.get();
@@ -58,11 +70,16 @@ void compile_harness_object(const Exercise& exercise, const Toolchain& toolchain
     }
     rename.push_back("reference.o");
     run_course_tool(rename, dir, "objcopy failed on the reference:");
-    run_course_tool({toolchain.ld, "-r", "harness_main.o", "reference.o", "replay.o", "counter_profile.o", "-o",
-                     "harness.o"},
-                    dir, "combining the harness with the reference failed:");
-    for (const char* file : {"reference.o", "harness_main.o", "replay.o", "counter_profile.o"}) {
-        fs::remove(dir / file);
+    std::vector<std::string> parts = {"harness_main.o", "reference.o", "replay.o", "counter_profile.o"};
+    for (const char* part : host_parts) {
+        parts.push_back(std::string(part) + ".o");
+    }
+    std::vector<std::string> combine = {toolchain.ld, "-r"};
+    combine.insert(combine.end(), parts.begin(), parts.end());
+    combine.insert(combine.end(), {"-o", "harness.o"});
+    run_course_tool(combine, dir, "combining the harness with the reference failed:");
+    for (const std::string& part : parts) {
+        fs::remove(dir / part);
     }
 }
 

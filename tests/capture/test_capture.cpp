@@ -122,6 +122,26 @@ TEST_CASE("hexadecimal argument bytes survive the round trip") {
     CHECK_THROWS_WITH(cugrade::work_record::from_hex("0g"), "not a hexadecimal digit: 'g'");
 }
 
+TEST_CASE("a call's arguments reach the runner as JSON of their own kind, and read back as the entry point's types") {
+    const float scale = 0.1f;
+    const nlohmann::json arguments = cugrade::runner::encode_arguments(
+        device_address(0x7f0000000000), std::size_t{300}, -7, scale, true, cudaStream_t{});
+    CHECK(arguments == nlohmann::json::parse(R"([139637976727552, 300, -7, 0.10000000149011612, true, null])"));
+    CHECK(arguments[0].is_number_unsigned());
+    CHECK(arguments[1].is_number_unsigned());
+    CHECK(arguments[2].is_number_integer());
+    CHECK_FALSE(arguments[2].is_number_unsigned());
+    CHECK(arguments[3].is_number_float());
+    const auto decoded = cugrade::runner::decode_arguments<const float*, std::size_t, int, float, bool, cudaStream_t>(
+        arguments, std::make_index_sequence<6>{});
+    CHECK(reinterpret_cast<std::uintptr_t>(std::get<0>(decoded)) == 0x7f0000000000);
+    CHECK(std::get<1>(decoded) == 300);
+    CHECK(std::get<2>(decoded) == -7);
+    CHECK(std::get<3>(decoded) == scale);
+    CHECK(std::get<4>(decoded));
+    CHECK(std::get<5>(decoded) == nullptr);
+}
+
 TEST_CASE("the runner says how it is contained, answers each call with its work, and ends when the checker hangs up") {
     int channel[2];
     REQUIRE(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, channel) == 0);

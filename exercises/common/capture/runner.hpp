@@ -19,7 +19,9 @@
 #include <tuple>
 #include <type_traits>
 #include <utility>
+#include <variant>
 
+#include "call_arguments.hpp"
 #include "capture_runtime.hpp"
 #include "protocol.hpp"
 #include "seccomp_filter.hpp"
@@ -30,16 +32,8 @@ namespace cugrade::runner {
 
 using protocol::runner_fd_env;
 
-template <class T>
-nlohmann::json encode_argument(T value) {
-    if constexpr (std::is_same_v<T, cudaStream_t>) {
-        return nullptr;  // the checker replays on its own stream
-    } else if constexpr (std::is_pointer_v<T>) {
-        return static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(value));
-    } else {
-        static_assert(std::is_arithmetic_v<T>, "an entry point's arguments are pointers, numbers and the stream");
-        return value;
-    }
+inline nlohmann::json argument_json(const CallArgument& argument) {
+    return std::visit([](auto value) { return nlohmann::json(value); }, argument);
 }
 
 template <class T>
@@ -53,9 +47,17 @@ T decode_argument(const nlohmann::json& value) {
     }
 }
 
+inline nlohmann::json arguments_json(const CallArguments& arguments) {
+    nlohmann::json array = nlohmann::json::array();
+    for (const CallArgument& argument : arguments) {
+        array.push_back(argument_json(argument));
+    }
+    return array;
+}
+
 template <class... Args>
 nlohmann::json encode_arguments(Args... arguments) {
-    return nlohmann::json::array({encode_argument(arguments)...});
+    return arguments_json(call_arguments(arguments...));
 }
 
 template <class... Args, std::size_t... Index>

@@ -36,8 +36,8 @@ struct Baseline {
 
 // The course's part of an exercise's CPU self-check (cpu_build.hpp), as object files: built into the cache in a
 // course, prebuilt in a kit's exercises/NAME/cpu.
-inline const std::vector<std::string> cpu_course_object_files = {"harness.o", "reference.o", "block_runner.o",
-                                                                  "cuda_on_cpu.o"};
+inline const std::vector<std::string> cpu_course_object_files = {
+    "harness.o", "reference.o", "block_runner.o", "cuda_on_cpu.o", "plan_loop.o", "case_record.o", "channel.o"};
 
 struct Exercise {
     std::string name;

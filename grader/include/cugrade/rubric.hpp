@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "case_plan.hpp"
+#include "case_plan_json.hpp"
 #include "cugrade/error.hpp"
 
 namespace cugrade {
