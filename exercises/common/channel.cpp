@@ -27,10 +27,9 @@ Channel::Channel() {
     unsetenv(protocol::token_env);
 }
 
-void Channel::send(const nlohmann::json& record) {
-    nlohmann::json marked = record;
-    marked["token"] = token_;
-    const std::string line = marked.dump(-1, ' ', true, nlohmann::json::error_handler_t::replace) + "\n";
+void Channel::send(nlohmann::json record) {
+    record["token"] = token_;
+    const std::string line = record.dump(-1, ' ', true, nlohmann::json::error_handler_t::replace) + "\n";
     std::fwrite(line.data(), 1, line.size(), out_);
     std::fflush(out_);
 }

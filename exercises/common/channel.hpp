@@ -17,7 +17,7 @@ public:
     Channel();
 
     // One record, with the run's token.
-    void send(const nlohmann::json& record);
+    void send(nlohmann::json record);
 
     // A batch's GPU sharing (protocol.hpp). Shared spans nest; the GPU alone covers any shared span inside it.
     void share_gpu();
