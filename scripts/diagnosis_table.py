@@ -17,7 +17,7 @@ for path in sorted(folder.glob("*.json")):
         if not lost:
             continue
         diagnosis_seconds = seconds.get("diagnosis", 0.0)
-        other = sum(v for k, v in seconds.items() if k not in ("diagnosis", "gpu_wait"))
+        other = sum(v for k, v in seconds.items() if k not in ("diagnosis", "gpu_wait", "quiet_wait"))
         costs.append((diagnosis_seconds, path.stem))
         print(f"{path.stem}: {len(lost)} cases lost points; diagnoses {diagnosis_seconds:.1f} s "
               f"(the rest of the grading {other:.1f} s)")

@@ -135,7 +135,7 @@ int main(int argc, char** argv) {
                     << nlohmann::json{{"build", t.build},           {"startup", t.startup},
                                       {"correctness", t.correctness}, {"race_check", t.race_check},
                                       {"speed", t.speed},           {"diagnosis", t.diagnosis},
-                                      {"gpu_wait", t.gpu_wait}}
+                                      {"gpu_wait", t.gpu_wait},       {"quiet_wait", t.quiet_wait}}
                            .dump(2);
             }
         }

@@ -179,6 +179,14 @@ nlohmann::json student_row(const StudentFolder& student, const std::vector<Exerc
 }
 
 // A row that lost its points to cugrade or the compiler rather than to wrong answers: counted as failed.
+// The wait of cases set aside for a quiet GPU, where there was one: apart from the GPU's other waits, since the
+// student's place was given up meanwhile. `decimals` and `unit`: how the line writes its other figures.
+std::string quiet_wait_words(double quiet_wait, int decimals, const char* unit) {
+    return quiet_wait <= 0.0 ? std::string()
+                             : fmt::format(", waiting without a place for a quiet GPU {:.{}f}{}", quiet_wait, decimals,
+                                           unit);
+}
+
 bool counts_as_failed(const std::string& status) { return status == "error" || status == "build_failed"; }
 
 // One student graded: the files of RESULTS/students/ID/, and the row's status and points for the log.
@@ -856,16 +864,17 @@ BatchSummary grade_class(const Course& course, const BatchOptions& options) {
                     }
                 }
                 const StageSeconds& t = graded.seconds;
-                const bool ran = t.startup + t.correctness + t.race_check + t.speed + t.diagnosis + t.gpu_wait > 0.0;
+                const bool ran = t.startup + t.correctness + t.race_check + t.speed + t.diagnosis + t.waits() > 0.0;
                 progress.done(counts_as_failed(graded.status),
                               fmt::format("{}: {} {} ({:.0f} s{})", student.id, graded.status, graded.points,
                                           seconds_since(started_student),
                                           !ran ? std::string()
                                                : fmt::format(": build {:.1f}, harness start {:.1f}, correctness "
                                                              "{:.1f}, race checks {:.1f}, speed {:.1f}, diagnoses "
-                                                             "{:.1f}, waiting for the GPU {:.1f}",
+                                                             "{:.1f}, waiting for the GPU {:.1f}{}",
                                                              t.build, t.startup, t.correctness, t.race_check,
-                                                             t.speed, t.diagnosis, t.gpu_wait)));
+                                                             t.speed, t.diagnosis, t.gpu_wait,
+                                                             quiet_wait_words(t.quiet_wait, 1, ""))));
             }
         });
     }
@@ -952,8 +961,9 @@ BatchSummary grade_class(const Course& course, const BatchOptions& options) {
     }
     log(fmt::format("time in each stage, summed over the students graded at once: build and inspect {:.0f} s, harness "
                     "start {:.0f} s, correctness {:.0f} s, race checks {:.0f} s, speed tests {:.0f} s, diagnoses "
-                    "{:.0f} s, waiting for the GPU {:.0f} s",
-                    t.build, t.startup, t.correctness, t.race_check, t.speed, t.diagnosis, t.gpu_wait));
+                    "{:.0f} s, waiting for the GPU {:.0f} s{}",
+                    t.build, t.startup, t.correctness, t.race_check, t.speed, t.diagnosis, t.gpu_wait,
+                    quiet_wait_words(t.quiet_wait, 0, " s")));
     return summary;
 }
 

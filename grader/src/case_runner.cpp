@@ -150,7 +150,7 @@ std::vector<CaseRunner::Ended> CaseRunner::run(const std::vector<std::size_t>& i
         // hanging cases would add their limits up at the end of the class (two of 10 s: 20 s), so each runs in a
         // process of its own, all at once, as the other students' set-aside cases do beside them.
         const double waited = options_.gpu_gate->wait_until_quiet(options_.holds_gpu_place);
-        run_.seconds.gpu_wait += waited;
+        run_.seconds.quiet_wait += waited;
         if (options_.trace != nullptr) {
             options_.trace->record({{"event", "quiet"},
                                     {"submission", options_.trace_label},

@@ -196,8 +196,8 @@ void profile_case(const fs::path& program, const std::vector<CasePlan>& cases, s
         runner.reopen({i});
         std::tie(processes, csv) = profile_once();
     }
-    const double waited = runner.result().seconds.gpu_wait;  // for the GPU alone around the profiled call
-    result.seconds.gpu_wait += waited;
+    const double waited = runner.result().seconds.waits();  // for the GPU alone around the profiled call
+    result.seconds.add_waits(runner.result().seconds);
     // Why there is no profile, in the profiler's words: its first error ("==ERROR== ERR_NVGPUCTRPERM ..."), else its
     // first warning ("==WARNING== No kernels were profiled"), else the last thing it said, unless it ran out of time
     // (then what it said last is whatever it was doing, not why).

@@ -201,8 +201,8 @@ void check_memory(const fs::path& program, const std::vector<CasePlan>& cases,
             flag(i, output);
         }
     }
-    result.seconds.gpu_wait += runner.result().seconds.gpu_wait;
-    result.seconds.race_check += Seconds(Clock::now() - started).count() - runner.result().seconds.gpu_wait;
+    result.seconds.add_waits(runner.result().seconds);
+    result.seconds.race_check += Seconds(Clock::now() - started).count() - runner.result().seconds.waits();
 }
 
 void put_races_first(const std::vector<CasePlan>& cases, RunResult& result) {
@@ -299,8 +299,8 @@ void diagnose_failures(const fs::path& program, const std::vector<CasePlan>& cas
             break;
         }
     }
-    result.seconds.gpu_wait += runner.result().seconds.gpu_wait;
-    result.seconds.diagnosis -= runner.result().seconds.gpu_wait;
+    result.seconds.add_waits(runner.result().seconds);
+    result.seconds.diagnosis -= runner.result().seconds.waits();
     result.seconds.diagnosis += Seconds(Clock::now() - started).count();
 }
 

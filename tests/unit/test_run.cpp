@@ -289,6 +289,7 @@ TEST_CASE("a case that seems to hang while a speed test waits is set aside, and 
 TEST_CASE("cases set aside run again side by side, each in its own process: their limits are not added up") {
     using namespace std::chrono_literals;
     GpuGate gate(200ms);
+    gate.take_place();  // another student, graded until the speed tests are done and a while after
     std::vector<CasePlan> cases = plans({"hang-1", "hang-2", "pass-3"});
     cases[0].case_seconds = 6.0;
     cases[1].case_seconds = 6.0;
@@ -298,9 +299,14 @@ TEST_CASE("cases set aside run again side by side, each in its own process: thei
         GpuGate::Hold speed_test(&gate);
         speed_test.change(GpuGate::Use::exclusive);  // granted once the hang was stopped and set aside
     }
+    std::this_thread::sleep_for(1500ms);
     const auto quiet_from = std::chrono::steady_clock::now();
+    gate.give_place();  // the GPU is quiet now
     const RunResult result = hanging.get();
     CHECK(seconds_since(quiet_from) < 10.0);  // the two limits of 6 s at once, not one after the other
+    // The wait for the quiet GPU is a wait of its own, not one for the GPU, nor a stage's time.
+    CHECK(result.seconds.quiet_wait >= 0.5);
+    CHECK(result.seconds.gpu_wait < result.seconds.quiet_wait);
     CHECK(result.cases[0].status == Status::timed_out);
     CHECK(result.cases[1].status == Status::timed_out);
     CHECK(result.cases[2].status == Status::passed);

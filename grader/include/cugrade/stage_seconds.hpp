@@ -11,6 +11,16 @@ struct StageSeconds {
     double speed = 0.0;        // speed tests, sampling included
     double diagnosis = 0.0;    // failing cases run again under compute-sanitizer to find their cause
     double gpu_wait = 0.0;     // waiting for a GPU shared with other gradings (counted in no stage above)
+    // Cases set aside (they seemed to hang while a speed test waited) waiting for a quiet GPU, their student's place
+    // given up so that the others are graded meanwhile: a wait of the student's, not a cost of the batch's.
+    double quiet_wait = 0.0;
+
+    // The waits, which no stage counts.
+    double waits() const { return gpu_wait + quiet_wait; }
+    void add_waits(const StageSeconds& other) {
+        gpu_wait += other.gpu_wait;
+        quiet_wait += other.quiet_wait;
+    }
 
     StageSeconds& operator+=(const StageSeconds& other) {
         build += other.build;
@@ -19,7 +29,7 @@ struct StageSeconds {
         race_check += other.race_check;
         speed += other.speed;
         diagnosis += other.diagnosis;
-        gpu_wait += other.gpu_wait;
+        add_waits(other);
         return *this;
     }
 };
