@@ -178,7 +178,6 @@ nlohmann::json student_row(const StudentFolder& student, const std::vector<Exerc
             {"exercises", exercises}};
 }
 
-// A row that lost its points to cugrade or the compiler rather than to wrong answers: counted as failed.
 // The wait of cases set aside for a quiet GPU, where there was one: apart from the GPU's other waits, since the
 // student's place was given up meanwhile. `decimals` and `unit`: how the line writes its other figures.
 std::string quiet_wait_words(double quiet_wait, int decimals, const char* unit) {
@@ -187,6 +186,7 @@ std::string quiet_wait_words(double quiet_wait, int decimals, const char* unit) 
                                            unit);
 }
 
+// A row that lost its points to cugrade or the compiler rather than to wrong answers: counted as failed.
 bool counts_as_failed(const std::string& status) { return status == "error" || status == "build_failed"; }
 
 // One student graded: the files of RESULTS/students/ID/, and the row's status and points for the log.
