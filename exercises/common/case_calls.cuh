@@ -211,9 +211,7 @@ inline KernelProfile profile_slow_call(const CountersTurn& turn, const std::func
             CUGRADE_CUDA_CHECK(cudaDeviceSynchronize());
         };
         KernelProfile made;
-        for (const ProfiledLaunch& launch : profiler->profile(profiled, alone)) {
-            made.launches.push_back({launch.name, launch.metrics});
-        }
+        made.launches = profiler->profile(profiled, alone);
         // How long the setup and the profile took: the grader counts it as the diagnosis's.
         made.passes = passes;
         made.setup_seconds = setup_seconds;

@@ -13,6 +13,7 @@
 
 #include "explanation.hpp"
 #include "plain_number.hpp"
+#include "profiled_launch.hpp"
 #include "protocol.hpp"
 
 namespace cugrade::harness {
@@ -59,15 +60,11 @@ private:
 // The counters of a slow speed test's call, made in the checker (case_calls.cuh, profile_slow_call), or why there
 // are none: reported as the measurement "kernel_profile".
 struct KernelProfile {
-    struct Launch {
-        std::string name;
-        std::map<std::string, double> metrics;
-    };
     bool unwanted = false;      // the grader wants none (a smaller case failed)
     std::string problem;        // why there is none; empty when it was made
     bool turn_refused = false;  // other profiles held the GPU's counters
     bool after_calls = false;   // it failed in the submission's calls, which may have left the context broken
-    std::vector<Launch> launches;
+    std::vector<ProfiledLaunch> launches;
     int passes = 0;
     double setup_seconds = 0.0;  // setting the profiler up, counted by the first profile after it
     double seconds = 0.0;

@@ -26,7 +26,7 @@ nlohmann::json kernel_profile_json(const KernelProfile& profile) {
         return none;
     }
     nlohmann::json launches = nlohmann::json::array();
-    for (const KernelProfile::Launch& launch : profile.launches) {
+    for (const ProfiledLaunch& launch : profile.launches) {
         launches.push_back({{"name", launch.name}, {"metrics", launch.metrics}});
     }
     return {{"launches", std::move(launches)},

@@ -15,14 +15,9 @@
 #include <vector>
 
 #include "launch_shape.hpp"
+#include "profiled_launch.hpp"
 
 namespace cugrade::harness {
-
-// One launch as profiled: its metrics by name, in base units (ns, bytes).
-struct ProfiledLaunch {
-    std::string name;
-    std::map<std::string, double> metrics;
-};
 
 // Where a profile's work on the GPU runs: attaching the profiler to the context, configuring it, the passes, reading
 // and detaching it (and reading which counters are free, on a GPU this CUPTI does not know). All of it needs the GPU
