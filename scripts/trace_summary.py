@@ -6,7 +6,8 @@ counters' turns, or the case's group), how long each waited for it, and what the
 then the cases' own time (waits for the GPU excluded) by exercise, case group and tool, and the slowest cases; then
 the cases set aside (a seeming hang that kept a speed test waiting, stopped and run again once the GPU was quiet) and
 how long their submissions waited; then why Nsight Compute was asked (the harness's own counters said why they were
-not enough); then what the harness's own counters cost, step by step.
+not enough); then what the harness's own counters cost, step by step; then the class's end: when its last student
+started, how many were graded at once after that, and what ran beside each quiet round.
 
     scripts/trace_summary.py TRACE [FIXTURES]
 
@@ -166,3 +167,35 @@ if counter_profiles:
           f"{sum(r['setup_seconds'] + r['seconds'] for r in counter_profiles):.1f} s, "
           f"{sum(r['passes'] for r in counter_profiles) / len(counter_profiles):.1f} passes each; by step (s):")
     print("    " + ", ".join(f"{step} {seconds:.1f}" for step, seconds in sorted(steps.items(), key=lambda i: -i[1])))
+
+# The class's end (records carry "at", seconds since the trace began, as each ended): a student's span runs from its
+# first process's start to its last's end (the submission's label is .../STUDENT/EXERCISE.cu).
+timed_records = [r for r in records if "at" in r]
+if timed_records:
+    spans = {}
+    for r in timed_records:
+        student = r["submission"].rsplit("/", 2)[-2]
+        start, end = r["at"] - r["seconds"], r["at"]
+        first, last = spans.get(student, (start, end))
+        spans[student] = (min(first, start), max(last, end))
+    class_end = max(end for _, end in spans.values())
+    last_start = max(start for start, _ in spans.values())
+    # Students graded at once from the last one's start on, sampled every 0.1 s.
+    samples = [last_start + 0.1 * k for k in range(int((class_end - last_start) / 0.1) + 1)]
+    at_once = [sum(start <= t < end for start, end in spans.values()) for t in samples]
+    print(f"the class's end: its last student started at {last_start:.1f} s and its last process ended at "
+          f"{class_end:.1f} s; from that start on, {sum(at_once) / max(1, len(at_once)):.1f} students at once on "
+          f"average, {max(spans.values(), key=lambda span: span[0])[1] - last_start:.1f} s for that last student")
+    for opened in sorted({round(r["at"], 1) for r in quiet if "at" in r}):
+        round_students = {r["submission"].rsplit("/", 2)[-2] for r in quiet if round(r.get("at", -1), 1) == opened}
+        round_processes = [r for r in timed_records if r["submission"].rsplit("/", 2)[-2] in round_students and
+                           r["cases"] == 1 and r["at"] - r["seconds"] >= opened - 0.5 and
+                           r["at"] - r["seconds"] <= opened + 5]
+        ended = [r["at"] for r in round_processes]
+        round_end = max(ended, default=opened)
+        beside = sorted(student for student, (start, end) in spans.items()
+                        if start < round_end and end > opened and student not in round_students)
+        print(f"  a quiet round opened at {opened:.1f} s for {len(round_students)} students"
+              + (f", its {len(ended)} processes ending {min(ended):.1f}-{max(ended):.1f} s" if ended else "")
+              + f"; {len(beside)} other students graded beside it" + (f" ({', '.join(beside)})" if beside else "")
+              + f"; its students' last process ended at {max(spans[s][1] for s in round_students):.1f} s")
