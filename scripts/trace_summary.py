@@ -169,29 +169,39 @@ if counter_profiles:
     print("    " + ", ".join(f"{step} {seconds:.1f}" for step, seconds in sorted(steps.items(), key=lambda i: -i[1])))
 
 # The class's end (records carry "at", seconds since the trace began, as each ended): a student's span runs from its
-# first process's start to its last's end (the submission's label is .../STUDENT/EXERCISE.cu).
+# first process's start to its last's end.
+def student_of(record):
+    return record["submission"].rsplit("/", 2)[-2]  # the label is .../STUDENT/EXERCISE.cu
+
+
 timed_records = [r for r in records if "at" in r]
 if timed_records:
     spans = {}
     for r in timed_records:
-        student = r["submission"].rsplit("/", 2)[-2]
         start, end = r["at"] - r["seconds"], r["at"]
-        first, last = spans.get(student, (start, end))
-        spans[student] = (min(first, start), max(last, end))
+        first, last = spans.get(student_of(r), (start, end))
+        spans[student_of(r)] = (min(first, start), max(last, end))
     class_end = max(end for _, end in spans.values())
-    last_start = max(start for start, _ in spans.values())
+    last_start, last_end = max(spans.values())
     # Students graded at once from the last one's start on, sampled every 0.1 s.
     samples = [last_start + 0.1 * k for k in range(int((class_end - last_start) / 0.1) + 1)]
     at_once = [sum(start <= t < end for start, end in spans.values()) for t in samples]
     print(f"the class's end: its last student started at {last_start:.1f} s and its last process ended at "
           f"{class_end:.1f} s; from that start on, {sum(at_once) / max(1, len(at_once)):.1f} students at once on "
-          f"average, {max(spans.values(), key=lambda span: span[0])[1] - last_start:.1f} s for that last student")
-    for opened in sorted({round(r["at"], 1) for r in quiet if "at" in r}):
-        round_students = {r["submission"].rsplit("/", 2)[-2] for r in quiet if round(r.get("at", -1), 1) == opened}
-        round_processes = [r for r in timed_records if r["submission"].rsplit("/", 2)[-2] in round_students and
-                           r["cases"] == 1 and r["at"] - r["seconds"] >= opened - 0.5 and
-                           r["at"] - r["seconds"] <= opened + 5]
-        ended = [r["at"] for r in round_processes]
+          f"average, {last_end - last_start:.1f} s for that last student")
+    # A round's waits end together: those within a second of each other are one round.
+    rounds = []
+    for r in sorted((r for r in quiet if "at" in r), key=lambda r: r["at"]):
+        if rounds and r["at"] - rounds[-1][-1]["at"] < 1.0:
+            rounds[-1].append(r)
+        else:
+            rounds.append([r])
+    for waits in rounds:
+        opened = waits[0]["at"]
+        round_students = {student_of(r) for r in waits}
+        # Its processes: one case each, started as it opened.
+        ended = [r["at"] for r in timed_records if student_of(r) in round_students and r["cases"] == 1 and
+                 opened - 0.5 <= r["at"] - r["seconds"] <= opened + 5]
         round_end = max(ended, default=opened)
         beside = sorted(student for student, (start, end) in spans.items()
                         if start < round_end and end > opened and student not in round_students)
