@@ -120,6 +120,17 @@ char Channel::answer() {
     return byte;
 }
 
+std::string Channel::receive_line(std::size_t limit) {
+    std::string line;
+    for (char byte = answer(); byte != '\n'; byte = answer()) {
+        if (line.size() == limit) {
+            std::_Exit(protocol::exit_fatal);
+        }
+        line += byte;
+    }
+    return line;
+}
+
 void Channel::wait_for(char expected) {
     if (answer() != expected) {
         std::_Exit(protocol::exit_fatal);

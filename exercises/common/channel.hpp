@@ -41,6 +41,10 @@ public:
     // for.
     void begin_hidden_cases();
 
+    // One line the grader writes (a spare's cases, protocol.hpp), without its newline; at most `limit` bytes.
+    // With the grader gone, or a line longer than that, the harness ends.
+    std::string receive_line(std::size_t limit);
+
 private:
     enum class Held { none, shared, exclusive };
 

@@ -72,6 +72,7 @@ int run_plan(int argc, char** argv, const std::function<CaseOutcome(const plan::
     bool gpu_shared = false;
     std::string hidden_from;  // the first hidden case, after the visible ones
     std::string case_marker;  // printed with each case's id as it starts (protocol.hpp)
+    bool cases_later = false;  // a spare: its cases come over the channel once it is ready (protocol.hpp)
     try {
         std::ifstream plan_file(argv[1]);
         const auto plan = nlohmann::json::parse(plan_file);
@@ -84,6 +85,7 @@ int run_plan(int argc, char** argv, const std::function<CaseOutcome(const plan::
         gpu_shared = plan.value("gpu_gate", false);
         hidden_from = plan.value("hidden_from", std::string());
         case_marker = plan.value("case_marker", std::string());
+        cases_later = plan.value("cases_later", false);
         bare_buffers() = plan.value("bare_buffers", false);
         profile_only() = plan.value("profile", false);
         counter_profiler_library() = plan.value("counter_profiler", std::string());
@@ -134,6 +136,18 @@ int run_plan(int argc, char** argv, const std::function<CaseOutcome(const plan::
     struct ForgetChannel {
         ~ForgetChannel() { active_channel() = nullptr; }
     } forget_channel;
+    if (cases_later) {
+        try {
+            const auto told = nlohmann::json::parse(channel.receive_line(std::size_t{64} << 20));
+            for (const auto& c : told.at("cases")) {
+                cases.push_back(c.get<plan::Case>());
+            }
+            hidden_from = told.value("hidden_from", std::string());
+        } catch (const std::exception& e) {
+            channel.send({{"event", "fatal"}, {"detail", std::string("cannot read the cases: ") + e.what()}});
+            return protocol::exit_fatal;
+        }
+    }
     for (const plan::Case& c : cases) {
         if (!hidden_from.empty() && c.id == hidden_from) {
             // Device printf reaches stdout at a synchronisation. Work of the visible cases that failed only now

@@ -29,6 +29,10 @@
 // With "case_marker" in the plan (a run under racecheck), the harness prints a line "MARKER ID" to stdout as each case
 // starts, after its GPU work before is done: a tool's reports printed after it are that case's.
 //
+// A plan with "cases_later": true holds no cases: the process is started ahead of its turn (a spare, ready when a
+// fault ends the process before it), and after "ready" reads one line from the same descriptor, a JSON object with
+// its "cases" and their "hidden_from", written by the grader when it needs the process.
+//
 // One process runs a submission's visible cases, then its hidden ones. What the program prints during hidden cases
 // is for instructors only, so before the plan's "hidden_from" case the harness waits for the GPU's printf, flushes
 // its output, says "hidden_cases" and waits for one byte (output_drained): the grader has then read all that was

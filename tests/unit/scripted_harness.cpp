@@ -24,7 +24,8 @@
 // With "gpu_gate" in the plan each case first asks for the GPU as the real harness does, and waits for the grant: the
 // GPU alone for a "timed" case and for every case of a profiled run, as the real harness asks around a profiled call.
 // Before the plan's "hidden_from" case it says "hidden_cases" and waits for the grader's answer, as the real harness
-// does. Every genuine record carries the run's token, as the real harness's do; "ready" names one protection.
+// does. A plan with "cases_later" (a spare) makes its "context" holding the GPU shared where the plan has "gpu_gate",
+// says it is ready, then reads its cases from the channel. Every genuine record carries the run's token, as the real harness's do; "ready" names one protection.
 // A plan with any case id starting with "early" makes the harness abort before it is ready.
 #include <signal.h>
 #include <unistd.h>
@@ -117,15 +118,31 @@ int main(int argc, char** argv) {
     const bool gpu_gate = plan.value("gpu_gate", false);
     const bool profile = plan.value("profile", false);
     const bool under_tool = profile || plan.value("bare_buffers", false);
-    const std::string hidden_from = plan.value("hidden_from", std::string());
-    for (const auto& c : plan["cases"]) {
+    std::string hidden_from = plan.value("hidden_from", std::string());
+    nlohmann::json cases = plan["cases"];
+    for (const auto& c : cases) {
         if (starts_with(c["id"].get<std::string>(), "early")) {
             std::abort();
         }
     }
+    const bool cases_later = plan.value("cases_later", false);
+    if (cases_later && gpu_gate) {
+        // Makes its context holding the GPU shared, as the real harness does.
+        use_gpu(channel, channel_fd, "shared");
+        send(channel, {{"event", "gpu"}, {"use", "none"}});
+    }
     send(channel, {{"event", "ready"}, {"protections", {"scripted: nothing to contain"}}});
+    if (cases_later) {
+        std::string line;
+        for (char byte = answer_from(channel_fd); byte != '\n'; byte = answer_from(channel_fd)) {
+            line += byte;
+        }
+        const auto told = nlohmann::json::parse(line);
+        cases = told.at("cases");
+        hidden_from = told.value("hidden_from", std::string());
+    }
     std::string seen;
-    for (const auto& c : plan["cases"]) {
+    for (const auto& c : cases) {
         const std::string id = c["id"];
         seen += c["shape"].dump() + " ";
         if (id == hidden_from) {
