@@ -479,8 +479,8 @@ CaseRunner::Ended CaseRunner::run_process_once(const std::vector<std::size_t>& l
         harness = start_harness(plan, launcher, mode);
     }
     // After a process that ended for a fresh one (a fault, a write past an output), the next one starts beside this
-    // one: a submission that faults in one case faults in the next as often as not.
-    if (plain && last_ended_for_fresh_process_) {
+    // one: a submission that faults in one case faults in the next as often as not. A last case leaves none to run.
+    if (plain && last_ended_for_fresh_process_ && left.size() > 1) {
         start_spare();
     }
     ChildProcess& child = *harness.child;

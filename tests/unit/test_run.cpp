@@ -168,9 +168,9 @@ TEST_CASE("after a crash the hidden cases' output is still kept apart, whichever
 TEST_CASE("after a process ends for a fresh one, the next starts beside it and is told its cases once needed") {
     // A submission that faults in a case faults in the next as often as not: each process after the second starts
     // while the one before runs, its context made holding the shared GPU as every harness's is.
-    auto cases = plans({"cuda-1", "cuda-2", "leak-3", "cuda-4", "leak-5"});
+    auto cases = plans({"cuda-1", "cuda-2", "leak-3", "cuda-4", "leak-5", "pass-6"});
     cases[2].shape = {9};
-    for (std::size_t i : {3, 4}) {
+    for (std::size_t i : {3, 4, 5}) {
         cases[i].visibility = Visibility::hidden;
         cases[i].shape = {1000 + i};
     }
@@ -191,6 +191,7 @@ TEST_CASE("after a process ends for a fresh one, the next starts beside it and i
     CHECK(result.cases[2].status == Status::passed);
     CHECK(result.cases[3].status == Status::cuda_error);
     CHECK(result.cases[4].status == Status::passed);
+    CHECK(result.cases[5].status == Status::passed);
     // The hidden cases' output is kept apart in a spare too: it is told where they begin.
     CHECK(result.output.text == "seen: [9] \n");
     CHECK(result.hidden_output.text == "seen: [1004] \n");
