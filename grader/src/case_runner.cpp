@@ -97,6 +97,34 @@ MarkedOutput split_at_markers(const std::string& output, const std::string& mark
     return split;
 }
 
+// What a harness's "gpu" record asks for.
+GpuGate::Use requested_use(const nlohmann::json& record) {
+    const std::string use = record.value("use", "");
+    return use == "shared" ? GpuGate::Use::shared : use == "exclusive" ? GpuGate::Use::exclusive : GpuGate::Use::none;
+}
+
+// Adds what a process said it applied, each once.
+void add_protections(std::vector<std::string>& kept, const std::vector<std::string>& said) {
+    for (const std::string& protection : said) {
+        if (std::find(kept.begin(), kept.end(), protection) == kept.end()) {
+            kept.push_back(protection);
+        }
+    }
+}
+
+// The protections a "ready" record names.
+std::vector<std::string> protections_of(const nlohmann::json& record) {
+    std::vector<std::string> said;
+    if (record.contains("protections") && record["protections"].is_array()) {
+        for (const auto& protection : record["protections"]) {
+            if (protection.is_string()) {
+                said.push_back(protection.get<std::string>());
+            }
+        }
+    }
+    return said;
+}
+
 // Adds `text` to what a stream kept, up to the output limit.
 void keep_output(ProgramOutput& stream, const std::string& text, bool text_truncated, std::size_t limit) {
     const std::size_t room = limit > stream.text.size() ? limit - stream.text.size() : 0;
@@ -208,11 +236,7 @@ void CaseRunner::run_side_by_side(const std::vector<std::size_t>& cases, const s
         keep_output(run_.output, runner.run_.output.text, runner.run_.output.truncated, options_.output_limit);
         keep_output(run_.hidden_output, runner.run_.hidden_output.text, runner.run_.hidden_output.truncated,
                     options_.output_limit);
-        for (const std::string& protection : runner.run_.protections) {
-            if (std::find(run_.protections.begin(), run_.protections.end(), protection) == run_.protections.end()) {
-                run_.protections.push_back(protection);
-            }
-        }
+        add_protections(run_.protections, runner.run_.protections);
         processes.insert(processes.end(), std::make_move_iterator(ended.begin()), std::make_move_iterator(ended.end()));
     }
 }
@@ -365,16 +389,14 @@ void CaseRunner::start_spare() {
             if (!record.is_object() || !record.contains("event")) {
                 continue;
             }
-            if (record.value("token", std::string()) != spare.harness.token) {
+            if (!record.contains("token") || !record["token"].is_string() ||
+                record["token"].get<std::string>() != spare.harness.token) {
                 ++start.forged_records;
                 continue;
             }
             const std::string event = record.value("event", "");
             if (event == "gpu") {
-                const std::string use = record.value("use", "");
-                const GpuGate::Use wanted = use == "shared"      ? GpuGate::Use::shared
-                                            : use == "exclusive" ? GpuGate::Use::exclusive
-                                                                 : GpuGate::Use::none;
+                const GpuGate::Use wanted = requested_use(record);
                 const auto asked = Clock::now();
                 gpu.change(wanted);
                 deadline += Clock::now() - asked;
@@ -383,13 +405,7 @@ void CaseRunner::start_spare() {
                 }
             } else if (event == "ready") {
                 start.ready_after = Seconds(Clock::now() - spare.harness.started).count();
-                if (record.contains("protections") && record["protections"].is_array()) {
-                    for (const auto& protection : record["protections"]) {
-                        if (protection.is_string()) {
-                            start.protections.push_back(protection.get<std::string>());
-                        }
-                    }
-                }
+                start.protections = protections_of(record);
                 // Ready, it holds nothing of the GPU until it is told its cases.
                 start.ready = gpu.held() == GpuGate::Use::none;
                 break;
@@ -490,11 +506,7 @@ CaseRunner::Ended CaseRunner::run_process_once(const std::vector<std::size_t>& l
     const bool reads_counters = counters_read(launcher);
     if (spare_start) {
         run_.forged_records += spare_start->forged_records;
-        for (const std::string& protection : spare_start->protections) {
-            if (std::find(run_.protections.begin(), run_.protections.end(), protection) == run_.protections.end()) {
-                run_.protections.push_back(protection);
-            }
-        }
+        add_protections(run_.protections, spare_start->protections);
     }
 
     GpuGate::Hold gpu(options_.gpu_gate);  // what this process holds of a shared GPU
@@ -626,14 +638,8 @@ CaseRunner::Ended CaseRunner::run_process_once(const std::vector<std::size_t>& l
             ready_after = Seconds(Clock::now() - process_started).count();
             waited_before_ready = waited;
         }
-        if (event == "ready" && record.contains("protections") && record["protections"].is_array()) {
-            for (const auto& protection : record["protections"]) {
-                if (protection.is_string() &&
-                    std::find(run_.protections.begin(), run_.protections.end(), protection.get<std::string>()) ==
-                        run_.protections.end()) {
-                    run_.protections.push_back(protection.get<std::string>());
-                }
-            }
+        if (event == "ready") {
+            add_protections(run_.protections, protections_of(record));
         } else if (event == "start" && index_of_.count(id) != 0 && !done_[index_of_[id]]) {
             current = index_of_[id];
             started_any = true;
@@ -641,10 +647,7 @@ CaseRunner::Ended CaseRunner::run_process_once(const std::vector<std::size_t>& l
             deadline = after(cases_[current].case_seconds);
             case_started = Clock::now();
         } else if (event == "gpu" && answers_gpu_requests) {
-            const std::string use = record.value("use", "");
-            const GpuGate::Use wanted = use == "shared"      ? GpuGate::Use::shared
-                                        : use == "exclusive" ? GpuGate::Use::exclusive
-                                                             : GpuGate::Use::none;
+            const GpuGate::Use wanted = requested_use(record);
             const auto asked = Clock::now();
             change_gpu(wanted);
             not_the_case_time(asked);
