@@ -61,12 +61,6 @@ if timed:
                     for r, w in zip(rs, before)) / k
         print(f"{tool + ', ' + ended:<40.40} {k:>9} {to_ready:>8.2f} {after:>6.2f} "
               f"{sum(r['cpu'] for r in rs) / k:>6.2f} {sum(r['runner_cpu'] for r in rs) / k:>6.2f}")
-# Spares: a plain process started beside the one before it, after a process that ended for a fresh one.
-used = [r for r in records if r.get("spare_ready_after", -1) >= 0]
-unused = [r for r in records if r.get("ended") == "a spare, not needed"]
-if used or unused:
-    print(f"spares: {len(used)} used (ready {sum(r['spare_ready_after'] for r in used) / max(1, len(used)):.2f} s "
-          f"after their start on average, beside the process before), {len(unused)} not needed")
 if len(sys.argv) > 2:
     # The submission's label is its path: .../STUDENT/EXERCISE.cu.
     fixture_of = {}

@@ -159,14 +159,6 @@ CaseRunner::CaseRunner(const fs::path& program, const std::vector<CasePlan>& cas
     }
 }
 
-CaseRunner::~CaseRunner() {
-    try {
-        discard_spare();
-    } catch (const std::exception&) {
-        // A spare that cannot be ended cleanly is killed with its process group by its ChildProcess anyway.
-    }
-}
-
 std::vector<CaseRunner::Ended> CaseRunner::run(const std::vector<std::size_t>& indices,
                                                 const std::vector<std::string>& launcher, RunMode mode) {
     std::vector<Ended> processes;
@@ -178,7 +170,6 @@ std::vector<CaseRunner::Ended> CaseRunner::run(const std::vector<std::size_t>& i
         for (const std::size_t i : indices) {
             aside += set_aside_[i] ? 1 : 0;
         }
-        discard_spare();  // no process follows at once
         if (aside == 0) {
             return processes;
         }
@@ -356,100 +347,6 @@ CaseRunner::Harness CaseRunner::start_harness(const nlohmann::json& plan, const 
     return harness;
 }
 
-void CaseRunner::start_spare() {
-    nlohmann::json plan = plan_for({}, {}, {}, "");
-    plan["cases_later"] = true;
-    Harness harness;
-    try {
-        harness = start_harness(plan, {}, {});
-    } catch (const std::exception&) {
-        return;  // the next process starts when it is needed, and says what stops it then
-    }
-    Spare& spare = *(spare_ = std::make_unique<Spare>());
-    spare.harness = std::move(harness);
-    // Its start (CUDA's context, the device code, the runner's tables) runs beside the process before it, its
-    // requests for the GPU answered here, until it says it is ready or is no longer wanted.
-    spare.ready = std::async(std::launch::async, [this, &spare] {
-        SpareStart start;
-        GpuGate::Hold gpu(options_.gpu_gate);
-        auto deadline = after(options_.startup_seconds);
-        std::string line;
-        while (!spare.cancelled) {
-            const auto next = spare.harness.child->next_line(line, std::min(deadline, after(0.05)));
-            if (spare.harness.runner) {
-                spare.harness.runner->drain();
-            }
-            if (next == ChildProcess::Next::closed || (next == ChildProcess::Next::deadline && Clock::now() >= deadline)) {
-                break;
-            }
-            if (next != ChildProcess::Next::line) {
-                continue;
-            }
-            const auto record = nlohmann::json::parse(line, nullptr, false);
-            if (!record.is_object() || !record.contains("event")) {
-                continue;
-            }
-            if (!record.contains("token") || !record["token"].is_string() ||
-                record["token"].get<std::string>() != spare.harness.token) {
-                ++start.forged_records;
-                continue;
-            }
-            const std::string event = record.value("event", "");
-            if (event == "gpu") {
-                const GpuGate::Use wanted = requested_use(record);
-                const auto asked = Clock::now();
-                gpu.change(wanted);
-                deadline += Clock::now() - asked;
-                if (wanted != GpuGate::Use::none) {
-                    spare.harness.child->reply(std::string(1, protocol::gpu_granted));
-                }
-            } else if (event == "ready") {
-                start.ready_after = Seconds(Clock::now() - spare.harness.started).count();
-                start.protections = protections_of(record);
-                // Ready, it holds nothing of the GPU until it is told its cases.
-                start.ready = gpu.held() == GpuGate::Use::none;
-                break;
-            } else if (event == "fatal") {
-                break;
-            }
-        }
-        return start;
-    });
-}
-
-void CaseRunner::discard_spare() {
-    if (!spare_) {
-        return;
-    }
-    std::unique_ptr<Spare> spare = std::move(spare_);
-    spare->cancelled = true;
-    const SpareStart start = spare->ready.valid() ? spare->ready.get() : SpareStart{};
-    // Its context goes beside no speed test or profile, as every harness's does.
-    GpuGate::Hold gpu(options_.gpu_gate);
-    gpu.change(GpuGate::Use::shared);
-    spare->harness.child->kill_group();
-    if (spare->harness.runner) {
-        spare->harness.runner->kill_group();
-        spare->harness.runner->finish(after(5.0));
-    }
-    spare->harness.child->finish(after(5.0));
-    if (options_.trace != nullptr) {
-        options_.trace->record({{"submission", options_.trace_label},
-                                {"tool", "none"},
-                                {"cases", 0},
-                                {"first_case", ""},
-                                {"seconds", Seconds(Clock::now() - spare->harness.started).count()},
-                                {"in_cases", 0.0},
-                                {"waited_for_gpu", 0.0},
-                                {"ready_after", start.ready ? start.ready_after : -1.0},
-                                {"waited_before_ready", 0.0},
-                                {"cpu", spare->harness.child->cpu_seconds_used()},
-                                {"runner_cpu", spare->harness.runner ? spare->harness.runner->cpu_seconds_used() : 0.0},
-                                {"spare_ready_after", -1.0},
-                                {"ended", "a spare, not needed"}});
-    }
-}
-
 CaseRunner::Ended CaseRunner::run_process_once(const std::vector<std::size_t>& left,
                                                const std::vector<std::string>& launcher, RunMode mode) {
     // Visible cases come first; what the program prints from the first hidden case on is the hidden output.
@@ -463,51 +360,18 @@ CaseRunner::Ended CaseRunner::run_process_once(const std::vector<std::size_t>& l
         plan_cases.push_back(&cases_[i]);
     }
     const std::string hidden_from = switches ? cases_[*first_hidden].id : std::string();
-    const bool plain = launcher.empty() && !mode.bare_buffers && !mode.profile && !mode.case_markers;
-    // A spare started beside the process before, when that one ended for a fresh process, is told its cases now.
-    Harness harness;
-    std::optional<SpareStart> spare_start;
-    if (spare_ && plain) {
-        const auto asked = Clock::now();  // its start, if it has not ended yet, is this process's
-        SpareStart start = spare_->ready.get();
-        nlohmann::json told = {{"cases", nlohmann::json::array()}};
-        for (const CasePlan* c : plan_cases) {
-            told["cases"].push_back(static_cast<const plan::Case&>(*c));
-        }
-        if (switches) {
-            told["hidden_from"] = hidden_from;
-        }
-        if (start.ready && spare_->harness.child->reply(told.dump() + "\n")) {
-            harness = std::move(spare_->harness);
-            spare_.reset();
-            harness.started = asked;
-            spare_start = std::move(start);
-        }
-    }
-    discard_spare();  // not ready, or not of this kind of run
     // A marker the submission cannot print by chance or by design: it never sees it.
     const std::string marker = mode.case_markers ? "cugrade-case-" + make_token() : std::string();
-    if (!harness.child) {
-        nlohmann::json plan = plan_for(plan_cases, launcher, mode, marker);
-        if (switches) {
-            plan["hidden_from"] = hidden_from;
-        }
-        harness = start_harness(plan, launcher, mode);
+    nlohmann::json plan = plan_for(plan_cases, launcher, mode, marker);
+    if (switches) {
+        plan["hidden_from"] = hidden_from;
     }
-    // After a process that ended for a fresh one (a fault, a write past an output), the next one starts beside this
-    // one: a submission that faults in one case faults in the next as often as not. A last case leaves none to run.
-    if (plain && last_ended_for_fresh_process_ && left.size() > 1) {
-        start_spare();
-    }
+    Harness harness = start_harness(plan, launcher, mode);
     ChildProcess& child = *harness.child;
     std::unique_ptr<ChildProcess>& runner = harness.runner;
     const std::string& token = harness.token;
     const bool answers_gpu_requests = gpu_requests_answered(mode);
     const bool reads_counters = counters_read(launcher);
-    if (spare_start) {
-        run_.forged_records += spare_start->forged_records;
-        add_protections(run_.protections, spare_start->protections);
-    }
 
     GpuGate::Hold gpu(options_.gpu_gate);  // what this process holds of a shared GPU
     std::optional<MachineLock> counters;  // the machine's turn at the GPU's counters, while the harness has it
@@ -551,8 +415,8 @@ CaseRunner::Ended CaseRunner::run_process_once(const std::vector<std::size_t>& l
     const auto process_started = harness.started;
     auto case_started = process_started;
     double waited = 0.0, in_cases = 0.0;  // of this process's time
-    // Seconds from its start to its ready record: CUDA's start, a tool's; a spare was ready when it was told its cases.
-    std::optional<double> ready_after = spare_start ? std::optional<double>(0.0) : std::nullopt;
+    // Seconds from its start to its ready record: CUDA's start, a tool's.
+    std::optional<double> ready_after;
     double waited_before_ready = 0.0;   // of those, waiting for the GPU (its context is made holding it shared)
     const auto case_ended = [&](const CasePlan& c) {
         const double took = Seconds(Clock::now() - case_started).count();
@@ -731,7 +595,6 @@ CaseRunner::Ended CaseRunner::run_process_once(const std::vector<std::size_t>& l
     // What it held of the GPU is free once the process is gone: a killed kernel's context goes with it.
     change_gpu(GpuGate::Use::none);
     status.timed_out = status.timed_out || killed_at_deadline;
-    last_ended_for_fresh_process_ = plain && status.exited() && status.code == protocol::exit_restart;
     std::string output = child.output();
     bool truncated = child.output_truncated();
     if (runner) {
@@ -763,7 +626,6 @@ CaseRunner::Ended CaseRunner::run_process_once(const std::vector<std::size_t>& l
                                 {"waited_before_ready", waited_before_ready},
                                 {"cpu", child.cpu_seconds_used()},
                                 {"runner_cpu", runner ? runner->cpu_seconds_used() : 0.0},
-                                {"spare_ready_after", spare_start ? spare_start->ready_after : -1.0},
                                 {"ended", set_aside_now ? std::string("stopped: its case set aside") : status.describe()}});
         if (set_aside_now) {
             options_.trace->record({{"event", "set_aside"},

@@ -4,11 +4,9 @@
 // answered, each case's verdict and what it printed recorded.
 #pragma once
 
-#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <filesystem>
-#include <future>
 #include <map>
 #include <memory>
 #include <optional>
@@ -55,7 +53,6 @@ struct RunMode {
 class CaseRunner {
 public:
     CaseRunner(const std::filesystem::path& program, const std::vector<CasePlan>& cases, const RunOptions& options);
-    ~CaseRunner();
     CaseRunner(const CaseRunner&) = delete;
     CaseRunner& operator=(const CaseRunner&) = delete;
 
@@ -93,21 +90,6 @@ private:
         std::string token;
         Clock::time_point started;
     };
-    // How a spare's start went: ready (holding nothing of the GPU), after how long, what it said it applied.
-    struct SpareStart {
-        bool ready = false;
-        double ready_after = 0.0;
-        std::vector<std::string> protections;
-        int forged_records = 0;
-    };
-    // A plain run's next process, started beside the one before it after a process ended for a fresh one, its
-    // cases told once it is needed (protocol.hpp, "cases_later").
-    struct Spare {
-        Harness harness;
-        std::atomic<bool> cancelled{false};
-        std::future<SpareStart> ready;
-    };
-
     std::vector<std::size_t> remaining(const std::vector<std::size_t>& indices) const;
     nlohmann::json plan_for(const std::vector<const CasePlan*>& plan_cases, const std::vector<std::string>& launcher,
                             RunMode mode, const std::string& marker) const;
@@ -115,9 +97,6 @@ private:
     bool counters_read(const std::vector<std::string>& launcher) const;
     // Writes the plan and starts the checker with it, and the runner beside it.
     Harness start_harness(const nlohmann::json& plan, const std::vector<std::string>& launcher, RunMode mode);
-    void start_spare();
-    // Ends the spare, if any, holding the GPU shared while its context goes.
-    void discard_spare();
     // Runs each of `cases` (set aside, the GPU now quiet) in a process of its own, all at once, and takes their
     // verdicts, output and costs as its own; the processes' endings go to `processes`.
     void run_side_by_side(const std::vector<std::size_t>& cases, const std::vector<std::string>& launcher,
@@ -135,8 +114,6 @@ private:
     std::vector<bool> rerun_when_quiet_;  // run again after being set aside: never set aside twice
     std::map<std::string, std::size_t> index_of_;
     std::map<std::size_t, CaseOutput> case_output_;
-    bool last_ended_for_fresh_process_ = false;  // a plain process, after a fault or a write past an output
-    std::unique_ptr<Spare> spare_;
     RunResult run_;
 };
 

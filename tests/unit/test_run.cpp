@@ -165,52 +165,6 @@ TEST_CASE("after a crash the hidden cases' output is still kept apart, whichever
     CHECK(result.hidden_output.text == "seen: [9] [1003] \nseen: [1005] \n");
 }
 
-TEST_CASE("after a process ends for a fresh one, the next starts beside it and is told its cases once needed") {
-    // A submission that faults in a case faults in the next as often as not: each process after the second starts
-    // while the one before runs, its context made holding the shared GPU as every harness's is.
-    auto cases = plans({"cuda-1", "cuda-2", "leak-3", "cuda-4", "leak-5", "pass-6"});
-    cases[2].shape = {9};
-    for (std::size_t i : {3, 4, 5}) {
-        cases[i].visibility = Visibility::hidden;
-        cases[i].shape = {1000 + i};
-    }
-    const auto dir = std::filesystem::temp_directory_path() / "cugrade-test-run-spare";
-    std::filesystem::create_directories(dir);
-    const auto file = std::filesystem::temp_directory_path() / "cugrade-test-run-spare.jsonl";
-    std::filesystem::remove(file);
-    RunOptions options;
-    options.work_dir = dir;
-    options.startup_seconds = 5.0;
-    GpuGate gate;
-    options.gpu_gate = &gate;
-    RunTrace trace(file);
-    options.trace = &trace;
-    const RunResult result = run_cases(CUGRADE_SCRIPTED_HARNESS, cases, options);
-    CHECK(result.cases[0].status == Status::cuda_error);
-    CHECK(result.cases[1].status == Status::cuda_error);
-    CHECK(result.cases[2].status == Status::passed);
-    CHECK(result.cases[3].status == Status::cuda_error);
-    CHECK(result.cases[4].status == Status::passed);
-    CHECK(result.cases[5].status == Status::passed);
-    // The hidden cases' output is kept apart in a spare too: it is told where they begin.
-    CHECK(result.output.text == "seen: [9] \n");
-    CHECK(result.hidden_output.text == "seen: [1004] \n");
-    std::vector<std::string> first_cases, endings;
-    for (const auto& process : trace_events(file, "")) {
-        if (process["spare_ready_after"].get<double>() >= 0.0) {
-            first_cases.push_back(process["first_case"]);
-        }
-        endings.push_back(process["ended"]);
-    }
-    CHECK(first_cases == std::vector<std::string>{"leak-3", "leak-5"});
-    // The one started beside the last process, not needed, ends without a case.
-    REQUIRE(endings.size() == 5);
-    CHECK(endings.back() == "a spare, not needed");
-    CHECK(result.processes == 5);
-    CHECK_FALSE(gate.exclusive_held());
-    CHECK(gate.shared_holders() == 0);
-}
-
 TEST_CASE("records on the result channel without the run's token are ignored and counted") {
     const RunResult result = run({"forge-1", "pass-2"});
     CHECK(result.cases[0].status == Status::wrong_answer);
