@@ -1,5 +1,6 @@
 #include "channel.hpp"
 
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -8,6 +9,12 @@
 #include <nlohmann/json.hpp>
 
 namespace cugrade::harness {
+namespace {
+
+// A job brings the submission's device code and its runner's channel (protocol.hpp); more are closed.
+constexpr std::size_t max_descriptors = 4;
+
+}  // namespace
 
 Channel::Channel() {
     const char* fd_text = std::getenv(protocol::result_fd_env);
@@ -108,11 +115,29 @@ void Channel::ask_for_gpu(const char* use, Held held) {
     wait_for(protocol::gpu_granted);
 }
 
-char Channel::answer() {
+char Channel::answer(std::vector<int>* descriptors) {
     char byte = 0;
     ssize_t got = 0;
+    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * max_descriptors)];
     do {
-        got = ::read(fd_, &byte, 1);
+        iovec data{&byte, 1};
+        msghdr message{};
+        message.msg_iov = &data;
+        message.msg_iovlen = 1;
+        message.msg_control = descriptors != nullptr ? control : nullptr;
+        message.msg_controllen = descriptors != nullptr ? sizeof control : 0;
+        got = ::recvmsg(fd_, &message, MSG_CMSG_CLOEXEC);
+        for (cmsghdr* c = descriptors != nullptr && got == 1 ? CMSG_FIRSTHDR(&message) : nullptr; c != nullptr;
+             c = CMSG_NXTHDR(&message, c)) {
+            if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
+                const std::size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+                for (std::size_t k = 0; k < count; ++k) {
+                    int received = -1;
+                    std::memcpy(&received, CMSG_DATA(c) + k * sizeof(int), sizeof(int));
+                    descriptors->push_back(received);
+                }
+            }
+        }
     } while (got < 0 && errno == EINTR);
     if (got != 1) {
         std::_Exit(protocol::exit_fatal);
@@ -120,9 +145,9 @@ char Channel::answer() {
     return byte;
 }
 
-std::string Channel::receive_line(std::size_t limit) {
+std::string Channel::receive_line(std::size_t limit, std::vector<int>* descriptors) {
     std::string line;
-    for (char byte = answer(); byte != '\n'; byte = answer()) {
+    for (char byte = answer(descriptors); byte != '\n'; byte = answer(descriptors)) {
         if (line.size() == limit) {
             std::_Exit(protocol::exit_fatal);
         }

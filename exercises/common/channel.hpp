@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <nlohmann/json_fwd.hpp>
 #include <string>
+#include <vector>
 
 #include "protocol.hpp"
 
@@ -41,9 +42,10 @@ public:
     // for.
     void begin_hidden_cases();
 
-    // One line the grader writes (a spare's cases, protocol.hpp), without its newline; at most `limit` bytes.
-    // With the grader gone, or a line longer than that, the harness ends.
-    std::string receive_line(std::size_t limit);
+    // One line the grader writes (a job, protocol.hpp), without its newline; at most `limit` bytes. With the grader
+    // gone, or a line longer than that, the harness ends. The descriptors the grader sent with it (SCM_RIGHTS) are
+    // added to `descriptors`, where given; otherwise the kernel closes them.
+    std::string receive_line(std::size_t limit, std::vector<int>* descriptors = nullptr);
 
 private:
     enum class Held { none, shared, exclusive };
@@ -51,7 +53,7 @@ private:
     // Asks, and for anything but "none" waits for the grant.
     void ask_for_gpu(const char* use, Held held);
     // The grader's one-byte answer. With the grader gone there is nothing left to report to, so the harness ends.
-    char answer();
+    char answer(std::vector<int>* descriptors = nullptr);
     void wait_for(char expected);
 
     int fd_ = -1;

@@ -5,6 +5,8 @@
 
 #include <nvtx3/nvToolsExt.h>
 
+#include <unistd.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -58,96 +60,12 @@ int end_holding_gpu(Channel& channel, int code) {
 // Ends the process for a fresh one to run the remaining cases.
 int restart(Channel& channel) { return end_holding_gpu(channel, protocol::exit_restart); }
 
-// `run_case` runs one case and returns its outcome; CUDA failures propagate as CudaFailure.
-int run_plan(int argc, char** argv, const std::function<CaseOutcome(const plan::Case&)>& run_case,
-             bool& skip_exit_handlers) {
-    Channel channel;
-    if (argc != 2) {
-        channel.send({{"event", "fatal"}, {"detail", "usage: harness PLAN.json"}});
-        return protocol::exit_usage;
-    }
-    std::vector<plan::Case> cases;
-    bool deny_processes = true;
-    std::string device_code;
-    bool gpu_shared = false;
-    std::string hidden_from;  // the first hidden case, after the visible ones
-    std::string case_marker;  // printed with each case's id as it starts (protocol.hpp)
-    bool cases_later = false;  // a spare: its cases come over the channel once it is ready (protocol.hpp)
-    try {
-        std::ifstream plan_file(argv[1]);
-        const auto plan = nlohmann::json::parse(plan_file);
-        for (const auto& c : plan.at("cases")) {
-            cases.push_back(c.get<plan::Case>());
-        }
-        deny_processes = plan.value("deny_processes", true);
-        skip_exit_handlers = plan.value("skip_exit_handlers", true);
-        device_code = plan.value("device_code", std::string());
-        gpu_shared = plan.value("gpu_gate", false);
-        hidden_from = plan.value("hidden_from", std::string());
-        case_marker = plan.value("case_marker", std::string());
-        cases_later = plan.value("cases_later", false);
-        bare_buffers() = plan.value("bare_buffers", false);
-        profile_only() = plan.value("profile", false);
-        counter_profiler_library() = plan.value("counter_profiler", std::string());
-        channel.set_gpu_gate(gpu_shared);
-    } catch (const std::exception& e) {
-        channel.send({{"event", "fatal"}, {"detail", std::string("cannot read the plan: ") + e.what()}});
-        return protocol::exit_usage;
-    }
+// Where a run of cases stopped: every case reported (`finished`), or the exit code the process ends with.
+constexpr int finished = -1;
 
-    try {
-        if (gpu_shared) {
-            // Beside other submissions' harnesses, waiting for the GPU sleeps instead of spinning on a core that
-            // another harness needs; the timing is the GPU's events', so it does not change.
-            CUGRADE_CUDA_CHECK(cudaSetDeviceFlags(cudaDeviceScheduleBlockingSync));
-        }
-        CUGRADE_CUDA_CHECK(cudaSetDevice(0));
-        // Creates the context now, outside every case's clock, and beside no speed test or profile: a tool's start
-        // (compute-sanitizer's instrumenting) allocates device memory too.
-        channel.share_gpu();
-        CUGRADE_CUDA_CHECK(cudaFree(nullptr));
-        channel.unshare_gpu();
-    } catch (const CudaFailure& e) {
-        channel.send({{"event", "fatal"}, {"detail", std::string("cannot initialise CUDA: ") + e.what()}});
-        return protocol::exit_fatal;
-    }
-    try {
-        const char* runner_fd = std::getenv(protocol::runner_fd_env);
-        if (!device_code.empty() && runner_fd != nullptr) {
-            remote_submission() = std::make_unique<RemoteSubmission>(device_code, std::atoi(runner_fd));
-        }
-        unsetenv(protocol::runner_fd_env);
-    } catch (const std::exception& e) {
-        channel.send({{"event", "fatal"}, {"detail", std::string("cannot load the submission's device code: ") + e.what()}});
-        return protocol::exit_fatal;
-    }
-    if (profile_only()) {
-        nvtxInitialize(nullptr);  // loads the profiler's NVTX library now, while files outside may still be read
-    }
-    std::vector<std::string> protections = lock_down(deny_processes);
-    if (remote_submission()) {
-        const auto& runner_protections = remote_submission()->protections();
-        protections.insert(protections.end(), runner_protections.begin(), runner_protections.end());
-    }
-    channel.send({{"event", "ready"}, {"protections", protections}});
-
-    active_channel() = &channel;
-    // The channel ends with this function: device memory freed after it (a static's, at exit) asks nobody.
-    struct ForgetChannel {
-        ~ForgetChannel() { active_channel() = nullptr; }
-    } forget_channel;
-    if (cases_later) {
-        try {
-            const auto told = nlohmann::json::parse(channel.receive_line(std::size_t{64} << 20));
-            for (const auto& c : told.at("cases")) {
-                cases.push_back(c.get<plan::Case>());
-            }
-            hidden_from = told.value("hidden_from", std::string());
-        } catch (const std::exception& e) {
-            channel.send({{"event", "fatal"}, {"detail", std::string("cannot read the cases: ") + e.what()}});
-            return protocol::exit_fatal;
-        }
-    }
+// Runs `cases` in order, each result sent; returns `finished`, or the exit code after a case that ends the process.
+int run_cases(Channel& channel, const std::vector<plan::Case>& cases, const std::string& hidden_from,
+              const std::string& case_marker, const std::function<CaseOutcome(const plan::Case&)>& run_case) {
     for (const plan::Case& c : cases) {
         if (!hidden_from.empty() && c.id == hidden_from) {
             // Device printf reaches stdout at a synchronisation. Work of the visible cases that failed only now
@@ -206,6 +124,166 @@ int run_plan(int argc, char** argv, const std::function<CaseOutcome(const plan::
         if (outcome.fresh_process_after) {
             return restart(channel);
         }
+    }
+    return finished;
+}
+
+// A checker that serves submissions in turn (protocol.hpp, "jobs"): each job's device code loaded, its runner met,
+// its cases run, then all of it gone before the next. Returns the exit code.
+int serve_jobs(Channel& channel, const std::vector<std::string>& own_protections, const std::string& case_marker,
+               const std::function<CaseOutcome(const plan::Case&)>& run_case) {
+    while (true) {
+        std::vector<int> descriptors;
+        std::vector<plan::Case> cases;
+        std::string hidden_from;
+        int device_code_fd = -1;
+        int runner_fd = -1;
+        try {
+            const auto job = nlohmann::json::parse(channel.receive_line(std::size_t{64} << 20, &descriptors));
+            if (job.value("done", false)) {
+                for (const int fd : descriptors) {
+                    ::close(fd);
+                }
+                return end_holding_gpu(channel, protocol::exit_done);
+            }
+            for (const auto& c : job.at("cases")) {
+                cases.push_back(c.get<plan::Case>());
+            }
+            hidden_from = job.value("hidden_from", std::string());
+            if (descriptors.size() != 2) {
+                throw std::runtime_error("a job comes with two descriptors, its device code and its runner's channel");
+            }
+            device_code_fd = descriptors[0];
+            runner_fd = descriptors[1];
+        } catch (const std::exception& e) {
+            channel.send({{"event", "fatal"}, {"detail", std::string("cannot read the job: ") + e.what()}});
+            return protocol::exit_fatal;
+        }
+        try {
+            // Loading a module and meeting the runner use the GPU's memory: beside no speed test.
+            channel.share_gpu();
+            remote_submission() = std::make_unique<RemoteSubmission>(read_device_code(device_code_fd), runner_fd);
+            channel.unshare_gpu();
+        } catch (const std::exception& e) {
+            channel.send({{"event", "fatal"}, {"detail", std::string("cannot load the submission's device code: ") + e.what()}});
+            return protocol::exit_fatal;
+        }
+        std::vector<std::string> protections = own_protections;
+        const auto& runner_protections = remote_submission()->protections();
+        protections.insert(protections.end(), runner_protections.begin(), runner_protections.end());
+        channel.send({{"event", "ready"}, {"protections", protections}});
+        submission_has_run() = false;
+        if (const int code = run_cases(channel, cases, hidden_from, case_marker, run_case); code != finished) {
+            return code;
+        }
+        // The job's kernels done and its module unloaded, with what it printed and a tool reported before the
+        // marker of its end; its runner's channel closed, so that the runner ends.
+        channel.share_gpu();
+        const bool clean = cudaDeviceSynchronize() == cudaSuccess;
+        remote_submission().reset();
+        channel.unshare_gpu();
+        if (!clean) {
+            return restart(channel);
+        }
+        std::fflush(nullptr);
+        std::printf("\n%s %s\n", case_marker.c_str(), protocol::job_end_marker);
+        std::fflush(stdout);
+        channel.send({{"event", "job_done"}});
+    }
+}
+
+// `run_case` runs one case and returns its outcome; CUDA failures propagate as CudaFailure.
+int run_plan(int argc, char** argv, const std::function<CaseOutcome(const plan::Case&)>& run_case,
+             bool& skip_exit_handlers) {
+    Channel channel;
+    if (argc != 2) {
+        channel.send({{"event", "fatal"}, {"detail", "usage: harness PLAN.json"}});
+        return protocol::exit_usage;
+    }
+    std::vector<plan::Case> cases;
+    bool deny_processes = true;
+    std::string device_code;
+    bool gpu_shared = false;
+    std::string hidden_from;  // the first hidden case, after the visible ones
+    std::string case_marker;  // printed with each case's id as it starts (protocol.hpp)
+    bool jobs = false;        // serves submissions in turn (protocol.hpp)
+    try {
+        std::ifstream plan_file(argv[1]);
+        const auto plan = nlohmann::json::parse(plan_file);
+        for (const auto& c : plan.at("cases")) {
+            cases.push_back(c.get<plan::Case>());
+        }
+        deny_processes = plan.value("deny_processes", true);
+        skip_exit_handlers = plan.value("skip_exit_handlers", true);
+        device_code = plan.value("device_code", std::string());
+        gpu_shared = plan.value("gpu_gate", false);
+        hidden_from = plan.value("hidden_from", std::string());
+        case_marker = plan.value("case_marker", std::string());
+        jobs = plan.value("jobs", false);
+        bare_buffers() = plan.value("bare_buffers", false);
+        profile_only() = plan.value("profile", false);
+        counter_profiler_library() = plan.value("counter_profiler", std::string());
+        channel.set_gpu_gate(gpu_shared);
+        if (jobs && case_marker.empty()) {
+            throw std::runtime_error("a plan with jobs needs a case_marker, to mark where each job ends");
+        }
+    } catch (const std::exception& e) {
+        channel.send({{"event", "fatal"}, {"detail", std::string("cannot read the plan: ") + e.what()}});
+        return protocol::exit_usage;
+    }
+
+    try {
+        if (gpu_shared) {
+            // Beside other submissions' harnesses, waiting for the GPU sleeps instead of spinning on a core that
+            // another harness needs; the timing is the GPU's events', so it does not change.
+            CUGRADE_CUDA_CHECK(cudaSetDeviceFlags(cudaDeviceScheduleBlockingSync));
+        }
+        CUGRADE_CUDA_CHECK(cudaSetDevice(0));
+        // Creates the context now, outside every case's clock, and beside no speed test or profile: a tool's start
+        // (compute-sanitizer's instrumenting) allocates device memory too.
+        channel.share_gpu();
+        CUGRADE_CUDA_CHECK(cudaFree(nullptr));
+        channel.unshare_gpu();
+    } catch (const CudaFailure& e) {
+        channel.send({{"event", "fatal"}, {"detail", std::string("cannot initialise CUDA: ") + e.what()}});
+        return protocol::exit_fatal;
+    }
+    try {
+        const char* runner_fd = std::getenv(protocol::runner_fd_env);
+        if (!device_code.empty() && runner_fd != nullptr) {
+            remote_submission() =
+                std::make_unique<RemoteSubmission>(read_device_code(device_code), std::atoi(runner_fd));
+        }
+        unsetenv(protocol::runner_fd_env);
+    } catch (const std::exception& e) {
+        channel.send({{"event", "fatal"}, {"detail", std::string("cannot load the submission's device code: ") + e.what()}});
+        return protocol::exit_fatal;
+    }
+    if (profile_only()) {
+        nvtxInitialize(nullptr);  // loads the profiler's NVTX library now, while files outside may still be read
+    }
+    std::vector<std::string> protections = lock_down(deny_processes);
+    if (jobs) {
+        channel.send({{"event", "ready"}, {"protections", protections}});
+    } else {
+        std::vector<std::string> said = protections;
+        if (remote_submission()) {
+            const auto& runner_protections = remote_submission()->protections();
+            said.insert(said.end(), runner_protections.begin(), runner_protections.end());
+        }
+        channel.send({{"event", "ready"}, {"protections", said}});
+    }
+
+    active_channel() = &channel;
+    // The channel ends with this function: device memory freed after it (a static's, at exit) asks nobody.
+    struct ForgetChannel {
+        ~ForgetChannel() { active_channel() = nullptr; }
+    } forget_channel;
+    if (jobs) {
+        return serve_jobs(channel, protections, case_marker, run_case);
+    }
+    if (const int code = run_cases(channel, cases, hidden_from, case_marker, run_case); code != finished) {
+        return code;
     }
     return end_holding_gpu(channel, protocol::exit_done);
 }

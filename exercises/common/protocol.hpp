@@ -29,9 +29,14 @@
 // With "case_marker" in the plan (a run under racecheck), the harness prints a line "MARKER ID" to stdout as each case
 // starts, after its GPU work before is done: a tool's reports printed after it are that case's.
 //
-// A plan with "cases_later": true holds no cases: the process is started ahead of its turn (a spare, ready when a
-// fault ends the process before it), and after "ready" reads one line from the same descriptor, a JSON object with
-// its "cases" and their "hidden_from", written by the grader when it needs the process.
+// A plan with "jobs": true holds no cases and no device code, and a "case_marker": the checker serves submissions in
+// turn (a race check kept across a batch's submissions of one exercise). After "ready" it reads a job: one line, a
+// JSON object with its "cases" (and "hidden_from"), sent with two descriptors (SCM_RIGHTS): the submission's device
+// code, open for reading, then the checker's end of the channel to that submission's runner. It loads the code, meets
+// the runner, says "ready" with the runner's protections, and runs the cases as a plan's; then it waits for the GPU,
+// unloads the code, closes the runner's channel (the runner ends), prints the line "MARKER job_end_marker" and says
+// {"event":"job_done"}: what was printed before that line is the job's. A line {"done":true} ends the process, as
+// does a case that would end any process (a fault: exit_restart).
 //
 // One process runs a submission's visible cases, then its hidden ones. What the program prints during hidden cases
 // is for instructors only, so before the plan's "hidden_from" case the harness waits for the GPU's printf, flushes
@@ -48,6 +53,9 @@ inline constexpr const char* token_env = "CUGRADE_TOKEN";
 // The channel between the harness (the checker) and the submission's runner (capture/runner.hpp): the descriptor
 // each of the two processes finds named in this variable.
 inline constexpr const char* runner_fd_env = "CUGRADE_RUNNER_FD";
+
+// The id printed with the case marker once a job's cases are done (a served checker, "jobs" above): no case has it.
+inline constexpr const char* job_end_marker = "(end of job)";
 
 inline constexpr char gpu_granted = 'g';
 inline constexpr char output_drained = 'o';

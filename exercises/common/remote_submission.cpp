@@ -1,7 +1,11 @@
 #include "remote_submission.hpp"
 
 #include <cuda.h>
+#include <fcntl.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include <cstdio>
 #include <optional>
@@ -105,17 +109,35 @@ struct RemoteSubmission::State {
     }
 };
 
-RemoteSubmission::RemoteSubmission(const std::string& device_code, int fd) : state_(std::make_unique<State>()) {
+std::vector<char> read_device_code(int fd) {
+    std::vector<char> image;
+    char chunk[1 << 16];
+    for (ssize_t got; (got = ::read(fd, chunk, sizeof chunk)) != 0;) {
+        if (got < 0 && errno == EINTR) {
+            continue;
+        }
+        if (got < 0) {
+            ::close(fd);
+            throw std::runtime_error(std::string("cannot read the submission's device code: ") + std::strerror(errno));
+        }
+        image.insert(image.end(), chunk, chunk + got);
+    }
+    ::close(fd);
+    return image;
+}
+
+std::vector<char> read_device_code(const std::string& path) {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        throw std::runtime_error("cannot read the submission's device code " + path);
+    }
+    return read_device_code(fd);
+}
+
+RemoteSubmission::RemoteSubmission(std::vector<char> device_code, int fd) : state_(std::make_unique<State>()) {
     State& s = *state_;
     s.fd = fd;
-    std::FILE* file = std::fopen(device_code.c_str(), "rb");
-    if (file == nullptr) {
-        throw std::runtime_error("cannot read the submission's device code " + device_code);
-    }
-    for (int c; (c = std::fgetc(file)) != EOF;) {
-        s.image.push_back(static_cast<char>(c));
-    }
-    std::fclose(file);
+    s.image = std::move(device_code);
     s.replayer = std::make_unique<replay::Replayer>(s.image.empty() ? nullptr : s.image.data());
     s.in = fdopen(dup(fd), "r");
     s.out = fdopen(dup(fd), "w");

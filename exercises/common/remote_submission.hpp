@@ -20,9 +20,9 @@ namespace cugrade::harness {
 
 class RemoteSubmission {
 public:
-    // `device_code` is the submission's fatbinary; the runner's end of the channel is the descriptor the grader
-    // names in CUGRADE_RUNNER_FD. CUDA must be initialised.
-    RemoteSubmission(const std::string& device_code, int fd);
+    // `device_code` is the submission's fatbinary (read_device_code); `fd` is the checker's end of the channel to
+    // the runner, which this object owns. CUDA must be initialised.
+    RemoteSubmission(std::vector<char> device_code, int fd);
     ~RemoteSubmission();
     RemoteSubmission(const RemoteSubmission&) = delete;
     RemoteSubmission& operator=(const RemoteSubmission&) = delete;
@@ -48,6 +48,11 @@ private:
     struct State;
     std::unique_ptr<State> state_;
 };
+
+// The submission's fatbinary, from its file or from a descriptor the grader handed over (which it closes); throws
+// std::runtime_error when it cannot be read.
+std::vector<char> read_device_code(const std::string& path);
+std::vector<char> read_device_code(int fd);
 
 // The one remote submission of this checker process, opened by the case loop (plan_loop.cpp).
 inline std::unique_ptr<RemoteSubmission>& remote_submission() {

@@ -24,17 +24,23 @@
 // With "gpu_gate" in the plan each case first asks for the GPU as the real harness does, and waits for the grant: the
 // GPU alone for a "timed" case and for every case of a profiled run, as the real harness asks around a profiled call.
 // Before the plan's "hidden_from" case it says "hidden_cases" and waits for the grader's answer, as the real harness
-// does. A plan with "cases_later" (a spare) makes its "context" holding the GPU shared where the plan has "gpu_gate",
-// says it is ready, then reads its cases from the channel. Every genuine record carries the run's token, as the real harness's do; "ready" names one protection.
+// does. A plan with "jobs" serves jobs as the real harness does (protocol.hpp): its "context" made holding the GPU
+// shared where the plan has "gpu_gate", then each job's line read with its two
+// descriptors (closed unread), "ready", its cases, the marker of its end and "job_done", until a line {"done":true};
+// a job without two descriptors is fatal. Every genuine record carries the run's token, as the real harness's do;
+// "ready" names one protection.
 // A plan with any case id starting with "early" makes the harness abort before it is ready.
 #include <signal.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "protocol.hpp"
 
@@ -67,11 +73,30 @@ void send(std::FILE* channel, nlohmann::json record) {
 
 bool starts_with(const std::string& text, const char* prefix) { return text.rfind(prefix, 0) == 0; }
 
-// The grader's one-byte answer (protocol.hpp); with the grader gone, the harness ends.
-char answer_from(int fd) {
+// The grader's one-byte answer (protocol.hpp); with the grader gone, the harness ends. Descriptors sent with it are
+// added to `descriptors`, where given.
+char answer_from(int fd, std::vector<int>* descriptors = nullptr) {
     char answer = 0;
-    if (::read(fd, &answer, 1) != 1) {
+    iovec data{&answer, 1};
+    alignas(cmsghdr) char control[CMSG_SPACE(4 * sizeof(int))];
+    msghdr message{};
+    message.msg_iov = &data;
+    message.msg_iovlen = 1;
+    message.msg_control = control;
+    message.msg_controllen = sizeof control;
+    if (::recvmsg(fd, &message, MSG_CMSG_CLOEXEC) != 1) {
         std::_Exit(cugrade::protocol::exit_fatal);
+    }
+    for (cmsghdr* c = CMSG_FIRSTHDR(&message); c != nullptr; c = CMSG_NXTHDR(&message, c)) {
+        for (std::size_t k = 0; c->cmsg_type == SCM_RIGHTS && k < (c->cmsg_len - CMSG_LEN(0)) / sizeof(int); ++k) {
+            int received = -1;
+            std::memcpy(&received, CMSG_DATA(c) + k * sizeof(int), sizeof(int));
+            if (descriptors != nullptr) {
+                descriptors->push_back(received);
+            } else {
+                ::close(received);
+            }
+        }
     }
     return answer;
 }
@@ -118,30 +143,16 @@ int main(int argc, char** argv) {
     const bool gpu_gate = plan.value("gpu_gate", false);
     const bool profile = plan.value("profile", false);
     const bool under_tool = profile || plan.value("bare_buffers", false);
-    std::string hidden_from = plan.value("hidden_from", std::string());
-    nlohmann::json cases = plan["cases"];
-    for (const auto& c : cases) {
+    const std::string plan_hidden_from = plan.value("hidden_from", std::string());
+    const nlohmann::json plan_cases = plan["cases"];
+    for (const auto& c : plan_cases) {
         if (starts_with(c["id"].get<std::string>(), "early")) {
             std::abort();
         }
     }
-    const bool cases_later = plan.value("cases_later", false);
-    if (cases_later && gpu_gate) {
-        // Makes its context holding the GPU shared, as the real harness does.
-        use_gpu(channel, channel_fd, "shared");
-        send(channel, {{"event", "gpu"}, {"use", "none"}});
-    }
-    send(channel, {{"event", "ready"}, {"protections", {"scripted: nothing to contain"}}});
-    if (cases_later) {
-        std::string line;
-        for (char byte = answer_from(channel_fd); byte != '\n'; byte = answer_from(channel_fd)) {
-            line += byte;
-        }
-        const auto told = nlohmann::json::parse(line);
-        cases = told.at("cases");
-        hidden_from = told.value("hidden_from", std::string());
-    }
     std::string seen;
+    // Runs the cases; -1 once all have reported, else the exit code of a case that ends the process.
+    const auto run_cases = [&](const nlohmann::json& cases, const std::string& hidden_from) -> int {
     for (const auto& c : cases) {
         const std::string id = c["id"];
         seen += c["shape"].dump() + " ";
@@ -229,5 +240,41 @@ int main(int argc, char** argv) {
                            {"detail", pass ? "" : "expected 1, got 2"}});
         }
     }
-    return cugrade::protocol::exit_done;
+    return -1;
+    };
+    if (plan.value("jobs", false) && gpu_gate) {
+        // Makes its context holding the GPU shared, as the real harness does: the grant comes before any job.
+        use_gpu(channel, channel_fd, "shared");
+        send(channel, {{"event", "gpu"}, {"use", "none"}});
+    }
+    send(channel, {{"event", "ready"}, {"protections", {"scripted: nothing to contain"}}});
+    if (!plan.value("jobs", false)) {
+        const int code = run_cases(plan_cases, plan_hidden_from);
+        return code >= 0 ? code : cugrade::protocol::exit_done;
+    }
+    while (true) {
+        std::string line;
+        std::vector<int> descriptors;
+        for (char byte = answer_from(channel_fd, &descriptors); byte != '\n'; byte = answer_from(channel_fd, &descriptors)) {
+            line += byte;
+        }
+        for (const int fd : descriptors) {
+            ::close(fd);
+        }
+        const auto job = nlohmann::json::parse(line);
+        if (job.value("done", false)) {
+            return cugrade::protocol::exit_done;
+        }
+        if (descriptors.size() != 2) {
+            send(channel, {{"event", "fatal"}, {"detail", "a job without its two descriptors"}});
+            return cugrade::protocol::exit_fatal;
+        }
+        send(channel, {{"event", "ready"}, {"protections", {"scripted: nothing to contain"}}});
+        if (const int code = run_cases(job.at("cases"), job.value("hidden_from", std::string())); code >= 0) {
+            return code;
+        }
+        std::printf("\n%s %s\n", plan["case_marker"].get<std::string>().c_str(), cugrade::protocol::job_end_marker);
+        std::fflush(stdout);
+        send(channel, {{"event", "job_done"}});
+    }
 }

@@ -16,7 +16,7 @@ namespace cugrade::harness {
 
 class RemoteSubmission {
 public:
-    RemoteSubmission(const std::string&, int) { throw std::runtime_error("the CPU self-check has no runner"); }
+    RemoteSubmission(std::vector<char>, int) { throw std::runtime_error("the CPU self-check has no runner"); }
     void set_ranges(std::vector<replay::DeviceRange>) {}
     void set_capture_only(bool) {}
     const std::vector<std::string>& protections() const { return protections_; }
@@ -24,6 +24,9 @@ public:
 private:
     std::vector<std::string> protections_;
 };
+
+inline std::vector<char> read_device_code(const std::string&) { return {}; }
+inline std::vector<char> read_device_code(int) { return {}; }
 
 inline std::unique_ptr<RemoteSubmission>& remote_submission() {
     static std::unique_ptr<RemoteSubmission> none;
