@@ -369,6 +369,42 @@ bool ChildProcess::reply(std::string_view bytes) {
     return true;
 }
 
+bool ChildProcess::reply_with_descriptors(std::string_view bytes, const std::vector<int>& descriptors) {
+    if (channel_fd_ < 0 || bytes.empty()) {
+        return false;
+    }
+    // The descriptors go with the first byte; the rest follows as a plain reply.
+    std::vector<char> control(CMSG_SPACE(sizeof(int) * descriptors.size()));
+    char first = bytes.front();
+    iovec data{&first, 1};
+    msghdr message{};
+    message.msg_iov = &data;
+    message.msg_iovlen = 1;
+    if (!descriptors.empty()) {
+        message.msg_control = control.data();
+        message.msg_controllen = control.size();
+        cmsghdr* header = CMSG_FIRSTHDR(&message);
+        header->cmsg_level = SOL_SOCKET;
+        header->cmsg_type = SCM_RIGHTS;
+        header->cmsg_len = CMSG_LEN(sizeof(int) * descriptors.size());
+        std::memcpy(CMSG_DATA(header), descriptors.data(), sizeof(int) * descriptors.size());
+    }
+    ssize_t sent = 0;
+    do {
+        sent = ::sendmsg(channel_fd_, &message, MSG_NOSIGNAL);
+    } while (sent < 0 && errno == EINTR);
+    return sent == 1 && reply(bytes.substr(1));
+}
+
+std::string ChildProcess::take_output(bool& truncated) {
+    truncated = output_dropped_ > 0;
+    std::string taken = std::move(output_);
+    output_.clear();
+    output_dropped_ = 0;
+    output_received_ = 0;
+    return taken;
+}
+
 void ChildProcess::kill_group() {
     if (pid_ > 0) {
         ::kill(-pid_, SIGKILL);

@@ -88,7 +88,13 @@ public:
     // False when the process no longer listens.
     bool reply(std::string_view bytes);
 
+    // The same, with descriptors passed along with it (SCM_RIGHTS): the process gets copies of its own.
+    bool reply_with_descriptors(std::string_view bytes, const std::vector<int>& descriptors);
+
     const std::string& output() const { return output_; }
+    // What it printed since the last take, and whether some was dropped past the output limit; the limits on its
+    // output start afresh (a process that serves several jobs: each job's output is its own).
+    std::string take_output(bool& truncated);
     bool output_truncated() const { return output_dropped_ > 0; }
 
     // CPU time (user and system) the process and the children it waited for used, once it has ended.
