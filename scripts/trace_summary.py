@@ -61,6 +61,14 @@ if timed:
                     for r, w in zip(rs, before)) / k
         print(f"{tool + ', ' + ended:<40.40} {k:>9} {to_ready:>8.2f} {after:>6.2f} "
               f"{sum(r['cpu'] for r in rs) / k:>6.2f} {sum(r['runner_cpu'] for r in rs) / k:>6.2f}")
+# Jobs of kept checkers (a race check serving one submission after another): how many, how many checkers started
+# for them, and how many were left to a fresh process.
+jobs = [r for r in records if "kept_job" in r]
+if jobs:
+    kept = sum(1 for r in jobs if r["ended"] == "a job served, its checker kept")
+    print(f"kept checkers: {len(jobs)} jobs, {sum(1 for r in jobs if r['kept_job'] == 1)} checkers started for them; "
+          f"{kept} stood, {len(jobs) - kept} left to a fresh process; "
+          f"{sum(r['seconds'] for r in jobs) / len(jobs):.2f} s a job")
 if len(sys.argv) > 2:
     # The submission's label is its path: .../STUDENT/EXERCISE.cu.
     fixture_of = {}

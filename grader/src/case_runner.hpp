@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "cugrade/process.hpp"
+#include "checker_pool.hpp"
 #include "cugrade/run.hpp"
 
 namespace cugrade {
@@ -71,6 +72,16 @@ public:
     // Takes back the verdicts of these cases, so that they run again.
     void reopen(const std::vector<std::size_t>& indices);
 
+    // Runs `cases` (undecided, of one visibility) as one job of a checker kept across submissions under the tool
+    // `launcher` starts (checker_pool.hpp), where the options give a pool. True where the tool ran them all and
+    // printed nothing but its banner: the tool has nothing to add to their verdicts. What the cases gave there
+    // is never a verdict (another submission's kernels ran in that process before), so they stay undecided, for a
+    // fresh process to grade. False (nothing settled either) where there is no pool, the tool said anything, or
+    // the job did not end as it should: the checker is then ended, and the cases are for a fresh process under
+    // the tool, as without a pool.
+    bool nothing_reported_in_kept_checker(const std::vector<std::size_t>& cases,
+                                          const std::vector<std::string>& launcher, const std::string& tool);
+
     RunResult& result() { return run_; }
 
     // What case i printed (tool reports included) in runs with case markers, and where it ran: the process (its
@@ -91,6 +102,9 @@ private:
         Clock::time_point started;
     };
     std::vector<std::size_t> remaining(const std::vector<std::size_t>& indices) const;
+    bool kept_checker_serves(const std::vector<std::size_t>& cases, const std::vector<std::string>& launcher) const;
+    std::unique_ptr<KeptChecker> start_kept_checker(const std::string& key, const std::vector<std::string>& launcher,
+                                                    RunMode mode);
     nlohmann::json plan_for(const std::vector<const CasePlan*>& plan_cases, const std::vector<std::string>& launcher,
                             RunMode mode, const std::string& marker) const;
     bool gpu_requests_answered(RunMode mode) const;

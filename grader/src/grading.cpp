@@ -359,6 +359,8 @@ ExerciseReport grade_exercise(const GradingContext& context, const Exercise& exe
         run_options.holds_gpu_place = context.holds_gpu_place;
         run_options.trace = context.trace.get();
         run_options.trace_label = submission.shown.string();
+        run_options.checker_pool = context.checker_pool.get();
+        run_options.shared_program = build.program;
         if (!context.gpu_device.empty()) {
             run_options.environment.emplace_back("CUDA_VISIBLE_DEVICES", context.gpu_device);
         }

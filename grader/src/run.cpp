@@ -1,5 +1,6 @@
 #include "cugrade/run.hpp"
 
+#include <algorithm>
 #include <fmt/format.h>
 
 #include <fstream>
@@ -113,7 +114,11 @@ RunResult run_cases(const fs::path& program, const std::vector<CasePlan>& cases,
             runner.settle(i, {Status::harness_error, "compute-sanitizer was not found, so the race check could not run"});
         }
     } else if (!race_checked.empty()) {
-        check_races(runner, cases, race_checked, options);
+        for (const std::size_t i : check_races(runner, cases, race_checked, options)) {
+            (cases[i].visibility == Visibility::hidden ? hidden : visible).push_back(i);
+        }
+        std::sort(visible.begin(), visible.end());
+        std::sort(hidden.begin(), hidden.end());
     }
     // One process for both (restarts aside): a harness's start is mostly CUDA's context, which the driver makes
     // one at a time for the whole machine.

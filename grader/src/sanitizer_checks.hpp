@@ -11,9 +11,11 @@
 
 namespace cugrade {
 
-// The race-check cases under racecheck: a hazard fails the case, whatever its result.
-void check_races(CaseRunner& runner, const std::vector<CasePlan>& cases, const std::vector<std::size_t>& race_checked,
-                 const RunOptions& options);
+// The race-check cases under racecheck: a hazard fails the case, whatever its result. Returns the cases it left
+// undecided for the graded run: those a checker kept across a batch's submissions ran with nothing to report
+// (CaseRunner::nothing_reported_in_kept_checker).
+std::vector<std::size_t> check_races(CaseRunner& runner, const std::vector<CasePlan>& cases,
+                                     const std::vector<std::size_t>& race_checked, const RunOptions& options);
 
 // The memory-check cases, once more under memcheck, with the graded run's buffers (guard regions after each output,
 // which catch a write just past it; inputs allocated to their size, so that memcheck sees a read past their end): an

@@ -1,5 +1,6 @@
 // The run loop against a scripted harness: every kind of failure lands on its own case, the others still run.
 #include "catch.hpp"
+#include "checker_pool.hpp"
 #include "cugrade/run.hpp"
 #include "machine_lock.hpp"
 
@@ -780,6 +781,62 @@ TEST_CASE("the race cases run under one racecheck, and a hazard lands on the cas
     // Where one was left out, each case after the first report without one of its own runs alone: which had it
     // cannot be told.
     CHECK(racecheck_processes == (after_report == After::left_out_report ? 3 : 1));
+}
+
+TEST_CASE("in a batch a kept checker tells whether racecheck has anything to say; the race cases are then graded plainly") {
+    const auto file = std::filesystem::temp_directory_path() / "cugrade-test-run-kept.jsonl";
+    std::filesystem::remove(file);
+    RunOptions options = with_tools("-kept", 5.0);
+    options.runner = CUGRADE_TEST_DATA "/unit/runner_stand_in.sh";
+    options.device_code = CUGRADE_TEST_DATA "/unit/runner_stand_in.sh";  // any file: the scripted harness reads none
+    options.shared_program = CUGRADE_SCRIPTED_HARNESS;
+    RunTrace trace(file);
+    options.trace = &trace;
+    GpuGate gate;
+    options.gpu_gate = &gate;
+    auto pool = std::make_unique<CheckerPool>(nullptr, 2, 16);
+    options.checker_pool = pool.get();
+    const std::vector<std::vector<std::string>> submissions = {
+        {"pass-race-a", "pass-race-b"}, {"pass-race-c", "pass-race-d"}, {"pass-race-e", "racy-17"},
+        {"fail-race-f", "pass-race-g"}, {"pass-race-h", "pass-race-i"}};
+    std::vector<RunResult> results;
+    for (const auto& ids : submissions) {
+        std::vector<CasePlan> cases = plans(ids);
+        for (auto& c : cases) {
+            c.race_check = true;
+        }
+        options.trace_label = ids.front();
+        results.push_back(run_cases(CUGRADE_SCRIPTED_HARNESS, cases, options));
+    }
+    for (const std::size_t k : {0, 1, 4}) {
+        CHECK(results[k].cases[0].status == Status::passed);
+        CHECK(results[k].cases[1].status == Status::passed);
+    }
+    // The race is a fresh racecheck's verdict, the wrong answer the graded run's, as without a kept checker.
+    CHECK(results[2].cases[0].status == Status::passed);
+    CHECK(results[2].cases[1].status == Status::race);
+    CHECK(results[3].cases[0].status == Status::wrong_answer);
+    CHECK(results[3].cases[1].status == Status::passed);
+    std::vector<std::string> racecheck_endings;
+    std::vector<std::string> graded_first;  // the first case of each process without a tool
+    for (const auto& record : trace_events(file, "")) {
+        if (record["tool"] == "racecheck") {
+            racecheck_endings.push_back(record["ended"]);
+        } else {
+            graded_first.push_back(record["first_case"]);
+        }
+    }
+    CHECK(racecheck_endings == std::vector<std::string>{"a job served, nothing reported",
+                                                        "a job served, nothing reported",
+                                                        "a job served, a report: its checker ended",
+                                                        "exited with code 86", "a job served, nothing reported",
+                                                        "a job served, nothing reported"});
+    CHECK(graded_first == std::vector<std::string>{"pass-race-a", "pass-race-c", "fail-race-f", "pass-race-h"});
+    // A checker that reported is ended: its print limit spent, and the report might have been another's.
+    CHECK(pool->started() == 2);
+    CHECK(pool->jobs_served() == 4);
+    pool.reset();  // ends the one still waiting, holding the GPU shared as it goes
+    CHECK(gate.shared_holders() == 0);
 }
 
 TEST_CASE("where no kernel can touch shared memory, the race cases are graded with the others, without racecheck") {

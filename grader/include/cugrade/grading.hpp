@@ -23,6 +23,8 @@
 
 namespace cugrade {
 
+class CheckerPool;  // grader/src/checker_pool.hpp
+
 struct GradingContext {
     Course course;
     Toolchain toolchain;
@@ -58,6 +60,9 @@ struct GradingContext {
     std::string cpu_self_check_choice;
     // Where every harness process is recorded; shared by a batch's workers. Null: nowhere.
     std::shared_ptr<RunTrace> trace;
+    // A batch's race checks kept across its submissions, one pool for each GPU (checker_pool.hpp). Null: each
+    // submission's race check starts its own.
+    std::shared_ptr<CheckerPool> checker_pool;
 };
 
 // When the correctness cases run on the CPU instead (docs/cpu-mode.md): a self-check, never a grade.

@@ -21,6 +21,8 @@
 
 namespace cugrade {
 
+class CheckerPool;  // checker_pool.hpp
+
 struct CaseResult {
     Status status = Status::harness_error;
     std::string detail;
@@ -87,6 +89,11 @@ struct RunOptions {
     // left out with a note (GradingContext::profile_wait_seconds).
     double profile_wait_seconds = 120.0;
     std::vector<std::string> student_files;
+    // A batch's checkers kept across submissions (checker_pool.hpp): the race check's cases of a visibility run in
+    // one of them, where `shared_program` (the exercise's checker as built, the same for every submission) is set.
+    // Null: every race check starts its own.
+    CheckerPool* checker_pool = nullptr;
+    std::filesystem::path shared_program;
     // Where each harness process is recorded (run_trace.hpp), under `trace_label` (the submission's file); null: nowhere.
     RunTrace* trace = nullptr;
     std::string trace_label;

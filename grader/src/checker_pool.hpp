@@ -1,0 +1,75 @@
+// Checkers kept across a batch's submissions of one exercise (protocol.hpp, "jobs"): a race check's process serves
+// one submission after another, its device code loaded and its runner met for each, instead of compute-sanitizer
+// starting for each submission (its start is most of a race check's cost, and partly serialised by the driver for the
+// whole GPU: docs/performance.md). One pool for each GPU of a batch; a checker serves one submission at a time, taken
+// from the pool and given back. The rule for what a kept checker's results may decide is the run loop's
+// (CaseRunner::run_kept_job).
+#pragma once
+
+#include <cstddef>
+#include <deque>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "cugrade/gpu_gate.hpp"
+#include "cugrade/process.hpp"
+#include "scratch_dir.hpp"
+
+namespace cugrade {
+
+// A checker that serves jobs, and what it was started with.
+struct KeptChecker {
+    std::string key;  // its program and tool: only jobs for the same are given to it
+    std::unique_ptr<ChildProcess> child;
+    std::string token;
+    std::string marker;  // its case marker, and its jobs' end marker's prefix
+    std::vector<std::string> protections;  // the checker's own, said when it was ready
+    int jobs = 0;  // jobs served
+    GpuGate* gate = nullptr;
+};
+
+class CheckerPool {
+public:
+    // At most `idle_limit` checkers wait between jobs (the oldest ended past it), each serving at most `job_limit`
+    // jobs; `gate`: the GPU's gate (null: the GPU is one grading's), held shared while a checker's context ends.
+    CheckerPool(std::shared_ptr<GpuGate> gate, std::size_t idle_limit, int job_limit);
+    ~CheckerPool();
+    CheckerPool(const CheckerPool&) = delete;
+    CheckerPool& operator=(const CheckerPool&) = delete;
+
+    // An idle checker for `key`, or null.
+    std::unique_ptr<KeptChecker> take(const std::string& key);
+    // Back to wait for the next job, or ended where it has served its jobs or too many wait.
+    void give_back(std::unique_ptr<KeptChecker> checker);
+    // Ends it now, holding the GPU shared while its context goes, as every harness ends.
+    void end(std::unique_ptr<KeptChecker> checker) const;
+
+    // The pool's own folder, the kept checkers' working directory.
+    const std::filesystem::path& folder() const { return folder_.path(); }
+    // The pool's copy of `program`, made once: a checker outlives the grading that started it, and its folder.
+    std::filesystem::path program_copy(const std::filesystem::path& program);
+    GpuGate* gate() const { return gate_.get(); }
+
+    // Jobs served and checkers started, for a batch's figures.
+    std::size_t started() const;
+    std::size_t jobs_served() const;
+    void count_start();
+    void count_job();
+
+private:
+    std::shared_ptr<GpuGate> gate_;
+    std::size_t idle_limit_;
+    int job_limit_;
+    ScratchDir folder_{"checkers"};
+    mutable std::mutex mutex_;
+    std::deque<std::unique_ptr<KeptChecker>> idle_;
+    std::map<std::filesystem::path, std::filesystem::path> copies_;
+    std::size_t started_ = 0;
+    std::size_t jobs_ = 0;
+};
+
+}  // namespace cugrade
