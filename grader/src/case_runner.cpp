@@ -11,6 +11,7 @@
 #include <memory>
 #include <random>
 #include <ranges>
+#include <tuple>
 
 #include <fcntl.h>
 #include <sys/socket.h>
@@ -286,6 +287,32 @@ bool CaseRunner::counters_read(const std::vector<std::string>& launcher) const {
     return options_.diagnose && !options_.cupti_library.empty() && launcher.empty();
 }
 
+std::pair<std::unique_ptr<ChildProcess>, int> CaseRunner::start_runner() const {
+    int channel[2] = {-1, -1};
+    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, channel) != 0) {
+        throw std::runtime_error(fmt::format("cannot make a channel for the runner: {}", std::strerror(errno)));
+    }
+    ProcessOptions runner_process;
+    runner_process.argv = {options_.runner.string()};
+    runner_process.working_directory = options_.work_dir;
+    runner_process.peer_fd = channel[1];
+    runner_process.peer_fd_env = protocol::runner_fd_env;
+    runner_process.sandbox = options_.sandbox;
+    runner_process.sandbox.gpu = false;
+    runner_process.sandbox.work_dir = options_.work_dir;
+    runner_process.output_limit = options_.output_limit;
+    std::unique_ptr<ChildProcess> runner;
+    try {
+        runner = std::make_unique<ChildProcess>(runner_process);
+    } catch (...) {
+        ::close(channel[0]);
+        ::close(channel[1]);
+        throw;
+    }
+    ::close(channel[1]);
+    return {std::move(runner), channel[0]};
+}
+
 CaseRunner::Harness CaseRunner::start_harness(const nlohmann::json& plan, const std::vector<std::string>& launcher,
                                               RunMode mode) {
     const fs::path plan_file = options_.work_dir / fmt::format("{}{}.json", plan_prefix_, run_.processes + 1);
@@ -293,22 +320,9 @@ CaseRunner::Harness CaseRunner::start_harness(const nlohmann::json& plan, const 
     Harness harness;
 
     // The submission's host code runs in a runner of its own, without a GPU, over a channel to the harness.
-    int runner_channel[2] = {-1, -1};
+    int runner_end = -1;
     if (!options_.runner.empty()) {
-        if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, runner_channel) != 0) {
-            throw std::runtime_error(fmt::format("cannot make a channel for the runner: {}", std::strerror(errno)));
-        }
-        ProcessOptions runner_process;
-        runner_process.argv = {options_.runner.string()};
-        runner_process.working_directory = options_.work_dir;
-        runner_process.peer_fd = runner_channel[1];
-        runner_process.peer_fd_env = protocol::runner_fd_env;
-        runner_process.sandbox = options_.sandbox;
-        runner_process.sandbox.gpu = false;
-        runner_process.sandbox.work_dir = options_.work_dir;
-        runner_process.output_limit = options_.output_limit;
-        harness.runner = std::make_unique<ChildProcess>(runner_process);
-        ::close(runner_channel[1]);
+        std::tie(harness.runner, runner_end) = start_runner();
     }
 
     harness.token = make_token();
@@ -336,12 +350,19 @@ CaseRunner::Harness CaseRunner::start_harness(const nlohmann::json& plan, const 
     }
     process.output_limit = options_.output_limit;
     if (harness.runner) {
-        process.peer_fd = runner_channel[0];
+        process.peer_fd = runner_end;
         process.peer_fd_env = protocol::runner_fd_env;
     }
-    harness.child = std::make_unique<ChildProcess>(process);
-    if (harness.runner) {
-        ::close(runner_channel[0]);
+    try {
+        harness.child = std::make_unique<ChildProcess>(process);
+    } catch (...) {
+        if (runner_end >= 0) {
+            ::close(runner_end);
+        }
+        throw;
+    }
+    if (runner_end >= 0) {
+        ::close(runner_end);
     }
     harness.started = Clock::now();
     ++run_.processes;
@@ -424,27 +445,7 @@ bool CaseRunner::nothing_reported_in_kept_checker(const std::vector<std::size_t>
         if (!checker) {
             checker = start_kept_checker(key, launcher, mode);
         }
-        int runner_channel[2] = {-1, -1};
-        if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, runner_channel) != 0) {
-            throw std::runtime_error(fmt::format("cannot make a channel for the runner: {}", std::strerror(errno)));
-        }
-        runner_end = runner_channel[0];
-        ProcessOptions runner_process;
-        runner_process.argv = {options_.runner.string()};
-        runner_process.working_directory = options_.work_dir;
-        runner_process.peer_fd = runner_channel[1];
-        runner_process.peer_fd_env = protocol::runner_fd_env;
-        runner_process.sandbox = options_.sandbox;
-        runner_process.sandbox.gpu = false;
-        runner_process.sandbox.work_dir = options_.work_dir;
-        runner_process.output_limit = options_.output_limit;
-        try {
-            runner = std::make_unique<ChildProcess>(runner_process);
-        } catch (...) {
-            ::close(runner_channel[1]);
-            throw;
-        }
-        ::close(runner_channel[1]);
+        std::tie(runner, runner_end) = start_runner();
         device_code = ::open(options_.device_code.c_str(), O_RDONLY | O_CLOEXEC);
         if (device_code < 0) {
             throw std::runtime_error(fmt::format("cannot open {}: {}", options_.device_code.string(), std::strerror(errno)));

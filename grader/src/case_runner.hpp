@@ -109,6 +109,9 @@ private:
                             RunMode mode, const std::string& marker) const;
     bool gpu_requests_answered(RunMode mode) const;
     bool counters_read(const std::vector<std::string>& launcher) const;
+    // The submission's runner, started without a GPU, and the checker's end of the channel to it (the caller's to
+    // close once the checker has it).
+    std::pair<std::unique_ptr<ChildProcess>, int> start_runner() const;
     // Writes the plan and starts the checker with it, and the runner beside it.
     Harness start_harness(const nlohmann::json& plan, const std::vector<std::string>& launcher, RunMode mode);
     // Runs each of `cases` (set aside, the GPU now quiet) in a process of its own, all at once, and takes their
