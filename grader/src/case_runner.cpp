@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "answer_explanation.hpp"
+#include "cugrade/sanitizer_report.hpp"
 #include "machine_lock.hpp"
 #include "protocol.hpp"
 
@@ -511,7 +512,7 @@ bool CaseRunner::nothing_reported_in_kept_checker(const std::vector<std::size_t>
         } else if (event == "ready") {
             ready_after = Seconds(Clock::now() - job_started).count();
             add_protections(checker->protections, protections_of(record));
-        } else if (event == "start" && index_of_.count(id) != 0 && !done_[index_of_[id]]) {
+        } else if (event == "start" && index_of_.count(id) != 0) {
             current = index_of_[id];
             gpu.set_label(options_.trace_label + " " + id + " " + launcher.front());
             deadline = after(cases_[current].case_seconds);
@@ -529,14 +530,11 @@ bool CaseRunner::nothing_reported_in_kept_checker(const std::vector<std::size_t>
                 child.reply(std::string(1, protocol::gpu_granted));
             }
         } else if (event == "result" && current != none && id == cases_[current].id) {
+            // Its verdict is not taken: another submission's kernels ran in this process before.
             gpu.change(GpuGate::Use::none);
             const double took = Seconds(Clock::now() - case_started).count();
             in_cases += took;
             stage_of(cases_[current]) += took;
-            CaseResult result;
-            result.status = status_from_string(record.value("status", "")).value_or(Status::harness_error);
-            result.detail = record.value("detail", "");
-            settle(current, std::move(result));
             current = none;
             deadline = after(startup_seconds);
         } else if (event == "job_done" && current == none) {
@@ -570,22 +568,7 @@ bool CaseRunner::nothing_reported_in_kept_checker(const std::vector<std::size_t>
         runner->kill_group();
     }
     runner->finish(after(5.0));
-    const MarkedOutput split = split_at_markers(printed, checker->marker);
-    // A line a tool printed other than its banner: a report, whatever it says.
-    const bool tool_said_something = [&] {
-        std::size_t at = 0;
-        while ((at = split.unmarked.find("=========", at)) != std::string::npos) {
-            const std::size_t end = split.unmarked.find('\n', at);
-            std::string said = split.unmarked.substr(at, end == std::string::npos ? std::string::npos : end - at);
-            said.erase(0, said.find_first_not_of("= \t\r"));
-            if (!said.empty() && said != "COMPUTE-SANITIZER") {
-                return true;
-            }
-            at = end == std::string::npos ? split.unmarked.size() : end;
-        }
-        return false;
-    }();
-    const bool nothing_reported = all_read && !tool_said_something;
+    const bool nothing_reported = all_read && !sanitizer_said_anything(printed);
     const double seconds = Seconds(Clock::now() - job_started).count();
     run_.seconds.race_check += std::max(0.0, seconds - in_cases - waited);
     if (options_.trace != nullptr) {
@@ -608,8 +591,7 @@ bool CaseRunner::nothing_reported_in_kept_checker(const std::vector<std::size_t>
                                           : job_done       ? std::string("a job served, a report: its checker ended")
                                                            : std::string("a job not finished: its checker ended")}});
     }
-    // What the cases gave here is no verdict, and what they printed is filed by the process that grades them.
-    reopen(left);
+    // What the cases printed here is filed by the process that grades them.
     if (!nothing_reported) {
         pool.end(std::move(checker));
         return false;

@@ -105,6 +105,21 @@ std::string first_race_report(const std::string& output) {
     return report;
 }
 
+bool sanitizer_said_anything(const std::string& output) {
+    std::istringstream lines(output);
+    for (std::string line; std::getline(lines, line);) {
+        const std::size_t at = line.find("=========");
+        if (at == std::string::npos) {
+            continue;
+        }
+        const std::size_t said = line.find_first_not_of("= \t\r", at);
+        if (said != std::string::npos && line.compare(said, std::string::npos, "COMPUTE-SANITIZER") != 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
 std::optional<int> race_reports_left_out(const std::string& output) {
     // "========= RACECHECK SUMMARY: 10 hazards displayed (30 errors, 0 warnings)"; the last one: a kernel's printf
     // can print such a line too, but only before the program ends.

@@ -254,3 +254,14 @@ TEST_CASE("racecheck's summary says how many reports it left out past its print 
                                 "========= RACECHECK SUMMARY: 2 hazards displayed (5 errors, 0 warnings)\n") == 3);
     CHECK_FALSE(race_reports_left_out("========= Error: Race reported between Write access at tree\n"));
 }
+
+TEST_CASE("compute-sanitizer said something where any of its lines but the banner says anything") {
+    CHECK_FALSE(sanitizer_said_anything(""));
+    CHECK_FALSE(sanitizer_said_anything("========= COMPUTE-SANITIZER\nsum = 12\n\ncugrade-case-1 races/n=1\n=========\n"));
+    CHECK(sanitizer_said_anything("========= COMPUTE-SANITIZER\n========= Error: Race reported between Write access "
+                                  "at tree(float *)+0x2f0 in sum.cu:16\n"));
+    CHECK(sanitizer_said_anything("========= Target application returned an error\n"));
+    CHECK(sanitizer_said_anything("========= RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)\n"));
+    // A kernel's printf of such a line counts too: the job is then left to a fresh racecheck.
+    CHECK(sanitizer_said_anything("result: ========= Error: none\n"));
+}

@@ -23,6 +23,11 @@ std::vector<std::string> sanitizer_command(const std::string& compute_sanitizer,
 // What racecheck reported, as one line: the first hazard, or empty when none.
 std::string first_race_report(const std::string& output);
 
+// Whether compute-sanitizer printed anything but its banner: a line behind "=========" that says something (a report,
+// a warning, a summary, a note that the program failed), whatever the tool. A program can print such a line too; that
+// counts as well.
+bool sanitizer_said_anything(const std::string& output);
+
 // How many of its reports racecheck left out past its print limit, from the summary it prints as its program ends;
 // nothing where there is no summary (the process was stopped, or its output cut).
 std::optional<int> race_reports_left_out(const std::string& output);
