@@ -62,13 +62,15 @@ if timed:
         print(f"{tool + ', ' + ended:<40.40} {k:>9} {to_ready:>8.2f} {after:>6.2f} "
               f"{sum(r['cpu'] for r in rs) / k:>6.2f} {sum(r['runner_cpu'] for r in rs) / k:>6.2f}")
 # Jobs of kept checkers (a race check serving one submission after another): how many, how many checkers started
-# for them, and how many were left to a fresh process.
+# for them, and how many had nothing reported (their cases then graded plainly) rather than going to a fresh process.
 jobs = [r for r in records if "kept_job" in r]
 if jobs:
-    kept = sum(1 for r in jobs if r["ended"] == "a job served, its checker kept")
+    silent = sum(1 for r in jobs if r["ended"] == "a job served, nothing reported")
+    later = sorted(r["seconds"] for r in jobs if r["kept_job"] > 1)
     print(f"kept checkers: {len(jobs)} jobs, {sum(1 for r in jobs if r['kept_job'] == 1)} checkers started for them; "
-          f"{kept} stood, {len(jobs) - kept} left to a fresh process; "
-          f"{sum(r['seconds'] for r in jobs) / len(jobs):.2f} s a job")
+          f"{silent} with nothing reported, {len(jobs) - silent} left to a fresh process; "
+          f"{sum(r['seconds'] for r in jobs) / len(jobs):.2f} s a job"
+          + (f", {later[len(later) // 2]:.2f} s (median) where the checker had served one before" if later else ""))
 if len(sys.argv) > 2:
     # The submission's label is its path: .../STUDENT/EXERCISE.cu.
     fixture_of = {}
