@@ -248,7 +248,7 @@ constexpr std::uint64_t gpu_bytes_per_student = std::uint64_t{8} << 30;
 // A batch's worker leaves a profile out after this long, rather than hold its share of the GPU idle.
 constexpr double batch_profile_wait_seconds = 5.0;
 
-// Submissions one kept race check serves before it ends (checker_pool.hpp).
+// Submissions one kept checker serves before it ends (checker_pool.hpp).
 constexpr int kept_checker_jobs = 16;
 
 // The contexts the grading workers run in: on each GPU chosen, `gpu_jobs` workers sharing the GPU's gate; without a
@@ -315,9 +315,10 @@ std::vector<GradingContext> gpu_contexts(const GradingContext& base, const Batch
         // while a speed test waits) gives its place to another meanwhile.
         const auto gate = per_gpu > 1 ? std::make_shared<GpuGate>(GpuGate::default_patience, per_gpu) : nullptr;
         const unsigned workers = gate ? 2 * per_gpu : per_gpu;
-        // As many race checks wait between submissions as students are graded at once; each serves at most
-        // kept_checker_jobs submissions (its CPU time adds up against the rubric's limit for one).
-        const auto pool = std::make_shared<CheckerPool>(gate, per_gpu, kept_checker_jobs);
+        // Twice as many kept checkers wait between submissions as students are graded at once (a race check and a
+        // memory check each); each serves at most kept_checker_jobs submissions (its CPU time adds up against the
+        // rubric's limit for one).
+        const auto pool = std::make_shared<CheckerPool>(gate, 2 * per_gpu, kept_checker_jobs);
         for (unsigned j = 0; j < workers; ++j) {
             GradingContext context = base;
             context.gpu = gpu;

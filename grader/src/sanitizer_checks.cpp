@@ -162,7 +162,9 @@ void check_memory(const fs::path& program, const std::vector<CasePlan>& cases,
     }
     std::vector<std::size_t> one_at_a_time;
     for (const auto* together : {&visible_cases, &hidden_cases}) {
-        if (together->empty()) {
+        // In a batch a memcheck kept across submissions says whether memcheck has anything to say of them; where it
+        // has not, their verdicts stand as the graded run gave them, without a memcheck start.
+        if (together->empty() || runner.nothing_reported_in_kept_checker(*together, memcheck, "memcheck")) {
             continue;
         }
         const auto processes = runner.run(*together, memcheck, {.tool = "memcheck"});

@@ -907,6 +907,51 @@ TEST_CASE("the memory check runs only the cases a report could fail: not one tha
     CHECK(under_memcheck == std::vector<std::string>{"oob-race", "fail-race", "pass-race"});
 }
 
+TEST_CASE("in a batch a kept memcheck says whether memcheck has anything to say; a report goes to a fresh memcheck") {
+    const auto file = std::filesystem::temp_directory_path() / "cugrade-test-run-kept-memcheck.jsonl";
+    std::filesystem::remove(file);
+    RunOptions options = with_tools("-kept-memcheck", 5.0);
+    options.student_files = {"sum.cu"};
+    options.diagnose = false;  // the wrong answer's diagnosis would run memcheck afresh, as it always does
+    options.runner = CUGRADE_TEST_DATA "/unit/runner_stand_in.sh";
+    options.device_code = CUGRADE_TEST_DATA "/unit/runner_stand_in.sh";  // any file: the scripted harness reads none
+    options.shared_program = CUGRADE_SCRIPTED_HARNESS;
+    RunTrace trace(file);
+    options.trace = &trace;
+    CheckerPool pool(nullptr, 2, 16);
+    options.checker_pool = &pool;
+    std::vector<RunResult> results;
+    for (const auto& ids : {std::vector<std::string>{"pass-1", "fail-2"}, std::vector<std::string>{"pass-3", "oob-4"},
+                            std::vector<std::string>{"pass-5", "pass-6"}}) {
+        std::vector<CasePlan> cases = plans(ids);
+        for (auto& c : cases) {
+            c.memory_check = true;
+        }
+        options.trace_label = ids.front();
+        results.push_back(run_cases(CUGRADE_SCRIPTED_HARNESS, cases, options));
+    }
+    CHECK(results[0].cases[0].status == Status::passed);
+    CHECK(results[0].cases[1].status == Status::wrong_answer);
+    CHECK(results[1].cases[0].status == Status::passed);
+    CHECK(results[1].cases[1].status == Status::memory_error);
+    REQUIRE(results[1].cases[1].diagnosis);
+    CHECK(results[2].cases[0].status == Status::passed);
+    CHECK(results[2].cases[1].status == Status::passed);
+    std::vector<std::string> memcheck_endings;
+    for (const auto& record : trace_events(file, "")) {
+        if (record["tool"] == "memcheck") {
+            memcheck_endings.push_back(record["ended"]);
+        }
+    }
+    // The fault memcheck stops ends the kept checker before the job's end; a fresh memcheck reports it.
+    CHECK(memcheck_endings == std::vector<std::string>{"a job served, nothing reported",
+                                                       "a job not finished: its checker ended",
+                                                       "exited with code 86",
+                                                       "a job served, nothing reported"});
+    CHECK(pool.started() == 2);
+    CHECK(pool.jobs_served() == 2);
+}
+
 TEST_CASE("a checker refused its turn at the counters leaves the profile out, without asking Nsight Compute to wait again") {
     std::vector<CasePlan> cases = plans({"timed-1"});
     cases[0].timed = true;

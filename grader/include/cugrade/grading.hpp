@@ -60,8 +60,8 @@ struct GradingContext {
     std::string cpu_self_check_choice;
     // Where every harness process is recorded; shared by a batch's workers. Null: nowhere.
     std::shared_ptr<RunTrace> trace;
-    // A batch's race checks kept across its submissions, one pool for each GPU (checker_pool.hpp). Null: each
-    // submission's race check starts its own.
+    // A batch's race and memory checks kept across its submissions, one pool for each GPU (checker_pool.hpp). Null:
+    // each submission's checks start their own.
     std::shared_ptr<CheckerPool> checker_pool;
 };
 

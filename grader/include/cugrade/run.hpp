@@ -89,9 +89,9 @@ struct RunOptions {
     // left out with a note (GradingContext::profile_wait_seconds).
     double profile_wait_seconds = 120.0;
     std::vector<std::string> student_files;
-    // A batch's checkers kept across submissions (checker_pool.hpp): the race check's cases of a visibility run in
-    // one of them, where `shared_program` (the exercise's checker as built, the same for every submission) is set.
-    // Null: every race check starts its own.
+    // A batch's checkers kept across submissions (checker_pool.hpp): the race and memory checks' cases of a
+    // visibility run first in one of them, where `shared_program` (the exercise's checker as built, the same for every
+    // submission) is set. Null: every check starts its own.
     CheckerPool* checker_pool = nullptr;
     std::filesystem::path shared_program;
     // Where each harness process is recorded (run_trace.hpp), under `trace_label` (the submission's file); null: nowhere.
