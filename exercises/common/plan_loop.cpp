@@ -60,6 +60,22 @@ int end_holding_gpu(Channel& channel, int code) {
 // Ends the process for a fresh one to run the remaining cases.
 int restart(Channel& channel) { return end_holding_gpu(channel, protocol::exit_restart); }
 
+// Says the checker is ready, with what contains it and, once a submission is loaded, its runner.
+void say_ready(Channel& channel, std::vector<std::string> protections) {
+    if (remote_submission()) {
+        const auto& runner_protections = remote_submission()->protections();
+        protections.insert(protections.end(), runner_protections.begin(), runner_protections.end());
+    }
+    channel.send({{"event", "ready"}, {"protections", protections}});
+}
+
+// A line "MARKER ID" on stdout, after everything printed before it (protocol.hpp).
+void print_marker(const std::string& marker, const std::string& id) {
+    std::fflush(nullptr);
+    std::printf("\n%s %s\n", marker.c_str(), id.c_str());
+    std::fflush(stdout);
+}
+
 // Where a run of cases stopped: every case reported (`finished`), or the exit code the process ends with.
 constexpr int finished = -1;
 
@@ -80,9 +96,7 @@ int run_cases(Channel& channel, const std::vector<plan::Case>& cases, const std:
             if (cudaDeviceSynchronize() != cudaSuccess) {
                 return restart(channel);
             }
-            std::fflush(nullptr);
-            std::printf("\n%s %s\n", case_marker.c_str(), c.id.c_str());
-            std::fflush(stdout);
+            print_marker(case_marker, c.id);
         }
         channel.send({{"event", "start"}, {"case", c.id}});
         CaseOutcome outcome;
@@ -168,10 +182,7 @@ int serve_jobs(Channel& channel, const std::vector<std::string>& own_protections
             channel.send({{"event", "fatal"}, {"detail", std::string("cannot load the submission's device code: ") + e.what()}});
             return protocol::exit_fatal;
         }
-        std::vector<std::string> protections = own_protections;
-        const auto& runner_protections = remote_submission()->protections();
-        protections.insert(protections.end(), runner_protections.begin(), runner_protections.end());
-        channel.send({{"event", "ready"}, {"protections", protections}});
+        say_ready(channel, own_protections);
         submission_has_run() = false;
         if (const int code = run_cases(channel, cases, hidden_from, case_marker, run_case); code != finished) {
             return code;
@@ -185,9 +196,7 @@ int serve_jobs(Channel& channel, const std::vector<std::string>& own_protections
         if (!clean) {
             return restart(channel);
         }
-        std::fflush(nullptr);
-        std::printf("\n%s %s\n", case_marker.c_str(), protocol::job_end_marker);
-        std::fflush(stdout);
+        print_marker(case_marker, protocol::job_end_marker);
         channel.send({{"event", "job_done"}});
     }
 }
@@ -263,16 +272,7 @@ int run_plan(int argc, char** argv, const std::function<CaseOutcome(const plan::
         nvtxInitialize(nullptr);  // loads the profiler's NVTX library now, while files outside may still be read
     }
     std::vector<std::string> protections = lock_down(deny_processes);
-    if (jobs) {
-        channel.send({{"event", "ready"}, {"protections", protections}});
-    } else {
-        std::vector<std::string> said = protections;
-        if (remote_submission()) {
-            const auto& runner_protections = remote_submission()->protections();
-            said.insert(said.end(), runner_protections.begin(), runner_protections.end());
-        }
-        channel.send({{"event", "ready"}, {"protections", said}});
-    }
+    say_ready(channel, protections);
 
     active_channel() = &channel;
     // The channel ends with this function: device memory freed after it (a static's, at exit) asks nobody.

@@ -406,7 +406,6 @@ std::unique_ptr<KeptChecker> CaseRunner::start_kept_checker(const std::string& k
     process.sandbox.work_dir = pool.folder();
     process.output_limit = options_.output_limit;
     checker->child = std::make_unique<ChildProcess>(process);
-    pool.count_start();
     return checker;
 }
 
@@ -598,7 +597,6 @@ bool CaseRunner::nothing_reported_in_kept_checker(const std::vector<std::size_t>
     }
     add_protections(run_.protections, checker->protections);
     ++checker->jobs;
-    pool.count_job();
     pool.give_back(std::move(checker));
     return true;
 }

@@ -77,24 +77,4 @@ fs::path CheckerPool::program_copy(const fs::path& program) {
     return copies_[program] = copy;
 }
 
-std::size_t CheckerPool::started() const {
-    std::lock_guard lock(mutex_);
-    return started_;
-}
-
-std::size_t CheckerPool::jobs_served() const {
-    std::lock_guard lock(mutex_);
-    return jobs_;
-}
-
-void CheckerPool::count_start() {
-    std::lock_guard lock(mutex_);
-    ++started_;
-}
-
-void CheckerPool::count_job() {
-    std::lock_guard lock(mutex_);
-    ++jobs_;
-}
-
 }  // namespace cugrade

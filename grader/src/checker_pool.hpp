@@ -55,12 +55,6 @@ public:
     std::filesystem::path program_copy(const std::filesystem::path& program);
     GpuGate* gate() const { return gate_.get(); }
 
-    // Jobs served and checkers started, for a batch's figures.
-    std::size_t started() const;
-    std::size_t jobs_served() const;
-    void count_start();
-    void count_job();
-
 private:
     std::shared_ptr<GpuGate> gate_;
     std::size_t idle_limit_;
@@ -69,8 +63,6 @@ private:
     mutable std::mutex mutex_;
     std::deque<std::unique_ptr<KeptChecker>> idle_;
     std::map<std::filesystem::path, std::filesystem::path> copies_;
-    std::size_t started_ = 0;
-    std::size_t jobs_ = 0;
 };
 
 }  // namespace cugrade

@@ -819,7 +819,9 @@ TEST_CASE("in a batch a kept checker tells whether racecheck has anything to say
     CHECK(results[3].cases[1].status == Status::passed);
     std::vector<std::string> racecheck_endings;
     std::vector<std::string> graded_first;  // the first case of each process without a tool
+    int checkers_started = 0;
     for (const auto& record : trace_events(file, "")) {
+        checkers_started += record.value("kept_job", 0) == 1 ? 1 : 0;
         if (record["tool"] == "racecheck") {
             racecheck_endings.push_back(record["ended"]);
         } else {
@@ -833,8 +835,8 @@ TEST_CASE("in a batch a kept checker tells whether racecheck has anything to say
                                                         "a job served, nothing reported"});
     CHECK(graded_first == std::vector<std::string>{"pass-race-a", "pass-race-c", "fail-race-f", "pass-race-h"});
     // A checker that reported is ended: its print limit spent, and the report might have been another's.
-    CHECK(pool->started() == 2);
-    CHECK(pool->jobs_served() == 4);
+    CHECK(checkers_started == 2);
+    CHECK(std::count(racecheck_endings.begin(), racecheck_endings.end(), "a job served, nothing reported") == 4);
     pool.reset();  // ends the one still waiting, holding the GPU shared as it goes
     CHECK(gate.shared_holders() == 0);
 }
@@ -938,7 +940,9 @@ TEST_CASE("in a batch a kept memcheck says whether memcheck has anything to say;
     CHECK(results[2].cases[0].status == Status::passed);
     CHECK(results[2].cases[1].status == Status::passed);
     std::vector<std::string> memcheck_endings;
+    int checkers_started = 0;
     for (const auto& record : trace_events(file, "")) {
+        checkers_started += record.value("kept_job", 0) == 1 ? 1 : 0;
         if (record["tool"] == "memcheck") {
             memcheck_endings.push_back(record["ended"]);
         }
@@ -948,8 +952,8 @@ TEST_CASE("in a batch a kept memcheck says whether memcheck has anything to say;
                                                        "a job not finished: its checker ended",
                                                        "exited with code 86",
                                                        "a job served, nothing reported"});
-    CHECK(pool.started() == 2);
-    CHECK(pool.jobs_served() == 2);
+    CHECK(checkers_started == 2);
+    CHECK(std::count(memcheck_endings.begin(), memcheck_endings.end(), "a job served, nothing reported") == 2);
 }
 
 TEST_CASE("a checker refused its turn at the counters leaves the profile out, without asking Nsight Compute to wait again") {
