@@ -11,7 +11,7 @@
 #   PHASES="class rerun" ...           only some phases: class, rerun, alone, compare, resume (default: the first
 #                                      four). resume: the class again into a second folder, killed with SIGKILL at
 #                                      three random moments and resumed; the gradebooks must be identical.
-#   GPU_JOBS=N, LIMIT=SECONDS ...      students graded at once on the GPU (default: cugrade's); stop the class after
+#   GPU_JOBS=N, LIMIT=SECONDS ...      submissions graded at once on the GPU (default: cugrade's); stop the class after
 #                                      LIMIT seconds, so that a lease's time limit still leaves the figures
 # The class's trace (every harness process, its tool and seconds: `cugrade grade --trace`) is $OUT/trace.jsonl;
 # `scripts/trace_summary.py $OUT/trace.jsonl $OUT/fixtures.txt` sums it by tool and by fixture.

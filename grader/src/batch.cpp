@@ -10,6 +10,7 @@
 #include <chrono>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <thread>
 
@@ -33,6 +34,7 @@
 #include "results_store.hpp"
 #include "roster.hpp"
 #include "student_locks.hpp"
+#include "submission_queue.hpp"
 
 namespace cugrade {
 namespace fs = std::filesystem;
@@ -180,7 +182,7 @@ nlohmann::json student_row(const StudentFolder& student, const std::vector<Exerc
 }
 
 // The wait of cases set aside for a quiet GPU, where there was one: apart from the GPU's other waits, since the
-// student's place was given up meanwhile. `decimals` and `unit`: how the line writes its other figures.
+// submission's place was given up meanwhile. `decimals` and `unit`: how the line writes its other figures.
 std::string quiet_wait_words(double quiet_wait, int decimals, const char* unit) {
     return quiet_wait <= 0.0 ? std::string()
                              : fmt::format(", waiting without a place for a quiet GPU {:.{}f}{}", quiet_wait, decimals,
@@ -198,52 +200,56 @@ struct GradedStudent {
     StageSeconds seconds;
 };
 
-GradedStudent grade_student(const GradingContext& context, const StudentFolder& student,
-                            const std::vector<ExercisePlan>& plans) {
+// One file a student handed in, graded: its exercise's report, or what kept it from being graded.
+ExerciseReport grade_file(const GradingContext& context, const StudentFolder& student, const ExercisePlan& plan,
+                          const FoundFile& found) {
+    try {
+        return grade_exercise(context, plan.exercise, plan.rubric,
+                              read_submission(student.folder, plan.exercise.submission_file));
+    } catch (const std::exception& e) {
+        return failed_exercise(plan.exercise.name, plan.exercise.title, found.path, plan.rubric.file, e.what());
+    }
+}
+
+// A student's results from their files graded (`graded[e]` for each exercise whose file was handed in), in the
+// plans' order.
+GradedStudent student_results(const StudentFolder& student, const std::vector<ExercisePlan>& plans, const GpuInfo& gpu,
+                              std::vector<std::optional<ExerciseReport>>& graded) {
     Report report;
     report.cugrade_version = CUGRADE_VERSION;
-    report.gpu = context.gpu;
+    report.gpu = gpu;
     std::vector<std::string> notes;
     for (std::size_t e = 0; e < plans.size(); ++e) {
-        const ExercisePlan& plan = plans[e];
-        const FoundFile& found = student.files[e];
-        const auto more = file_notes(plan, found);
+        const auto more = file_notes(plans[e], student.files[e]);
         notes.insert(notes.end(), more.begin(), more.end());
-        if (!found.present) {
-            continue;
-        }
-        try {
-            report.exercises.push_back(grade_exercise(context, plan.exercise, plan.rubric,
-                                                      read_submission(student.folder, plan.exercise.submission_file)));
-        } catch (const std::exception& e) {
-            report.exercises.push_back(
-                failed_exercise(plan.exercise.name, plan.exercise.title, found.path, plan.rubric.file, e.what()));
+        if (student.files[e].present && graded[e]) {
+            report.exercises.push_back(std::move(*graded[e]));
         }
     }
     const nlohmann::json row = student_row(student, plans, report, notes);
     const std::string note_text = notes.empty() ? "" : fmt::format("- {}", fmt::join(notes, "\n- "));
     ReportOptions instructor;
     instructor.show_hidden = true;
-    GradedStudent graded;
+    GradedStudent result;
     for (const auto& exercise : report.exercises) {
-        graded.seconds += exercise.seconds;
+        result.seconds += exercise.seconds;
     }
-    graded.status = row.at("status").get<std::string>();
-    graded.points = fmt::format("{}/{}", format_points(report.points()), format_points(report.max_points()));
-    graded.files = {{"results.json", json_text(report_to_json(report, ReportOptions{}))},
+    result.status = row.at("status").get<std::string>();
+    result.points = fmt::format("{}/{}", format_points(report.points()), format_points(report.max_points()));
+    result.files = {{"results.json", json_text(report_to_json(report, ReportOptions{}))},
                     {"results-instructor.json", json_text(report_to_json(report, instructor))},
                     {"feedback.md", feedback_markdown(report, note_text)},
                     {"gradescope-results.json", json_text(gradescope_results(report, note_text))},
                     {"junit.xml", junit_xml(report)},
                     {"row.json", json_text(row)}};
-    return graded;
+    return result;
 }
 
 // What one GPU's share of a batch may hold at once: the largest cases of a speed test (their inputs, copies to check
-// them against, the L2 flush) take a few GiB, so a GPU grades no more students at once than 8 GiB each allows. A
+// them against, the L2 flush) take a few GiB, so a GPU grades no more submissions at once than 8 GiB each allows. A
 // class of sum, minmax and transpose held at most 50.4 GiB of an H200's memory with 12 students at once, 63.5 GiB
-// with 16: an 80 GiB H100 takes 8 students, as an H200 does.
-constexpr std::uint64_t gpu_bytes_per_student = std::uint64_t{8} << 30;
+// with 16: an 80 GiB H100 takes 8 at once, as an H200 does.
+constexpr std::uint64_t gpu_bytes_per_place = std::uint64_t{8} << 30;
 
 // A batch's worker leaves a profile out after this long, rather than hold its share of the GPU idle.
 constexpr double batch_profile_wait_seconds = 5.0;
@@ -303,19 +309,19 @@ std::vector<GradingContext> gpu_contexts(const GradingContext& base, const Batch
     const unsigned cores = usable_cores();
     unsigned per_gpu = options.gpu_jobs;
     if (per_gpu == 0) {
-        // A student's cases keep about two cores busy (the checker and the submission's runner).
+        // A submission's cases keep about two cores busy (the checker and the submission's runner).
         per_gpu = std::clamp<unsigned>(cores / 2 / static_cast<unsigned>(chosen.size()), 1, 8);
         if (chosen.front().total_memory_bytes > 0) {
             per_gpu = std::clamp<unsigned>(
-                static_cast<unsigned>(chosen.front().total_memory_bytes / gpu_bytes_per_student), 1, per_gpu);
+                static_cast<unsigned>(chosen.front().total_memory_bytes / gpu_bytes_per_place), 1, per_gpu);
         }
     }
     for (const auto& gpu : chosen) {
-        // Twice as many workers as places: a student whose case waits for a quiet GPU (a kernel that seems to hang
-        // while a speed test waits) gives its place to another meanwhile.
+        // Twice as many workers as places: a submission whose case waits for a quiet GPU (a kernel that seems to
+        // hang while a speed test waits) gives its place to another meanwhile.
         const auto gate = per_gpu > 1 ? std::make_shared<GpuGate>(GpuGate::default_patience, per_gpu) : nullptr;
         const unsigned workers = gate ? 2 * per_gpu : per_gpu;
-        // Twice as many kept checkers wait between submissions as students are graded at once (a race check and a
+        // Twice as many kept checkers wait between submissions as are graded at once (a race check and a
         // memory check each); each serves at most kept_checker_jobs submissions (its CPU time adds up against the
         // rubric's limit for one).
         const auto pool = std::make_shared<CheckerPool>(gate, 2 * per_gpu, kept_checker_jobs);
@@ -334,9 +340,9 @@ std::vector<GradingContext> gpu_contexts(const GradingContext& base, const Batch
     return contexts;
 }
 
-// Students graded at once over all GPUs: one per worker, where workers take no places; else one per place, a GPU's
-// workers being twice its places.
-unsigned students_at_once(const std::vector<GradingContext>& contexts) {
+// Submissions graded at once over all GPUs: one per worker, where workers take no places; else one per place, a
+// GPU's workers being twice its places.
+unsigned submissions_at_once(const std::vector<GradingContext>& contexts) {
     unsigned halves = 0;
     for (const auto& context : contexts) {
         halves += context.holds_gpu_place ? 1 : 2;
@@ -786,21 +792,25 @@ BatchSummary grade_class(const Course& course, const BatchOptions& options) {
         log(fmt::format("built each exercise's harness in {:.1f} s", seconds_since(builds_started)));
     }
 
-    // Grading: on each GPU several students at once, their correctness cases side by side, each speed test with the
-    // GPU to itself (gpu_gate.hpp). Without a GPU grading only reads the builds and inspects them.
+    // Grading: on each GPU several submissions at once (a student's files among them, each graded on its own), their
+    // correctness cases side by side, each speed test with the GPU to itself (gpu_gate.hpp). Without a GPU grading
+    // only reads the builds and inspects them.
     summary.build_seconds = seconds_since(builds_started);
     const auto grading_started = std::chrono::steady_clock::now();
     const std::vector<GradingContext> contexts = gpu_contexts(context, options, jobs);
-    // The other submissions build beside the grading, on the cores it leaves: the students graded first build
-    // their own at once, so theirs come last here (found built by then).
+    // The other submissions build beside the grading, on the cores it leaves: the submissions graded first (one
+    // a worker, in the order of `builds`, which is the grading's) build their own at once, so theirs come last here
+    // (found built by then).
     std::jthread builds_beside;  // joined however the grading ends
     if (!rest.empty()) {
-        const std::size_t graded_first = contexts.size();
+        std::set<std::pair<std::size_t, std::size_t>> graded_first;
+        for (std::size_t i = 0; i < std::min(builds.size(), contexts.size()); ++i) {
+            graded_first.insert({builds[i].student, builds[i].exercise});
+        }
         std::stable_partition(rest.begin(), rest.end(), [&](const BuildTask& task) {
-            const auto position = std::find(to_grade.begin(), to_grade.end(), task.student) - to_grade.begin();
-            return static_cast<std::size_t>(position) >= graded_first;
+            return !graded_first.contains({task.student, task.exercise});
         });
-        const unsigned build_jobs = std::max(1u, jobs - std::min(jobs - 1, students_at_once(contexts)));
+        const unsigned build_jobs = std::max(1u, jobs - std::min(jobs - 1, submissions_at_once(contexts)));
         builds_beside = std::jthread([&, build_jobs] {
             const auto started = std::chrono::steady_clock::now();
             in_parallel(rest.size(), build_jobs, [&](std::size_t i) { prebuild(rest[i], false); });
@@ -813,15 +823,31 @@ BatchSummary grade_class(const Course& course, const BatchOptions& options) {
             summary.gpus.push_back(gpu_context.gpu);
         }
     }
-    summary.gpu_jobs = students_at_once(contexts) / static_cast<unsigned>(std::max<std::size_t>(1, summary.gpus.size()));
+    summary.gpu_jobs =
+        submissions_at_once(contexts) / static_cast<unsigned>(std::max<std::size_t>(1, summary.gpus.size()));
     if (!summary.gpus.empty()) {
-        log(fmt::format("grading on {} GPU{} ({}), {} students at a time on each", summary.gpus.size(),
+        log(fmt::format("grading on {} GPU{} ({}), {} submissions at a time on each", summary.gpus.size(),
                         summary.gpus.size() == 1 ? "" : "s", summary.gpus.front().name, summary.gpu_jobs));
     }
     progress.stage("grading", to_grade.size());
     std::mutex summary_mutex;
-    std::atomic<std::size_t> next_student{0};
     StudentLocks locks(options.results);
+    // Each student's files as graded so far, and when the first began: the worker that grades the last writes them.
+    struct StudentInProgress {
+        std::vector<std::optional<ExerciseReport>> graded;
+        std::chrono::steady_clock::time_point started;
+    };
+    std::vector<StudentInProgress> in_progress(to_grade.size());
+    std::vector<std::vector<std::size_t>> files_handed_in(to_grade.size());
+    for (std::size_t i = 0; i < to_grade.size(); ++i) {
+        in_progress[i].graded.resize(plans.size());
+        for (std::size_t e = 0; e < plans.size(); ++e) {
+            if (layout.students[to_grade[i]].files[e].present) {
+                files_handed_in[i].push_back(e);
+            }
+        }
+    }
+    SubmissionQueue queue(files_handed_in);
     std::atomic<bool> grading{true};
     std::thread heartbeat([&] {
         for (int tick = 1; grading; ++tick) {
@@ -831,32 +857,51 @@ BatchSummary grade_class(const Course& course, const BatchOptions& options) {
             }
         }
     });
+    // Whether a student is this batch's to grade: another batch sharing RESULTS may hold them, or have graded them
+    // since this one looked.
+    const auto claim = [&](std::size_t position) {
+        const std::size_t s = to_grade[position];
+        const StudentFolder& student = layout.students[s];
+        const bool asked = options.force || !options.only.empty();
+        if (!locks.try_lock(student.id) || (!asked && store.key(student.id) == keys[s])) {
+            locks.unlock(student.id);
+            {
+                std::lock_guard lock(summary_mutex);
+                ++summary.elsewhere;
+            }
+            progress.done(false, fmt::format("{}: graded by another batch", student.id));
+            return false;
+        }
+        in_progress[position].started = std::chrono::steady_clock::now();
+        return true;
+    };
     std::vector<std::thread> workers;
     for (const GradingContext& worker_context : contexts) {
         workers.emplace_back([&, worker = &worker_context] {
             GpuGate* const gate = worker->holds_gpu_place ? worker->gpu_gate.get() : nullptr;
             while (true) {
-                const GpuGate::Place place(gate);  // given back however this student's grading ends
-                const std::size_t i = next_student++;
-                if (i >= to_grade.size()) {
+                const GpuGate::Place place(gate);  // given back however this submission's grading ends
+                const std::optional<SubmissionQueue::Task> task = queue.next();
+                if (!task) {
                     if (gate != nullptr) {
-                        gate->no_students_left();
+                        gate->nothing_left_to_start();
                     }
                     break;
                 }
-                const std::size_t s = to_grade[i];
-                const StudentFolder& student = layout.students[s];
-                // Another batch sharing RESULTS may hold the student, or have graded them since this one looked.
-                const bool asked = options.force || !options.only.empty();
-                if (!locks.try_lock(student.id) || (!asked && store.key(student.id) == keys[s])) {
-                    locks.unlock(student.id);
-                    std::lock_guard lock(summary_mutex);
-                    ++summary.elsewhere;
-                    progress.done(false, fmt::format("{}: graded by another batch", student.id));
+                if (!queue.claimed(task->student, [&] { return claim(task->student); })) {
                     continue;
                 }
-                const auto started_student = std::chrono::steady_clock::now();
-                const GradedStudent graded = grade_student(*worker, student, plans);
+                StudentInProgress& progress_of_student = in_progress[task->student];
+                const StudentFolder& student = layout.students[to_grade[task->student]];
+                if (task->exercise) {
+                    const std::size_t e = *task->exercise;
+                    progress_of_student.graded[e] = grade_file(*worker, student, plans[e], student.files[e]);
+                }
+                if (!queue.finish(task->student)) {
+                    continue;  // the student's last file graded writes their results
+                }
+                const std::size_t s = to_grade[task->student];
+                const GradedStudent graded = student_results(student, plans, worker->gpu, progress_of_student.graded);
                 std::string problem;
                 try {
                     store.write(student.id, keys[s], graded.files);
@@ -876,7 +921,7 @@ BatchSummary grade_class(const Course& course, const BatchOptions& options) {
                 const bool ran = t.startup + t.correctness + t.race_check + t.speed + t.diagnosis + t.waits() > 0.0;
                 progress.done(counts_as_failed(graded.status),
                               fmt::format("{}: {} {} ({:.0f} s{})", student.id, graded.status, graded.points,
-                                          seconds_since(started_student),
+                                          seconds_since(progress_of_student.started),
                                           !ran ? std::string()
                                                : fmt::format(": build {:.1f}, harness start {:.1f}, correctness "
                                                              "{:.1f}, race checks {:.1f}, speed {:.1f}, diagnoses "

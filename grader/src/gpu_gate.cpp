@@ -113,7 +113,7 @@ double GpuGate::emptying_seconds() const {
 // Called under the lock: with nobody grading (or nobody left to start) and somebody waiting for a quiet GPU, the
 // waiting go on together.
 void GpuGate::open_round_if_quiet() {
-    if ((placed_ == 0 || no_students_left_) && waiting_for_quiet_ > 0) {
+    if ((placed_ == 0 || nothing_left_to_start_) && waiting_for_quiet_ > 0) {
         waiting_for_quiet_ = 0;
         ++round_;
         changed_.notify_all();
@@ -149,7 +149,7 @@ double GpuGate::wait_until_quiet(bool holds_place) {
     changed_.notify_all();  // a place given up
     changed_.wait(lock, [&] { return round_ != round; });
     // Its place back at once, past the places if need be: those who went on together run their cases set aside
-    // together, rather than some waiting for the last students of the class to end (the places count again for
+    // together, rather than some waiting for the last submissions of the class to end (the places count again for
     // whoever starts next).
     if (holds_place) {
         ++placed_;
@@ -157,10 +157,10 @@ double GpuGate::wait_until_quiet(bool holds_place) {
     return std::chrono::duration<double>(Clock::now() - asked).count();
 }
 
-void GpuGate::no_students_left() {
+void GpuGate::nothing_left_to_start() {
     {
         std::lock_guard lock(mutex_);
-        no_students_left_ = true;
+        nothing_left_to_start_ = true;
         open_round_if_quiet();
     }
     changed_.notify_all();

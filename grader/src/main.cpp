@@ -189,7 +189,7 @@ int main(int argc, char** argv) {
     grade_command->add_option("--gpus", batch.gpus, "grade on these GPUs, e.g. 0,1 (default: every visible GPU)")
         ->delimiter(',');
     grade_command->add_option("--gpu-jobs", batch.gpu_jobs,
-                              "students graded at once on each GPU; their speed tests still take turns (default: "
+                              "submissions graded at once on each GPU; their speed tests still take turns (default: "
                               "from the CPU cores and the GPU's memory, at most 8)");
     grade_command->add_option("--canvas-assignment", batch.canvas_assignment,
                               "the assignment column of gradebook-canvas.csv (default: cugrade)");

@@ -6,6 +6,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <future>
+#include <optional>
+#include <thread>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -24,6 +29,7 @@
 #include "roster.hpp"
 #include "staging.hpp"
 #include "student_locks.hpp"
+#include "submission_queue.hpp"
 #include "cugrade/batch.hpp"
 #include "cugrade/course_locator.hpp"
 
@@ -355,6 +361,51 @@ TEST_CASE("a student is locked by one batch at a time; a lock whose holder ended
     CHECK(third.try_lock("bob"));
     CHECK(third.try_lock("carol"));
     CHECK(read_file(results / "locks" / "carol.lock") == fmt::format("{} {}\n", machine_name(), ::getpid()));
+}
+
+TEST_CASE("a class is graded in submissions: student by student, each file a task, the last of a student's ends it") {
+    // alice handed in exercises 0 and 2, bob nothing, carol exercise 1.
+    SubmissionQueue queue({{0, 2}, {}, {1}});
+    std::vector<std::pair<std::size_t, std::optional<std::size_t>>> order;
+    while (const auto task = queue.next()) {
+        order.emplace_back(task->student, task->exercise);
+    }
+    CHECK(order == std::vector<std::pair<std::size_t, std::optional<std::size_t>>>{
+                       {0, 0}, {0, 2}, {1, std::nullopt}, {2, 1}});
+    CHECK_FALSE(queue.next());
+    CHECK_FALSE(queue.finish(0));
+    CHECK(queue.finish(2));  // carol's only file
+    CHECK(queue.finish(0));  // alice's second
+    CHECK(queue.finish(1));  // bob's row of notes
+    CHECK_FALSE(queue.finish(1));
+}
+
+TEST_CASE("a student is claimed once, by the first of their files; the others wait for its answer") {
+    SubmissionQueue queue({{0, 1, 2}, {0, 1}});
+    std::atomic<int> asked{0};
+    std::promise<void> release;
+    std::shared_future<void> released = release.get_future().share();
+    const auto slow_yes = [&] {
+        ++asked;
+        released.wait();
+        return true;
+    };
+    auto first = std::async(std::launch::async, [&] { return queue.claimed(0, slow_yes); });
+    while (asked == 0) {
+        std::this_thread::yield();
+    }
+    auto second = std::async(std::launch::async, [&] { return queue.claimed(0, slow_yes); });
+    CHECK(second.wait_for(std::chrono::milliseconds(100)) == std::future_status::timeout);  // waits for the first
+    release.set_value();
+    CHECK(first.get());
+    CHECK(second.get());
+    CHECK(queue.claimed(0, slow_yes));
+    CHECK(asked == 1);
+
+    // Held by another batch: every file of theirs is skipped, the claim asked once.
+    CHECK_FALSE(queue.claimed(1, [&] { return ++asked, false; }));
+    CHECK_FALSE(queue.claimed(1, [&] { return ++asked, true; }));
+    CHECK(asked == 2);
 }
 
 TEST_CASE("--status needs a results folder a batch started") {

@@ -334,7 +334,7 @@ TEST_CASE("work set aside waits until every student graded on the GPU waits too,
     auto fourth = std::async(std::launch::async, [&gate] { gate.take_place(); });
     CHECK(fourth.wait_for(5s) == std::future_status::ready);  // one of two places is the set-aside work's
     // With no student left to start, work set aside goes on at once, beside the last students.
-    gate.no_students_left();
+    gate.nothing_left_to_start();
     auto last = std::async(std::launch::async, [&gate] { return gate.wait_until_quiet(true); });
     CHECK(last.wait_for(5s) == std::future_status::ready);
     CHECK(gate.quiet_rounds() == 2);
@@ -352,7 +352,7 @@ TEST_CASE("the students of a quiet round go on together, past the places, and no
     auto second = std::async(std::launch::async, [&gate] { return gate.wait_until_quiet(true); });
     gate.take_place();  // and a fourth
     CHECK(first.wait_for(200ms) == std::future_status::timeout);
-    gate.no_students_left();
+    gate.nothing_left_to_start();
     CHECK(first.wait_for(5s) == std::future_status::ready);  // both, though two students hold both places
     CHECK(second.wait_for(5s) == std::future_status::ready);
     CHECK(gate.quiet_rounds() == 1);
@@ -702,7 +702,7 @@ TEST_CASE("a speed test after a race, or after a case set aside as seeming to ha
             GpuGate::Hold speed_test(&gate);
             speed_test.change(GpuGate::Use::exclusive);  // the hang is set aside
         }
-        gate.no_students_left();
+        gate.nothing_left_to_start();
         const RunResult result = graded.get();
         CHECK(result.cases[0].status == Status::timed_out);
         CHECK(result.cases[1].detail == "unwanted");

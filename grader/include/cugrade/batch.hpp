@@ -32,7 +32,7 @@ struct BatchOptions {
     std::vector<std::string> only;                 // grade these students again (and no one else)
     unsigned jobs = 0;                             // builds at once (0: one per CPU core)
     std::vector<int> gpus;                         // GPUs to grade on, as the driver numbers them; empty: all
-    unsigned gpu_jobs = 0;                         // students graded at once on each GPU (0: from the CPU cores)
+    unsigned gpu_jobs = 0;                         // submissions graded at once on each GPU (0: from the CPU cores)
     Containment required_sandbox = Containment::full;  // a class is graded fully contained unless told otherwise
     std::optional<std::string> nvcc;
     std::filesystem::path cache_dir;               // needed for parallel builds; empty: none
@@ -65,7 +65,7 @@ struct BatchSummary {
     double emptying_seconds = 0.0;     // and how long the work running before each was left to end, none let in
     std::size_t quiet_rounds = 0;      // times cases set aside (seeming hangs that kept a speed test waiting) ran
     std::vector<GpuInfo> gpus;     // the GPUs it graded on
-    unsigned gpu_jobs = 0;         // students graded at once on each
+    unsigned gpu_jobs = 0;         // submissions graded at once on each
     StageSeconds stages;           // the students' grading time by stage, summed over the workers
     double total_seconds = 0.0;
 };

@@ -3,8 +3,8 @@
 // work running now to finish, and no new work starts meanwhile, so speed tests are not starved; but work that has
 // held the GPU for long (a kernel that hangs until its case's limit) does not hold every other submission back:
 // while such work runs, new shared work is let in, and the speed test goes first once it ends. Such work is better
-// set aside (case_runner.cpp): stopped, and run again once the GPU is quiet, when every student graded on it waits for the
-// same; the gate also keeps the count of students graded at once on its GPU.
+// set aside (case_runner.cpp): stopped, and run again once the GPU is quiet, when every submission graded on it waits
+// for the same; the gate also keeps the count of submissions graded at once on its GPU.
 #pragma once
 
 #include <chrono>
@@ -31,10 +31,10 @@ public:
     };
 
     // Shared work held longer than this is taken for a hang, and no longer keeps other work out while a speed test
-    // waits for it. `students`: how many students are graded at once on this GPU (places, below).
+    // waits for it. `places`: how many submissions are graded at once on this GPU (below).
     static constexpr Clock::duration default_patience = std::chrono::seconds(2);
-    explicit GpuGate(Clock::duration patience = default_patience, unsigned students = 1)
-        : patience_(patience), places_(students) {}
+    explicit GpuGate(Clock::duration patience = default_patience, unsigned places = 1)
+        : patience_(patience), places_(places) {}
 
     // One process's hold on the gate; released when it goes, or when it asks for something else.
     class Hold {
@@ -73,9 +73,9 @@ public:
     double emptying_seconds() const;
     Clock::duration patience() const { return patience_; }
 
-    // Students graded at once on this GPU: a batch's worker takes a place before it grades a student and gives it
-    // back after (with more workers than places, so that a student waiting for a quiet GPU leaves its place to
-    // another).
+    // Submissions graded at once on this GPU: a batch's worker takes a place before it grades a student's file and
+    // gives it back after (with more workers than places, so that a submission waiting for a quiet GPU leaves its
+    // place to another).
     void take_place();
     void give_place();
     // A place held while it lives; without a gate, nothing.
@@ -97,13 +97,13 @@ public:
     private:
         GpuGate* gate_;
     };
-    // Waits until the GPU is quiet: every student graded on it has work set aside and waits here too (when every
-    // worker waits), or no student is left to start (the end of a batch, where the last students' speed tests would
+    // Waits until the GPU is quiet: every submission graded on it has work set aside and waits here too (when every
+    // worker waits), or nothing is left to start (the end of a batch, where the last submissions' speed tests would
     // rather wait for the work set aside than have it wait for them). Those waiting then go on together, each taking
     // a place again at once if it had given one up (`holds_place`), even past the places: no one takes a place then
     // until enough are given back. Returns how long it waited.
     double wait_until_quiet(bool holds_place);
-    void no_students_left();
+    void nothing_left_to_start();
     std::size_t quiet_rounds() const;
 
 private:
@@ -135,9 +135,9 @@ private:
     Clock::time_point emptying_since_;
     Clock::duration emptying_total_{};
     const unsigned places_;
-    unsigned placed_ = 0;  // students in grading, not waiting for a quiet GPU
+    unsigned placed_ = 0;  // submissions in grading, not waiting for a quiet GPU
     std::size_t waiting_for_quiet_ = 0;
-    bool no_students_left_ = false;
+    bool nothing_left_to_start_ = false;
     std::uint64_t round_ = 0;  // quiet rounds opened: those waiting when one opens go on
 };
 
