@@ -214,7 +214,7 @@ ExerciseReport grade_file(const GradingContext& context, const StudentFolder& st
 // A student's results from their files graded (`graded[e]` for each exercise whose file was handed in), in the
 // plans' order.
 GradedStudent student_results(const StudentFolder& student, const std::vector<ExercisePlan>& plans, const GpuInfo& gpu,
-                              std::vector<std::optional<ExerciseReport>>& graded) {
+                              std::vector<std::optional<ExerciseReport>> graded) {
     Report report;
     report.cugrade_version = CUGRADE_VERSION;
     report.gpu = gpu;
@@ -222,7 +222,7 @@ GradedStudent student_results(const StudentFolder& student, const std::vector<Ex
     for (std::size_t e = 0; e < plans.size(); ++e) {
         const auto more = file_notes(plans[e], student.files[e]);
         notes.insert(notes.end(), more.begin(), more.end());
-        if (student.files[e].present && graded[e]) {
+        if (graded[e]) {
             report.exercises.push_back(std::move(*graded[e]));
         }
     }
@@ -901,7 +901,8 @@ BatchSummary grade_class(const Course& course, const BatchOptions& options) {
                     continue;  // the student's last file graded writes their results
                 }
                 const std::size_t s = to_grade[task->student];
-                const GradedStudent graded = student_results(student, plans, worker->gpu, progress_of_student.graded);
+                const GradedStudent graded =
+                    student_results(student, plans, worker->gpu, std::move(progress_of_student.graded));
                 std::string problem;
                 try {
                     store.write(student.id, keys[s], graded.files);
