@@ -392,6 +392,7 @@ std::unique_ptr<KeptChecker> CaseRunner::start_kept_checker(const std::string& k
     plan["jobs"] = true;
     plan["case_marker"] = checker->marker;
     plan["gpu_gate"] = gpu_requests_answered(mode);
+    plan["bare_buffers"] = mode.bare_buffers;
     const fs::path plan_file = pool.folder() / fmt::format("plan-{}.json", checker->token);
     std::ofstream(plan_file) << plan.dump(2);
     ProcessOptions process;
@@ -410,13 +411,14 @@ std::unique_ptr<KeptChecker> CaseRunner::start_kept_checker(const std::string& k
 }
 
 bool CaseRunner::nothing_reported_in_kept_checker(const std::vector<std::size_t>& left,
-                                                  const std::vector<std::string>& launcher, const std::string& tool) {
+                                                  const std::vector<std::string>& launcher, RunMode mode) {
     if (!kept_checker_serves(left, launcher)) {
         return false;
     }
-    const RunMode mode{.tool = tool, .case_markers = true};
+    mode.case_markers = true;
     CheckerPool& pool = *options_.checker_pool;
-    std::string key = options_.shared_program.string();
+    // What a checker is started with, beyond its jobs: the program, the tool, and the buffers' layout.
+    std::string key = options_.shared_program.string() + (mode.bare_buffers ? "\nbare buffers" : "");
     for (const std::string& word : launcher) {
         key += "\n" + word;
     }

@@ -80,7 +80,7 @@ public:
     // the job did not end as it should: the checker is then ended, and the cases are for a fresh process under
     // the tool, as without a pool.
     bool nothing_reported_in_kept_checker(const std::vector<std::size_t>& cases,
-                                          const std::vector<std::string>& launcher, const std::string& tool);
+                                          const std::vector<std::string>& launcher, RunMode mode);
 
     RunResult& result() { return run_; }
 

@@ -61,7 +61,7 @@ std::vector<std::size_t> check_races(CaseRunner& runner, const std::vector<CaseP
         // In a batch, a checker kept across submissions tells whether racecheck has anything to say of them at
         // all, without racecheck's start; most submissions have nothing, and their race cases are graded with the
         // others. A report, whichever submission's it may be, leaves them to a fresh process, as below.
-        if (runner.nothing_reported_in_kept_checker(*together, racecheck, "racecheck")) {
+        if (runner.nothing_reported_in_kept_checker(*together, racecheck, {.tool = "racecheck"})) {
             graded_plainly.insert(graded_plainly.end(), together->begin(), together->end());
             continue;
         }
@@ -164,7 +164,7 @@ void check_memory(const fs::path& program, const std::vector<CasePlan>& cases,
     for (const auto* together : {&visible_cases, &hidden_cases}) {
         // In a batch a memcheck kept across submissions says whether memcheck has anything to say of them; where it
         // has not, their verdicts stand as the graded run gave them, without a memcheck start.
-        if (together->empty() || runner.nothing_reported_in_kept_checker(*together, memcheck, "memcheck")) {
+        if (together->empty() || runner.nothing_reported_in_kept_checker(*together, memcheck, {.tool = "memcheck"})) {
             continue;
         }
         const auto processes = runner.run(*together, memcheck, {.tool = "memcheck"});
@@ -280,21 +280,43 @@ void diagnose_failures(const fs::path& program, const std::vector<CasePlan>& cas
     }
     const std::string where = cases[*chosen].visibility == Visibility::visible ? "on " + cases[*chosen].id
                                                                                 : "on a hidden case";
-    for (const SanitizerTool tool : tools) {
+    // Gives the rerun what is left of the budget; false, with a note, where too little is left for one.
+    const auto budget_for = [&](SanitizerTool tool) {
         const double left = Seconds(budget_end - Clock::now()).count();
         if (left < 1.0) {
             result.diagnosis_notes.push_back(fmt::format(
                 "compute-sanitizer's {} did not run {}: the reruns' {} s were spent", to_string(tool), where,
                 options.diagnosis_seconds));
-            break;
+            return false;
         }
         reruns[*chosen].case_seconds = std::min(cases[*chosen].case_seconds, left);
         rerun_options.sanitizer_startup_seconds = left;
         runner.reopen({*chosen});
+        return true;
+    };
+    for (const SanitizerTool tool : tools) {
+        if (!budget_for(tool)) {
+            break;
+        }
+        const std::vector<std::string> command = sanitizer_command(options.compute_sanitizer, tool);
+        const RunMode mode{.bare_buffers = true, .tool = to_string(tool)};
+        // In a batch a checker kept across submissions says whether the tool has anything to say of a wrong
+        // answer, without the tool's start: most wrong answers' reruns under memcheck and synccheck find nothing,
+        // and the next tool is tried. What a tool found is read from a fresh process, as without a kept checker.
+        // Left to a fresh process at once: a crash or an error, which memcheck almost always reports, and
+        // initcheck, which reports the grader's own reads of outputs a wrong answer left unwritten about as often
+        // as not (a report ends a kept checker).
+        if (result.cases[*chosen].status == Status::wrong_answer && tool != SanitizerTool::initcheck) {
+            if (runner.nothing_reported_in_kept_checker({*chosen}, command, mode)) {
+                continue;
+            }
+            if (!budget_for(tool)) {
+                break;
+            }
+        }
         std::string output;
         bool stopped = false;
-        for (const auto& process : runner.run({*chosen}, sanitizer_command(options.compute_sanitizer, tool),
-                                              {.bare_buffers = true, .tool = to_string(tool)})) {
+        for (const auto& process : runner.run({*chosen}, command, mode)) {
             output += process.output;
             stopped = stopped || process.status.timed_out;
         }

@@ -35,7 +35,8 @@ void put_races_first(const std::vector<CasePlan>& cases, RunResult& result);
 // CUDA error or a wrong answer, then initcheck and synccheck for a wrong answer that memcheck does not explain. The
 // smallest visible failing case whose wrong answer the harness did not explain is the one, since instrumented code
 // runs many times slower and a student may see all of it; a hidden case only when no visible case fails. Its verdict
-// stays that of the graded run: the diagnosis goes beside it, and what the reruns print goes nowhere.
+// stays that of the graded run: the diagnosis goes beside it, and what the reruns print goes nowhere. In a batch, a
+// wrong answer's reruns under memcheck and synccheck first ask a kept checker whether the tool has anything to say.
 void diagnose_failures(const std::filesystem::path& program, const std::vector<CasePlan>& cases,
                        const RunOptions& options, RunResult& result);
 

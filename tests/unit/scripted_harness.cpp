@@ -17,6 +17,8 @@
 //              out those past its print limit
 //   counters   asks for the machine's turn at the GPU's counters (a plan with "counter_profiler"), then reports
 //              passed, its detail "granted", "refused" or "unwanted"; the turn is the grader's to end with the case
+//   oob    under the memcheck stand-in prints memcheck's report of a read past an array, reports a CUDA error and
+//          exits with code 86; without it, passes ("oobwrong": reports a wrong answer)
 //   toolhang   reports a wrong answer, but never reports under a diagnosis's tool (a plan with "bare_buffers" or
 //              "profile"), as a kernel that compute-sanitizer or the profiler slows past every limit
 // Under the racecheck stand-in (CUGRADE_STAND_IN_TOOL) the program ends, when it ends by itself, as racecheck does:
@@ -217,7 +219,9 @@ int main(int argc, char** argv) {
                                {"detail", "cudaErrorLaunchFailure: unspecified launch failure"}});
                 return 86;  // compute-sanitizer's exit code for an error found
             }
-            send(channel, {{"event", "result"}, {"case", id}, {"status", "passed"}, {"detail", ""}});
+            const bool wrong = starts_with(id, "oobwrong");
+            send(channel, {{"event", "result"}, {"case", id}, {"status", wrong ? "wrong_answer" : "passed"},
+                           {"detail", wrong ? "expected 1, got 2" : ""}});
         } else if (starts_with(id, "racy")) {
             if (under_racecheck && starts_with(id, "racyquiet") && race_reports_printed > 0) {
                 ++race_reports_left_out;

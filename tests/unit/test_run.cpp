@@ -63,6 +63,17 @@ RunOptions with_tools(const std::string& folder, double diagnosis_seconds) {
     return options;
 }
 
+// As a batch grades: the submission's runner and device code handed to the checker, kept checkers from `pool`.
+RunOptions in_a_batch(const std::string& folder, double diagnosis_seconds, RunTrace& trace, CheckerPool& pool) {
+    RunOptions options = with_tools(folder, diagnosis_seconds);
+    options.runner = CUGRADE_TEST_DATA "/unit/runner_stand_in.sh";
+    options.device_code = CUGRADE_TEST_DATA "/unit/runner_stand_in.sh";  // any file: the scripted harness reads none
+    options.shared_program = CUGRADE_SCRIPTED_HARNESS;
+    options.trace = &trace;
+    options.checker_pool = &pool;
+    return options;
+}
+
 // A passed speed test profiled by `profiler`, a stand-in for Nsight Compute in tests/unit/, in a folder of its own.
 RunResult profiled_by(const std::string& profiler, const std::string& folder) {
     std::vector<CasePlan> cases = plans({"timed-1"});
@@ -786,16 +797,11 @@ TEST_CASE("the race cases run under one racecheck, and a hazard lands on the cas
 TEST_CASE("in a batch a kept checker tells whether racecheck has anything to say; the race cases are then graded plainly") {
     const auto file = std::filesystem::temp_directory_path() / "cugrade-test-run-kept.jsonl";
     std::filesystem::remove(file);
-    RunOptions options = with_tools("-kept", 5.0);
-    options.runner = CUGRADE_TEST_DATA "/unit/runner_stand_in.sh";
-    options.device_code = CUGRADE_TEST_DATA "/unit/runner_stand_in.sh";  // any file: the scripted harness reads none
-    options.shared_program = CUGRADE_SCRIPTED_HARNESS;
     RunTrace trace(file);
-    options.trace = &trace;
+    auto pool = std::make_unique<CheckerPool>(nullptr, 2, 16);
+    RunOptions options = in_a_batch("-kept", 5.0, trace, *pool);
     GpuGate gate;
     options.gpu_gate = &gate;
-    auto pool = std::make_unique<CheckerPool>(nullptr, 2, 16);
-    options.checker_pool = pool.get();
     const std::vector<std::vector<std::string>> submissions = {
         {"pass-race-a", "pass-race-b"}, {"pass-race-c", "pass-race-d"}, {"pass-race-e", "racy-17"},
         {"fail-race-f", "pass-race-g"}, {"pass-race-h", "pass-race-i"}};
@@ -912,16 +918,11 @@ TEST_CASE("the memory check runs only the cases a report could fail: not one tha
 TEST_CASE("in a batch a kept memcheck says whether memcheck has anything to say; a report goes to a fresh memcheck") {
     const auto file = std::filesystem::temp_directory_path() / "cugrade-test-run-kept-memcheck.jsonl";
     std::filesystem::remove(file);
-    RunOptions options = with_tools("-kept-memcheck", 5.0);
-    options.student_files = {"sum.cu"};
-    options.diagnose = false;  // the wrong answer's diagnosis would run memcheck afresh, as it always does
-    options.runner = CUGRADE_TEST_DATA "/unit/runner_stand_in.sh";
-    options.device_code = CUGRADE_TEST_DATA "/unit/runner_stand_in.sh";  // any file: the scripted harness reads none
-    options.shared_program = CUGRADE_SCRIPTED_HARNESS;
     RunTrace trace(file);
-    options.trace = &trace;
     CheckerPool pool(nullptr, 2, 16);
-    options.checker_pool = &pool;
+    RunOptions options = in_a_batch("-kept-memcheck", 5.0, trace, pool);
+    options.student_files = {"sum.cu"};
+    options.diagnose = false;  // only the memory check's processes: the wrong answer's reruns have a test of their own
     std::vector<RunResult> results;
     for (const auto& ids : {std::vector<std::string>{"pass-1", "fail-2"}, std::vector<std::string>{"pass-3", "oob-4"},
                             std::vector<std::string>{"pass-5", "pass-6"}}) {
@@ -954,6 +955,45 @@ TEST_CASE("in a batch a kept memcheck says whether memcheck has anything to say;
                                                        "a job served, nothing reported"});
     CHECK(checkers_started == 2);
     CHECK(std::count(memcheck_endings.begin(), memcheck_endings.end(), "a job served, nothing reported") == 2);
+}
+
+TEST_CASE("in a batch a wrong answer's reruns ask kept checkers first; what a tool found comes from a fresh process") {
+    const auto file = std::filesystem::temp_directory_path() / "cugrade-test-run-kept-reruns.jsonl";
+    std::filesystem::remove(file);
+    RunTrace trace(file);
+    CheckerPool pool(nullptr, 4, 16);
+    RunOptions options = in_a_batch("-kept-reruns", 20.0, trace, pool);
+    options.student_files = {"sum.cu"};
+    std::vector<RunResult> results;
+    for (const auto& ids : {std::vector<std::string>{"pass-1", "fail-2"}, std::vector<std::string>{"fail-3"},
+                            std::vector<std::string>{"pass-4", "oobwrong-5"}, std::vector<std::string>{"cuda-6"}}) {
+        options.trace_label = ids.back();
+        results.push_back(run_cases(CUGRADE_SCRIPTED_HARNESS, plans(ids), options));
+    }
+    CHECK(results[0].cases[1].status == Status::wrong_answer);
+    CHECK_FALSE(results[0].cases[1].diagnosis);  // no tool found anything, kept or fresh
+    CHECK_FALSE(results[1].cases[0].diagnosis);
+    // memcheck's report, read from a fresh memcheck: the verdict stays the graded run's.
+    CHECK(results[2].cases[1].status == Status::wrong_answer);
+    REQUIRE(results[2].cases[1].diagnosis);
+    CHECK(results[2].cases[1].diagnosis->scope == "found on oobwrong-5");
+    CHECK(results[3].cases[0].status == Status::cuda_error);
+    std::vector<std::string> endings;  // "tool: ending", reruns only
+    for (const auto& record : trace_events(file, "")) {
+        if (record["tool"] != "none") {
+            endings.push_back(record["tool"].get<std::string>() + ": " + record["ended"].get<std::string>());
+        }
+    }
+    // initcheck always starts afresh; a CUDA error goes to a fresh memcheck at once.
+    CHECK(endings == std::vector<std::string>{"memcheck: a job served, nothing reported",
+                                              "initcheck: exited with code 0",
+                                              "synccheck: a job served, nothing reported",
+                                              "memcheck: a job served, nothing reported",
+                                              "initcheck: exited with code 0",
+                                              "synccheck: a job served, nothing reported",
+                                              "memcheck: a job not finished: its checker ended",
+                                              "memcheck: exited with code 86",
+                                              "memcheck: exited with code 3"});
 }
 
 TEST_CASE("a checker refused its turn at the counters leaves the profile out, without asking Nsight Compute to wait again") {
