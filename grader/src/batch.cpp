@@ -321,10 +321,10 @@ std::vector<GradingContext> gpu_contexts(const GradingContext& base, const Batch
         // hang while a speed test waits) gives its place to another meanwhile.
         const auto gate = per_gpu > 1 ? std::make_shared<GpuGate>(GpuGate::default_patience, per_gpu) : nullptr;
         const unsigned workers = gate ? 2 * per_gpu : per_gpu;
-        // Twice as many kept checkers wait between submissions as are graded at once (a race check and a
-        // memory check each); each serves at most kept_checker_jobs submissions (its CPU time adds up against the
-        // rubric's limit for one).
-        const auto pool = std::make_shared<CheckerPool>(gate, 2 * per_gpu, kept_checker_jobs);
+        // Three times as many kept checkers wait between submissions as are graded at once (a race check and a
+        // memory check each, and a wrong answer's reruns for about a third of them); each serves at most
+        // kept_checker_jobs submissions (its CPU time adds up against the rubric's limit for one).
+        const auto pool = std::make_shared<CheckerPool>(gate, 3 * per_gpu, kept_checker_jobs);
         for (unsigned j = 0; j < workers; ++j) {
             GradingContext context = base;
             context.gpu = gpu;
