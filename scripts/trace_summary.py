@@ -61,16 +61,24 @@ if timed:
                     for r, w in zip(rs, before)) / k
         print(f"{tool + ', ' + ended:<40.40} {k:>9} {to_ready:>8.2f} {after:>6.2f} "
               f"{sum(r['cpu'] for r in rs) / k:>6.2f} {sum(r['runner_cpu'] for r in rs) / k:>6.2f}")
-# Jobs of kept checkers (a race check serving one submission after another): how many, how many checkers started
-# for them, and how many had nothing reported (their cases then graded plainly) rather than going to a fresh process.
+# Jobs of kept checkers (a race check, a memory check or a wrong answer's rerun serving one submission after
+# another): how many, how many checkers started for them, and how many had nothing reported (the tool had nothing to
+# say) rather than going to a fresh process; then the same by kind (a rerun's checker has bare buffers).
 jobs = [r for r in records if "kept_job" in r]
-if jobs:
+def kept_line(label, jobs):
     silent = sum(1 for r in jobs if r["ended"] == "a job served, nothing reported")
     later = sorted(r["seconds"] for r in jobs if r["kept_job"] > 1)
-    print(f"kept checkers: {len(jobs)} jobs, {sum(1 for r in jobs if r['kept_job'] == 1)} checkers started for them; "
+    print(f"{label}: {len(jobs)} jobs, {sum(1 for r in jobs if r['kept_job'] == 1)} checkers started for them; "
           f"{silent} with nothing reported, {len(jobs) - silent} left to a fresh process; "
           f"{sum(r['seconds'] for r in jobs) / len(jobs):.2f} s a job"
           + (f", {later[len(later) // 2]:.2f} s (median) where the checker had served one before" if later else ""))
+if jobs:
+    kept_line("kept checkers", jobs)
+    kinds = {}
+    for r in jobs:
+        kinds.setdefault(r["tool"] + (" (reruns)" if r.get("bare_buffers") else ""), []).append(r)
+    for kind in sorted(kinds):
+        kept_line("  " + kind, kinds[kind])
 if len(sys.argv) > 2:
     # The submission's label is its path: .../STUDENT/EXERCISE.cu.
     fixture_of = {}

@@ -586,6 +586,7 @@ bool CaseRunner::nothing_reported_in_kept_checker(const std::vector<std::size_t>
                                 {"cpu", 0.0},
                                 {"runner_cpu", runner->cpu_seconds_used()},
                                 {"kept_job", checker->jobs + 1},
+                                {"bare_buffers", mode.bare_buffers},
                                 {"detail", nothing_reported || job_done ? std::string() : why_not_done},
                                 {"printed", job_done ? std::string() : printed.substr(printed.size() - tail)},
                                 {"ended", nothing_reported ? std::string("a job served, nothing reported")

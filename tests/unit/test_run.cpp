@@ -982,6 +982,7 @@ TEST_CASE("in a batch a wrong answer's reruns ask kept checkers first; what a to
     for (const auto& record : trace_events(file, "")) {
         if (record["tool"] != "none") {
             endings.push_back(record["tool"].get<std::string>() + ": " + record["ended"].get<std::string>());
+            CHECK(record.value("bare_buffers", true));  // a kept job's record says so; a fresh process's has none
         }
     }
     // initcheck always starts afresh; a CUDA error goes to a fresh memcheck at once.
