@@ -1,5 +1,7 @@
 #include "submission_queue.hpp"
 
+#include <exception>
+
 namespace cugrade {
 
 SubmissionQueue::SubmissionQueue(const std::vector<std::vector<std::size_t>>& files) : students_(files.size()) {
@@ -29,17 +31,18 @@ bool SubmissionQueue::claimed(std::size_t student, const std::function<bool()>& 
         s.claim = Claim::asking;
         lock.unlock();
         bool yes = false;
+        std::exception_ptr failed;  // the others still get an answer: no
         try {
             yes = claim();
         } catch (...) {
-            lock.lock();
-            s.claim = Claim::no;
-            claim_answered_.notify_all();
-            throw;
+            failed = std::current_exception();
         }
         lock.lock();
         s.claim = yes ? Claim::yes : Claim::no;
         claim_answered_.notify_all();
+        if (failed) {
+            std::rethrow_exception(failed);
+        }
         return yes;
     }
     claim_answered_.wait(lock, [&] { return s.claim == Claim::yes || s.claim == Claim::no; });

@@ -63,16 +63,30 @@ RunOptions with_tools(const std::string& folder, double diagnosis_seconds) {
     return options;
 }
 
-// As a batch grades: the submission's runner and device code handed to the checker, kept checkers from `pool`.
-RunOptions in_a_batch(const std::string& folder, double diagnosis_seconds, RunTrace& trace, CheckerPool& pool) {
-    RunOptions options = with_tools(folder, diagnosis_seconds);
-    options.runner = CUGRADE_TEST_DATA "/unit/runner_stand_in.sh";
-    options.device_code = CUGRADE_TEST_DATA "/unit/runner_stand_in.sh";  // any file: the scripted harness reads none
-    options.shared_program = CUGRADE_SCRIPTED_HARNESS;
-    options.trace = &trace;
-    options.checker_pool = &pool;
-    return options;
-}
+// As a batch grades, in a folder and with a trace of its own (`name`): the submission's runner and device code
+// handed to the checker, kept checkers from a pool of `idle` (16 jobs each).
+struct InABatch {
+    InABatch(const std::string& name, double diagnosis_seconds, std::size_t idle)
+        : file(fresh_trace_file(name)),
+          trace(file),
+          pool(std::make_unique<CheckerPool>(nullptr, idle, 16)),
+          options(with_tools("-" + name, diagnosis_seconds)) {
+        options.runner = CUGRADE_TEST_DATA "/unit/runner_stand_in.sh";
+        options.device_code = CUGRADE_TEST_DATA "/unit/runner_stand_in.sh";  // any file: the scripted harness reads none
+        options.shared_program = CUGRADE_SCRIPTED_HARNESS;
+        options.trace = &trace;
+        options.checker_pool = pool.get();
+    }
+    static std::filesystem::path fresh_trace_file(const std::string& name) {
+        const auto file = std::filesystem::temp_directory_path() / ("cugrade-test-run-" + name + ".jsonl");
+        std::filesystem::remove(file);
+        return file;
+    }
+    std::filesystem::path file;
+    RunTrace trace;
+    std::unique_ptr<CheckerPool> pool;
+    RunOptions options;
+};
 
 // A passed speed test profiled by `profiler`, a stand-in for Nsight Compute in tests/unit/, in a folder of its own.
 RunResult profiled_by(const std::string& profiler, const std::string& folder) {
@@ -795,12 +809,9 @@ TEST_CASE("the race cases run under one racecheck, and a hazard lands on the cas
 }
 
 TEST_CASE("in a batch a kept checker tells whether racecheck has anything to say; the race cases are then graded plainly") {
-    const auto file = std::filesystem::temp_directory_path() / "cugrade-test-run-kept.jsonl";
-    std::filesystem::remove(file);
-    RunTrace trace(file);
-    auto pool = std::make_unique<CheckerPool>(nullptr, 2, 16);
-    RunOptions options = in_a_batch("-kept", 5.0, trace, *pool);
-    GpuGate gate;
+    GpuGate gate;  // outlives the kept checkers, which end holding it
+    InABatch batch("kept", 5.0, 2);
+    RunOptions& options = batch.options;
     options.gpu_gate = &gate;
     const std::vector<std::vector<std::string>> submissions = {
         {"pass-race-a", "pass-race-b"}, {"pass-race-c", "pass-race-d"}, {"pass-race-e", "racy-17"},
@@ -826,7 +837,7 @@ TEST_CASE("in a batch a kept checker tells whether racecheck has anything to say
     std::vector<std::string> racecheck_endings;
     std::vector<std::string> graded_first;  // the first case of each process without a tool
     int checkers_started = 0;
-    for (const auto& record : trace_events(file, "")) {
+    for (const auto& record : trace_events(batch.file, "")) {
         checkers_started += record.value("kept_job", 0) == 1 ? 1 : 0;
         if (record["tool"] == "racecheck") {
             racecheck_endings.push_back(record["ended"]);
@@ -843,7 +854,7 @@ TEST_CASE("in a batch a kept checker tells whether racecheck has anything to say
     // A checker that reported is ended: its print limit spent, and the report might have been another's.
     CHECK(checkers_started == 2);
     CHECK(std::count(racecheck_endings.begin(), racecheck_endings.end(), "a job served, nothing reported") == 4);
-    pool.reset();  // ends the one still waiting, holding the GPU shared as it goes
+    batch.pool.reset();  // ends the one still waiting, holding the GPU shared as it goes
     CHECK(gate.shared_holders() == 0);
 }
 
@@ -916,11 +927,8 @@ TEST_CASE("the memory check runs only the cases a report could fail: not one tha
 }
 
 TEST_CASE("in a batch a kept memcheck says whether memcheck has anything to say; a report goes to a fresh memcheck") {
-    const auto file = std::filesystem::temp_directory_path() / "cugrade-test-run-kept-memcheck.jsonl";
-    std::filesystem::remove(file);
-    RunTrace trace(file);
-    CheckerPool pool(nullptr, 2, 16);
-    RunOptions options = in_a_batch("-kept-memcheck", 5.0, trace, pool);
+    InABatch batch("kept-memcheck", 5.0, 2);
+    RunOptions& options = batch.options;
     options.student_files = {"sum.cu"};
     options.diagnose = false;  // only the memory check's processes: the wrong answer's reruns have a test of their own
     std::vector<RunResult> results;
@@ -942,7 +950,7 @@ TEST_CASE("in a batch a kept memcheck says whether memcheck has anything to say;
     CHECK(results[2].cases[1].status == Status::passed);
     std::vector<std::string> memcheck_endings;
     int checkers_started = 0;
-    for (const auto& record : trace_events(file, "")) {
+    for (const auto& record : trace_events(batch.file, "")) {
         checkers_started += record.value("kept_job", 0) == 1 ? 1 : 0;
         if (record["tool"] == "memcheck") {
             memcheck_endings.push_back(record["ended"]);
@@ -958,11 +966,8 @@ TEST_CASE("in a batch a kept memcheck says whether memcheck has anything to say;
 }
 
 TEST_CASE("in a batch a wrong answer's reruns ask kept checkers first; what a tool found comes from a fresh process") {
-    const auto file = std::filesystem::temp_directory_path() / "cugrade-test-run-kept-reruns.jsonl";
-    std::filesystem::remove(file);
-    RunTrace trace(file);
-    CheckerPool pool(nullptr, 4, 16);
-    RunOptions options = in_a_batch("-kept-reruns", 20.0, trace, pool);
+    InABatch batch("kept-reruns", 20.0, 4);
+    RunOptions& options = batch.options;
     options.student_files = {"sum.cu"};
     std::vector<RunResult> results;
     for (const auto& ids : {std::vector<std::string>{"pass-1", "fail-2"}, std::vector<std::string>{"fail-3"},
@@ -979,7 +984,7 @@ TEST_CASE("in a batch a wrong answer's reruns ask kept checkers first; what a to
     CHECK(results[2].cases[1].diagnosis->scope == "found on oobwrong-5");
     CHECK(results[3].cases[0].status == Status::cuda_error);
     std::vector<std::string> endings;  // "tool: ending", reruns only
-    for (const auto& record : trace_events(file, "")) {
+    for (const auto& record : trace_events(batch.file, "")) {
         if (record["tool"] != "none") {
             endings.push_back(record["tool"].get<std::string>() + ": " + record["ended"].get<std::string>());
             CHECK(record.value("bare_buffers", true));  // a kept job's record says so; a fresh process's has none
