@@ -18,10 +18,14 @@
 #include "harness_stage.hpp"
 #include "link_object.hpp"
 #include "object_file.hpp"
+#include "same_code.hpp"
 
 namespace cugrade {
 namespace fs = std::filesystem;
 namespace {
+
+// The submission's code without its comments, kept with its build (same_code.hpp).
+const std::string same_code_file = "same-code.txt";
 
 std::vector<std::string> nvcc_flags(const std::string& arch) {
     auto flags = nvcc_common_flags();
@@ -97,6 +101,9 @@ BuildResult build_submission(const Exercise& exercise, const SubmissionFile& sub
             result.link_map = dir / "link.map";
             result.runner = dir / "runner";
             result.device_code = dir / "device-code.fatbin";
+            if (fs::exists(dir / same_code_file)) {
+                result.same_code = read_file(dir / same_code_file);
+            }
         } else {
             result.step = outcome;
         }
@@ -133,6 +140,9 @@ BuildResult build_submission(const Exercise& exercise, const SubmissionFile& sub
         }
         if (outcome == "ok") {
             files.insert(files.end(), {"link.map", "runner", "device-code.fatbin"});
+            if (fs::exists(dir / same_code_file)) {
+                files.emplace_back(same_code_file);
+            }
         }
         entry.commit(files);
         present(entry.path());
@@ -199,6 +209,13 @@ BuildResult build_submission(const Exercise& exercise, const SubmissionFile& sub
     // The device code, for the checker to load: the object's .nv_fatbin section (empty when it has no kernels).
     run_course_tool({toolchain.objcopy, "-O", "binary", "--only-section=.nv_fatbin", "submission.o", "device-code.fatbin"},
                     dir, "objcopy could not take the device code out of the submission:");
+    // Past a size, no other submission is likely the same: it keeps its code to itself.
+    constexpr std::uintmax_t largest_shared_code = 1 << 20;
+    if (write_code_without_comments(dir, exercise.submission_file, same_code_file, options.compile_seconds, sandbox,
+                                    environment) &&
+        fs::file_size(dir / same_code_file) > largest_shared_code) {
+        fs::remove(dir / same_code_file);
+    }
     finish("ok", compiled.output);  // the compiler's warnings
     return result;
 }

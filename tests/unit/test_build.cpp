@@ -67,6 +67,33 @@ TEST_CASE("a submission is built once, then served from the cache until it chang
     CHECK_FALSE(changed.cached);
 }
 
+TEST_CASE("two files that differ only in their comments are the same code; a line moved or a string changed is not") {
+    Workspace w;
+    const auto replaced = [](std::string text, const std::string& from, const std::string& to) {
+        const auto at = text.find(from);
+        REQUIRE(at != std::string::npos);
+        return text.replace(at, from.size(), to);
+    };
+    const std::string source = template_source() + "static const char* const note = \"// in a string\";\n";
+    const BuildResult original = w.build(w.submit(source));
+    REQUIRE(original.ok);
+    REQUIRE_FALSE(original.same_code.empty());
+    CHECK(original.same_code.find("TODO") == std::string::npos);
+    const BuildResult recommented = w.build(w.submit(
+        replaced(source, "// TODO: choose the number of blocks. It may not exceed SUM_SCRATCH_FLOATS (one partial per block).",
+                 "/* how many blocks? */") + "// s0042, late\n"));
+    REQUIRE(recommented.ok);
+    CHECK_FALSE(recommented.cached);
+    CHECK(recommented.same_code == original.same_code);
+    CHECK(w.build(w.submit(source)).same_code == original.same_code);  // from the cache
+    const BuildResult line_added = w.build(w.submit(replaced(source, "#include \"sum.h\"\n", "#include \"sum.h\"\n\n")));
+    REQUIRE(line_added.ok);
+    CHECK(line_added.same_code != original.same_code);
+    const BuildResult string_changed = w.build(w.submit(replaced(source, "// in a string", "// in another string")));
+    REQUIRE(string_changed.ok);
+    CHECK(string_changed.same_code != original.same_code);
+}
+
 TEST_CASE("a build also makes the runner, without libcudart, and takes out the device code for the checker") {
     Workspace w;
     const BuildResult result = w.build(w.submit(template_source()));

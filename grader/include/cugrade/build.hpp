@@ -35,6 +35,9 @@ struct BuildResult {
     std::filesystem::path link_map;         // the linker's map of the runner, when ok
     std::filesystem::path runner;           // the submission's host code over the capture runtime, when ok
     std::filesystem::path device_code;      // the submission's fatbinary, for the checker to load, when ok
+    // The submission's source without its comments (same_code.hpp), when ok: the same for two files that compile to
+    // the same program; empty where it is not known.
+    std::string same_code;
     std::string step;                       // what failed: "compile" or "link"
     std::string diagnostics;                // the compiler's messages, paths shown as the user gave them
     std::shared_ptr<void> temporary;        // the folders of a build without a cache, removed with the last copy
