@@ -185,6 +185,11 @@ if counter_profiles:
           f"{sum(r['setup_seconds'] + r['seconds'] for r in counter_profiles):.1f} s, "
           f"{sum(r['passes'] for r in counter_profiles) / len(counter_profiles):.1f} passes each; by step (s):")
     print("    " + ", ".join(f"{step} {seconds:.1f}" for step, seconds in sorted(steps.items(), key=lambda i: -i[1])))
+# Speed tests diagnosed from counters read on the same code before (a file differing only in comments).
+same_code = [r for r in lines if r.get("event") == "counters_of_same_code"]
+if same_code:
+    print(f"diagnosed from the counters of the same code read before: {len(same_code)} speed tests "
+          f"of {len({r['submission'] for r in same_code})} submissions")
 
 # The class's end (records carry "at", seconds since the trace began, as each ended): a student's span runs from its
 # first process's start to its last's end.

@@ -32,6 +32,7 @@
 #include "exercise_choice.hpp"
 #include "parallel.hpp"
 #include "results_store.hpp"
+#include "same_code_profiles.hpp"
 #include "roster.hpp"
 #include "student_locks.hpp"
 #include "submission_queue.hpp"
@@ -325,11 +326,13 @@ std::vector<GradingContext> gpu_contexts(const GradingContext& base, const Batch
         // memory check each, and a wrong answer's reruns for about a third of them); each serves at most
         // kept_checker_jobs submissions (its CPU time adds up against the rubric's limit for one).
         const auto pool = std::make_shared<CheckerPool>(gate, 3 * per_gpu, kept_checker_jobs);
+        const auto profiles = std::make_shared<SameCodeProfiles>();
         for (unsigned j = 0; j < workers; ++j) {
             GradingContext context = base;
             context.gpu = gpu;
             context.gpu_gate = gate;
             context.checker_pool = pool;
+            context.same_code_profiles = profiles;
             context.holds_gpu_place = gate != nullptr;
             context.gpu_device = name_each ? gpu.uuid : "";
             context.profile_wait_seconds = batch_profile_wait_seconds;

@@ -21,6 +21,7 @@
 #include "cugrade/sanitizer_report.hpp"
 #include "machine_lock.hpp"
 #include "protocol.hpp"
+#include "same_code_profiles.hpp"
 
 namespace cugrade {
 namespace fs = std::filesystem;
@@ -794,8 +795,12 @@ CaseRunner::Ended CaseRunner::run_process_once(const std::vector<std::size_t>& l
             const bool smaller_set_aside = std::ranges::any_of(
                 std::views::iota(std::size_t{0}, cases_.size()),
                 [&](std::size_t j) { return set_aside_[j] && !cases_[j].timed; });
-            const bool wanted =
-                counters.has_value() || (!smaller_set_aside && !smaller_case_failed(cases_, run_.cases, done_));
+            // Nor where the same code's counters were read already: profile_case diagnoses from those.
+            const bool read_before = current != none && options_.same_code_profiles != nullptr &&
+                                     !options_.same_code.empty() &&
+                                     options_.same_code_profiles->find(options_.same_code, cases_[current].id);
+            const bool wanted = counters.has_value() || (!read_before && !smaller_set_aside &&
+                                                         !smaller_case_failed(cases_, run_.cases, done_));
             if (asks && wanted && use == "try" && !counters) {
                 // Asked holding the GPU alone: a turn that is not free now is refused at once, since waiting for
                 // it here would keep every other submission waiting too.

@@ -361,6 +361,10 @@ ExerciseReport grade_exercise(const GradingContext& context, const Exercise& exe
         run_options.trace_label = submission.shown.string();
         run_options.checker_pool = context.checker_pool.get();
         run_options.shared_program = build.program;
+        if (!build.same_code.empty()) {
+            run_options.same_code_profiles = context.same_code_profiles.get();
+            run_options.same_code = exercise.name + "\n" + rubric.file.string() + "\n" + build.same_code;
+        }
         if (!context.gpu_device.empty()) {
             run_options.environment.emplace_back("CUDA_VISIBLE_DEVICES", context.gpu_device);
         }

@@ -14,6 +14,7 @@
 #include "case_runner.hpp"
 #include "cugrade/speed_profile.hpp"
 #include "machine_lock.hpp"
+#include "same_code_profiles.hpp"
 
 namespace cugrade {
 namespace fs = std::filesystem;
@@ -67,8 +68,23 @@ void count_counters(const std::vector<CasePlan>& cases, std::size_t i, const Run
 std::optional<std::string> diagnose_from_counters(const std::vector<CasePlan>& cases, std::size_t i,
                                                   const RunOptions& options, RunResult& result) {
     CaseResult& timed = result.cases[i];
-    const auto profile = timed.measurements.find("kernel_profile");
-    if (profile == timed.measurements.end() || !profile->is_object()) {
+    const auto own = timed.measurements.find("kernel_profile");
+    const bool read_here = own != timed.measurements.end() && own->is_object() && own->contains("launches");
+    std::optional<nlohmann::json> read_before;
+    if (!read_here && options.same_code_profiles != nullptr && !options.same_code.empty()) {
+        read_before = options.same_code_profiles->find(options.same_code, cases[i].id);
+    }
+    if (read_before && options.trace != nullptr) {
+        options.trace->record(
+            {{"event", "counters_of_same_code"}, {"submission", options.trace_label}, {"case", cases[i].id}});
+    }
+    const nlohmann::json* profile = nullptr;
+    if (read_before) {
+        profile = &*read_before;
+    } else if (own != timed.measurements.end() && own->is_object()) {
+        profile = &*own;
+    }
+    if (profile == nullptr) {
         return "the harness read no counters";
     }
     const auto note = [&](const std::string& why) {
@@ -97,6 +113,9 @@ std::optional<std::string> diagnose_from_counters(const std::vector<CasePlan>& c
         SpeedTestFigures figures = speed_test_figures(cases[i], timed);
         figures.source = "the GPU's counters";
         figures.access_widths = options.access_widths;
+        if (read_here && options.same_code_profiles != nullptr && !options.same_code.empty()) {
+            options.same_code_profiles->keep(options.same_code, cases[i].id, *profile);
+        }
         if (auto found = speed_diagnosis(launches, figures)) {
             found->scope = "found on " + cases[i].id;
             found->tool_output = describe_profile(launches).substr(0, 64 * 1024);

@@ -3,6 +3,7 @@
 #include "checker_pool.hpp"
 #include "cugrade/run.hpp"
 #include "machine_lock.hpp"
+#include "same_code_profiles.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -700,6 +701,50 @@ TEST_CASE("a speed test after a failed smaller case is not profiled: its request
     // Declined, the machine's counters were never taken; granted, they were given back with the case.
     CHECK(MachineLock(std::filesystem::temp_directory_path() / "cugrade-gpu-counters.lock", std::chrono::seconds(0))
               .held());
+}
+
+TEST_CASE("a speed test of code profiled before in the batch reads no counters, and is diagnosed from those") {
+    // Two submissions whose files differ only in their comments (same_code.hpp): the first's checker reads the
+    // counters; the second's is declined them, and its diagnosis comes from the first's counters.
+    const auto file = std::filesystem::temp_directory_path() / "cugrade-test-run-same-code.jsonl";
+    std::filesystem::remove(file);
+    RunOptions options = with_tools("-same-code", 5.0);
+    options.cupti_library = "/nonexistent/libcupti.so";  // only named in the plan: the scripted harness loads nothing
+    GpuGate gate;
+    options.gpu_gate = &gate;
+    RunTrace trace(file);
+    options.trace = &trace;
+    SameCodeProfiles profiles;
+    options.same_code_profiles = &profiles;
+    options.same_code = "sum\nrubric.yaml\n__global__ void one_block_sum(const float* in, std::size_t n, float* out);";
+    std::vector<CasePlan> cases = plans({"pass-1", "timedprofile-2"});
+    cases[1].timed = true;
+    options.trace_label = "alice/sum.cu";
+    RunResult first = run_cases(CUGRADE_SCRIPTED_HARNESS, cases, options);
+    REQUIRE(first.cases[1].detail == "granted");
+    // What its checker read: the one-block sum fixture's counters, as an H100 read them.
+    std::ifstream read(std::string(CUGRADE_TEST_DATA) + "/unit/data/counter-profile-one-block.json");
+    first.cases[1].measurements = {{"kernel_profile", {{"launches", nlohmann::json::parse(read)}}}};
+    profile_case(CUGRADE_SCRIPTED_HARNESS, cases, 1, options, first);
+    REQUIRE(first.cases[1].diagnosis);
+    CHECK(first.cases[1].diagnosis->summary.find("one_block_sum runs 1 block") != std::string::npos);
+
+    options.trace_label = "bob/sum.cu";
+    RunResult second = run_cases(CUGRADE_SCRIPTED_HARNESS, cases, options);
+    CHECK(second.cases[1].detail == "unwanted");
+    CHECK(second.cases[1].status == Status::passed);
+    profile_case(CUGRADE_SCRIPTED_HARNESS, cases, 1, options, second);
+    REQUIRE(second.cases[1].diagnosis);
+    CHECK(second.cases[1].diagnosis->summary == first.cases[1].diagnosis->summary);
+    CHECK(second.diagnosis_notes.empty());
+    const std::vector<nlohmann::json> reused = trace_events(file, "counters_of_same_code");
+    REQUIRE(reused.size() == 1);
+    CHECK(reused[0]["submission"] == "bob/sum.cu");
+    CHECK(reused[0]["case"] == "timedprofile-2");
+
+    // Other code reads its own.
+    options.same_code += "\n";
+    CHECK(run_cases(CUGRADE_SCRIPTED_HARNESS, cases, options).cases[1].detail == "granted");
 }
 
 TEST_CASE("a speed test after a race, or after a case set aside as seeming to hang, is not profiled") {

@@ -23,7 +23,8 @@
 
 namespace cugrade {
 
-class CheckerPool;  // grader/src/checker_pool.hpp
+class CheckerPool;       // grader/src/checker_pool.hpp
+class SameCodeProfiles;  // grader/src/same_code_profiles.hpp
 
 struct GradingContext {
     Course course;
@@ -63,6 +64,9 @@ struct GradingContext {
     // A batch's race and memory checks kept across its submissions, one pool for each GPU (checker_pool.hpp). Null:
     // each submission's checks start their own.
     std::shared_ptr<CheckerPool> checker_pool;
+    // A batch's counters of slow speed tests by the code they were read on, one table for each GPU
+    // (same_code_profiles.hpp). Null: every slow speed test reads its own.
+    std::shared_ptr<SameCodeProfiles> same_code_profiles;
 };
 
 // When the correctness cases run on the CPU instead (docs/cpu-mode.md): a self-check, never a grade.

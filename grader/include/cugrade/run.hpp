@@ -21,7 +21,8 @@
 
 namespace cugrade {
 
-class CheckerPool;  // checker_pool.hpp
+class CheckerPool;       // checker_pool.hpp
+class SameCodeProfiles;  // same_code_profiles.hpp
 
 struct CaseResult {
     Status status = Status::harness_error;
@@ -94,6 +95,12 @@ struct RunOptions {
     // submission) is set. Null: every check starts its own.
     CheckerPool* checker_pool = nullptr;
     std::filesystem::path shared_program;
+    // A batch's counters of slow speed tests, kept by the code they were read on (same_code_profiles.hpp), and this
+    // submission's code: its source without comments, with its exercise and rubric. A speed test whose counters were
+    // read on the same code already is diagnosed from them, with its own timings, and reads none itself. Null or
+    // empty: every slow speed test reads its own.
+    SameCodeProfiles* same_code_profiles = nullptr;
+    std::string same_code;
     // Where each harness process is recorded (run_trace.hpp), under `trace_label` (the submission's file); null: nowhere.
     RunTrace* trace = nullptr;
     std::string trace_label;
