@@ -797,7 +797,6 @@ CaseRunner::Ended CaseRunner::run_process_once(const std::vector<std::size_t>& l
                 [&](std::size_t j) { return set_aside_[j] && !cases_[j].timed; });
             // Nor where the same code's counters were read already: profile_case diagnoses from those.
             const bool read_before = current != none && options_.same_code_profiles != nullptr &&
-                                     !options_.same_code.empty() &&
                                      options_.same_code_profiles->find(options_.same_code, cases_[current].id);
             const bool wanted = counters.has_value() || (!read_before && !smaller_set_aside &&
                                                          !smaller_case_failed(cases_, run_.cases, done_));

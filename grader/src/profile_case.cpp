@@ -71,7 +71,7 @@ std::optional<std::string> diagnose_from_counters(const std::vector<CasePlan>& c
     const auto own = timed.measurements.find("kernel_profile");
     const bool read_here = own != timed.measurements.end() && own->is_object() && own->contains("launches");
     std::optional<nlohmann::json> read_before;
-    if (!read_here && options.same_code_profiles != nullptr && !options.same_code.empty()) {
+    if (!read_here && options.same_code_profiles != nullptr) {
         read_before = options.same_code_profiles->find(options.same_code, cases[i].id);
     }
     if (read_before && options.trace != nullptr) {
@@ -113,7 +113,7 @@ std::optional<std::string> diagnose_from_counters(const std::vector<CasePlan>& c
         SpeedTestFigures figures = speed_test_figures(cases[i], timed);
         figures.source = "the GPU's counters";
         figures.access_widths = options.access_widths;
-        if (read_here && options.same_code_profiles != nullptr && !options.same_code.empty()) {
+        if (read_here && options.same_code_profiles != nullptr) {
             options.same_code_profiles->keep(options.same_code, cases[i].id, *profile);
         }
         if (auto found = speed_diagnosis(launches, figures)) {

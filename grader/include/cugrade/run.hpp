@@ -97,8 +97,8 @@ struct RunOptions {
     std::filesystem::path shared_program;
     // A batch's counters of slow speed tests, kept by the code they were read on (same_code_profiles.hpp), and this
     // submission's code: its source without comments, with its exercise and rubric. A speed test whose counters were
-    // read on the same code already is diagnosed from them, with its own timings, and reads none itself. Null or
-    // empty: every slow speed test reads its own.
+    // read on the same code already is diagnosed from them, with its own timings, and reads none itself. Null (as
+    // where the code is not known): every slow speed test reads its own.
     SameCodeProfiles* same_code_profiles = nullptr;
     std::string same_code;
     // Where each harness process is recorded (run_trace.hpp), under `trace_label` (the submission's file); null: nowhere.
