@@ -2,7 +2,9 @@
 # What grading a class costs (docs/batch.md, docs/performance.md), on a class made from the fixture corpus: student i
 # gets, for each of sum, minmax and transpose, fixture i (mod the count) of that exercise (correct, slow, wrong, racy,
 # crashing, hanging or not compiling), with a line naming the student appended, so that every file is distinct and
-# built on its own.
+# built on its own: a #define, so that no two files are the same code either (a batch reads a slow speed test's
+# counters once for files that differ only in comments: docs/diagnoses.md), or with COPIES=comment a comment, so that
+# a fixture's copies are the same code.
 #   scripts/class-benchmark.sh 100     the class graded from an empty cache with the defaults (diagnoses on): wall
 #                                      time, builds, the time per stage summed over the students, the slowest
 #                                      students, the GPU's busy fraction; then the same class again with nothing
@@ -11,6 +13,7 @@
 #   PHASES="class rerun" ...           only some phases: class, rerun, alone, compare, resume (default: the first
 #                                      four). resume: the class again into a second folder, killed with SIGKILL at
 #                                      three random moments and resumed; the gradebooks must be identical.
+#   COPIES=comment ...                 a fixture's copies differ in a comment only (default: code, a #define)
 #   GPU_JOBS=N, LIMIT=SECONDS ...      submissions graded at once on the GPU (default: cugrade's); stop the class after
 #                                      LIMIT seconds, so that a lease's time limit still leaves the figures
 # The class's trace (every harness process, its tool and seconds: `cugrade grade --trace`) is $OUT/trace.jsonl;
@@ -23,6 +26,12 @@ phases=" ${PHASES:-class rerun alone compare} "
 out=$(realpath -m "${OUT:-build/class-benchmark}")
 cugrade=$PWD/build/grader/cugrade
 exercises=(sum minmax transpose)
+copies=${COPIES:-code}
+case $copies in
+    code) naming() { echo "#define CLASS_BENCHMARK_STUDENT_$1"; } ;;
+    comment) naming() { echo "// class benchmark: $1"; } ;;
+    *) echo "class-benchmark.sh: COPIES is code or comment, not '$copies'" >&2; exit 2 ;;
+esac
 figures=$out/figures.txt
 mkdir -p "$out"
 has() { [[ $phases == *" $1 "* ]]; }
@@ -38,7 +47,7 @@ if has class || [ ! -d "$out/class" ]; then
             student=$(printf "s%04d" "$i")
             fixture=${fixtures[$((i % ${#fixtures[@]}))]}
             mkdir -p "$out/class/$student"
-            { cat "$fixture/$exercise.cu"; echo "// class benchmark: $student"; } > "$out/class/$student/$exercise.cu"
+            { cat "$fixture/$exercise.cu"; naming "$student"; } > "$out/class/$student/$exercise.cu"
             echo "$student $exercise $fixture" >> "$out/fixtures.txt"
         done
     done
@@ -49,7 +58,7 @@ grade() {
 }
 
 if has class; then
-    echo "class: $students students x ${#exercises[@]} exercises (${exercises[*]}) from tests/fixtures, every file distinct" |
+    echo "class: $students students x ${#exercises[@]} exercises (${exercises[*]}) from tests/fixtures, every file distinct (copies of a fixture differ in $([ "$copies" = code ] && echo "code: a #define" || echo "a comment only: the same code"))" |
         tee -a "$figures"
     nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | tee -a "$figures"
     echo "cores: $(nproc)" | tee -a "$figures"
