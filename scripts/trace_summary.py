@@ -6,7 +6,7 @@ counters' turns, or the case's group), how long each waited for it, and what the
 then the cases' own time (waits for the GPU excluded) by exercise, case group and tool, and the slowest cases; then
 the cases set aside (a seeming hang that kept a speed test waiting, stopped and run again once the GPU was quiet) and
 how long their submissions waited; then why Nsight Compute was asked (the harness's own counters said why they were
-not enough); then what the harness's own counters cost, step by step; then the class's end: when its last student
+not enough); then what the harness's own counters cost, step by step, and the rounds of profiles; then the class's end: when its last student
 started, how many were graded at once after that, and what ran beside each quiet round.
 
     scripts/trace_summary.py TRACE [FIXTURES]
@@ -185,6 +185,21 @@ if counter_profiles:
           f"{sum(r['setup_seconds'] + r['seconds'] for r in counter_profiles):.1f} s, "
           f"{sum(r['passes'] for r in counter_profiles) / len(counter_profiles):.1f} passes each; by step (s):")
     print("    " + ", ".join(f"{step} {seconds:.1f}" for step, seconds in sorted(steps.items(), key=lambda i: -i[1])))
+# Rounds of profiles (a batch's slow speed tests profiled together, one checker attached for several): how many, their
+# jobs, how long they held the GPU alone, and the jobs that failed.
+rounds = [r for r in lines if r.get("event") == "counters_round"]
+if rounds:
+    jobs = [r for r in lines if r.get("event") == "counters_job"]
+    print(f"rounds of profiles: {len(rounds)} (a checker's share of a round each), {sum(r['jobs'] for r in rounds)} "
+          f"jobs, {sum(r['checkers'] for r in rounds)} checkers started; the GPU alone "
+          f"{sum(r['held'] for r in rounds):.1f} s, waited for {sum(r['waited'] for r in rounds):.1f} s; "
+          f"{sum(r['failed'] for r in rounds)} jobs without a profile")
+    if jobs:
+        seconds = sorted(r["seconds"] for r in jobs)
+        print(f"    a job {sum(seconds) / len(seconds):.2f} s on average, {seconds[len(seconds) // 2]:.2f} s median, "
+              f"{seconds[-1]:.2f} s at most")
+    for r in [r for r in jobs if not r.get("profiled")][:10]:
+        print(f"    no profile: {r['submission']} {r['case']}: {r.get('detail', '')[:160]}")
 # Speed tests diagnosed from counters read on the same code before (a file differing only in comments).
 same_code = [r for r in lines if r.get("event") == "counters_of_same_code"]
 if same_code:

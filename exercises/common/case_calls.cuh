@@ -26,6 +26,7 @@
 #ifdef CUGRADE_CPU
 #include "cpu/direct_submission.hpp"
 #else
+#include "checker_counters.hpp"
 #include "counter_profile.hpp"
 #include "remote_submission.hpp"
 #endif
@@ -123,50 +124,6 @@ inline constexpr double profile_budget_ms = 2000.0;
 
 // The checker's own launch that a profile starts the counters on, before the submission's (ProfiledCall::warm_up).
 static __global__ void counters_warm_up() {}
-
-inline double seconds_since(std::chrono::steady_clock::time_point since) {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
-}
-
-// The GPU step of a profile (counter_profile.hpp) with the GPU alone; waiting for it is added to `waited`, since it is
-// not the profile's time.
-inline GpuStep alone_step(double& waited) {
-    return [&waited](const std::function<void()>& step) {
-        const auto asked = std::chrono::steady_clock::now();
-        const GpuAlone alone;
-        waited += seconds_since(asked);
-        step();
-    };
-}
-
-// The process's one profiler of the GPU's counters, set up at its first use.
-struct CheckerCounters {
-    std::unique_ptr<CounterProfiler> profiler;
-    std::string unavailable;     // why there is none
-    double setup_seconds = 0.0;  // setting it up, until a profile counts it as its own
-};
-inline CheckerCounters& checker_counters() {
-    static CheckerCounters counters;
-    return counters;
-}
-
-// Sets up the profiler if it is not set up yet: loading CUPTI and configuring the metrics, CPU work that a speed test
-// that may be profiled does before its turn alone, so that the turn holds no one back for it (on a GPU newer than
-// CUPTI, reading which counters are free takes the GPU alone). False if there is none.
-inline bool set_up_checker_counters() {
-    CheckerCounters& counters = checker_counters();
-    if (!counters.profiler && counters.unavailable.empty()) {
-        const auto started = std::chrono::steady_clock::now();
-        double waited = 0.0;
-        try {
-            counters.profiler = std::make_unique<CounterProfiler>(counter_profiler_library(), alone_step(waited));
-        } catch (const std::exception& e) {
-            counters.unavailable = e.what();
-        }
-        counters.setup_seconds = seconds_since(started) - waited;
-    }
-    return counters.profiler != nullptr;
-}
 
 // The counters of the submission's call on a slow speed test, made in this process (counter_profile.hpp) in the
 // machine's `turn` at them, or why not, or that the grader wants no profile. `prepare` poisons the outputs, `call`
@@ -307,6 +264,20 @@ CaseOutcome run_checked_calls(const plan::Case& c, const CaseCalls<Signature>& c
             return CaseOutcome::wrong_answer(std::move(problem.detail), std::move(problem.explanation));
         }
     }
+#ifndef CUGRADE_CPU
+    if (c.timed && counters_round()) {
+        // A round of profiles (run_mode.hpp): the call was timed in the submission's own run; checked above, it is
+        // profiled now, in the round's turn at the GPU alone and the counters.
+        const CountersTurn turn(CountersTurn::Ask::round);
+        CaseOutcome outcome = CaseOutcome::passed({});
+        outcome.kernel_profile = profile_slow_call(
+            turn, poison_outputs_and_wait,
+            [&] { call_submission([&] { calls.invoke(calls.submission, stream, 0); }, "the profiled call"); },
+            counters_round_call_ms());
+        outcome.fresh_process_after = outcome.kernel_profile->after_calls;
+        return outcome;
+    }
+#endif
     Measurements measurements = calls.measurements;
     if (c.timed && !profile_only()) {
         if (Problem problem = checked_call(calls.reference, 0, "the reference's call"); !problem.detail.empty()) {

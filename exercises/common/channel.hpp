@@ -85,18 +85,19 @@ inline void gpu_done() { ask_channel([](Channel& channel) { channel.gpu_done(); 
 
 // The machine's turn at the GPU's counters, held while it lives; a harness run by hand always has it. `waiting`
 // gives up what the process holds of the GPU and waits for the turn; `if_free`, asked holding the GPU alone, keeps it
-// and takes the turn only if no other profile has it. Either way the grader may want no profile at all.
+// and takes the turn only if no other profile has it. Either way the grader may want no profile at all. `round`: the
+// grader holds the turn for a whole round of profiles (run_mode.hpp), so nothing is asked or given back.
 class CountersTurn {
 public:
-    enum class Ask { waiting, if_free };
-    explicit CountersTurn(Ask ask) {
+    enum class Ask { waiting, if_free, round };
+    explicit CountersTurn(Ask ask) : ask_(ask) {
         Channel* channel = active_channel();
-        answer_ = channel == nullptr                ? protocol::counters_granted
-                  : ask == Ask::waiting ? channel->take_counters()
-                                        : channel->try_counters();
+        answer_ = channel == nullptr || ask == Ask::round ? protocol::counters_granted
+                  : ask == Ask::waiting                   ? channel->take_counters()
+                                                          : channel->try_counters();
     }
     ~CountersTurn() {
-        if (Channel* channel = active_channel(); channel != nullptr && granted()) {
+        if (Channel* channel = active_channel(); channel != nullptr && granted() && ask_ != Ask::round) {
             channel->give_counters();
         }
     }
@@ -106,6 +107,7 @@ public:
     bool unwanted() const { return answer_ == protocol::counters_unwanted; }
 
 private:
+    Ask ask_;
     char answer_ = protocol::counters_refused;
 };
 

@@ -26,6 +26,7 @@
 #ifdef CUGRADE_CPU
 #include "cpu/direct_submission.hpp"
 #else
+#include "checker_counters.hpp"
 #include "remote_submission.hpp"
 #endif
 
@@ -158,8 +159,14 @@ int serve_jobs(Channel& channel, const std::vector<std::string>& own_protections
                 for (const int fd : descriptors) {
                     ::close(fd);
                 }
+#ifndef CUGRADE_CPU
+                if (counters_round()) {
+                    detach_checker_counters();
+                }
+#endif
                 return end_holding_gpu(channel, protocol::exit_done);
             }
+            counters_round_call_ms() = job.value("call_ms", 0.0);
             for (const auto& c : job.at("cases")) {
                 cases.push_back(c.get<plan::Case>());
             }
@@ -231,6 +238,7 @@ int run_plan(int argc, char** argv, const std::function<CaseOutcome(const plan::
         jobs = plan.value("jobs", false);
         bare_buffers() = plan.value("bare_buffers", false);
         profile_only() = plan.value("profile", false);
+        counters_round() = plan.value("counters_round", false);
         counter_profiler_library() = plan.value("counter_profiler", std::string());
         channel.set_gpu_gate(gpu_shared);
         if (jobs && case_marker.empty()) {
@@ -271,6 +279,14 @@ int run_plan(int argc, char** argv, const std::function<CaseOutcome(const plan::
     if (profile_only()) {
         nvtxInitialize(nullptr);  // loads the profiler's NVTX library now, while files outside may still be read
     }
+#ifndef CUGRADE_CPU
+    if (counters_round()) {
+        // Loading CUPTI and configuring the metrics is CPU work: done before the round's turn at the GPU alone.
+        active_channel() = &channel;
+        set_up_checker_counters();
+        active_channel() = nullptr;
+    }
+#endif
     std::vector<std::string> protections = lock_down(deny_processes);
     say_ready(channel, protections);
 

@@ -31,6 +31,20 @@ inline std::string& counter_profiler_library() {
     return library;
 }
 
+// Set for a checker that serves a batch's round of profiles (the plan's "counters_round", protocol.hpp): each job is
+// a slow speed test of a submission already timed elsewhere, whose call it checks once and then profiles (no
+// timing), the profiler attached from one job to the next while the grader holds the GPU alone and the machine's
+// counters for the whole round. How long the call took when it was timed, for the profile's budget, comes with each
+// job.
+inline bool& counters_round() {
+    static bool round = false;
+    return round;
+}
+inline double& counters_round_call_ms() {
+    static double call_ms = 0.0;
+    return call_ms;
+}
+
 // Set once a call of the submission's has run in this process: from then on, a fault that surfaces in the harness's
 // own work (an illegal address at its next synchronisation) is one the submission left behind, such as a write that
 // landed in another buffer, since the harness's and the reference's work is tested without it.

@@ -32,6 +32,8 @@
 #include "exercise_choice.hpp"
 #include "parallel.hpp"
 #include "results_store.hpp"
+#include "case_runner.hpp"
+#include "counters_rounds.hpp"
 #include "same_code_profiles.hpp"
 #include "roster.hpp"
 #include "student_locks.hpp"
@@ -182,12 +184,19 @@ nlohmann::json student_row(const StudentFolder& student, const std::vector<Exerc
             {"exercises", exercises}};
 }
 
-// The wait of cases set aside for a quiet GPU, where there was one: apart from the GPU's other waits, since the
-// submission's place was given up meanwhile. `decimals` and `unit`: how the line writes its other figures.
-std::string quiet_wait_words(double quiet_wait, int decimals, const char* unit) {
-    return quiet_wait <= 0.0 ? std::string()
-                             : fmt::format(", waiting without a place for a quiet GPU {:.{}f}{}", quiet_wait, decimals,
-                                           unit);
+// The waits without a place, where there were any: of cases set aside for a quiet GPU, and of slow speed tests for a
+// round of profiles; apart from the GPU's other waits, since the submission's place was given up meanwhile.
+// `decimals` and `unit`: how the line writes its other figures.
+std::string placeless_wait_words(const StageSeconds& t, int decimals, const char* unit) {
+    std::string words;
+    if (t.quiet_wait > 0.0) {
+        words += fmt::format(", waiting without a place for a quiet GPU {:.{}f}{}", t.quiet_wait, decimals, unit);
+    }
+    if (t.round_wait > 0.0) {
+        words += fmt::format(", waiting without a place for a round of profiles {:.{}f}{}", t.round_wait, decimals,
+                             unit);
+    }
+    return words;
 }
 
 // A row that lost its points to cugrade or the compiler rather than to wrong answers: counted as failed.
@@ -257,6 +266,9 @@ constexpr double batch_profile_wait_seconds = 5.0;
 
 // Submissions one kept checker serves before it ends (checker_pool.hpp).
 constexpr int kept_checker_jobs = 16;
+// The longest a slow speed test waits for others to share its round of profiles: a round's first profile costs
+// CUPTI's start (0.3-0.5 s of the GPU alone), each later one about a tenth of that.
+constexpr std::chrono::seconds counters_round_wait{30};
 
 // The contexts the grading workers run in: on each GPU chosen, `gpu_jobs` workers sharing the GPU's gate; without a
 // GPU, one per build job (grading then only reads builds and inspects them).
@@ -327,12 +339,18 @@ std::vector<GradingContext> gpu_contexts(const GradingContext& base, const Batch
         // kept_checker_jobs submissions (its CPU time adds up against the rubric's limit for one).
         const auto pool = std::make_shared<CheckerPool>(gate, 3 * per_gpu, kept_checker_jobs);
         const auto profiles = std::make_shared<SameCodeProfiles>();
+        // Slow speed tests profiled in rounds of up to one a place, none waiting longer than counters_round_wait for
+        // the others (counters_rounds.hpp).
+        const auto rounds = gate ? std::make_shared<CountersRounds>(gate.get(), per_gpu, counters_round_wait,
+                                                                    &CaseRunner::run_counters_round)
+                                 : nullptr;
         for (unsigned j = 0; j < workers; ++j) {
             GradingContext context = base;
             context.gpu = gpu;
             context.gpu_gate = gate;
             context.checker_pool = pool;
             context.same_code_profiles = profiles;
+            context.counters_rounds = rounds;
             context.holds_gpu_place = gate != nullptr;
             context.gpu_device = name_each ? gpu.uuid : "";
             context.profile_wait_seconds = batch_profile_wait_seconds;
@@ -932,7 +950,7 @@ BatchSummary grade_class(const Course& course, const BatchOptions& options) {
                                                              "{:.1f}, waiting for the GPU {:.1f}{}",
                                                              t.build, t.startup, t.correctness, t.race_check,
                                                              t.speed, t.diagnosis, t.gpu_wait,
-                                                             quiet_wait_words(t.quiet_wait, 1, ""))));
+                                                             placeless_wait_words(t, 1, ""))));
             }
         });
     }
@@ -954,6 +972,13 @@ BatchSummary grade_class(const Course& course, const BatchOptions& options) {
             summary.exclusive_grants += gpu_context.gpu_gate->exclusive_grants();
             summary.emptying_seconds += gpu_context.gpu_gate->emptying_seconds();
             summary.quiet_rounds += gpu_context.gpu_gate->quiet_rounds();
+        }
+    }
+    std::set<const CountersRounds*> profile_rounds;
+    for (const auto& gpu_context : contexts) {
+        if (gpu_context.counters_rounds && profile_rounds.insert(gpu_context.counters_rounds.get()).second) {
+            summary.counters_rounds += gpu_context.counters_rounds->rounds();
+            summary.profiled_in_rounds += gpu_context.counters_rounds->requests();
         }
     }
 
@@ -1004,9 +1029,14 @@ BatchSummary grade_class(const Course& course, const BatchOptions& options) {
                           class_report(plans, rows, figures, sources, store, options.results));
     summary.total_seconds = seconds_since(started);
     log(fmt::format("graded {} students in {:.0f} s (builds {:.0f} s, cases {:.0f} s, of which the GPU alone {:.0f} s "
-                    "for {} speed tests and profiled calls, and {:.0f} s emptied for them{}); gradebook: {}",
+                    "for {} speed tests and profiled calls, and {:.0f} s emptied for them{}{}); gradebook: {}",
                     summary.graded, summary.total_seconds, summary.build_seconds, summary.grading_seconds,
                     summary.exclusive_seconds, summary.exclusive_grants, summary.emptying_seconds,
+                    summary.counters_rounds == 0
+                        ? std::string()
+                        : fmt::format("; {} slow speed test{} profiled in {} round{}", summary.profiled_in_rounds,
+                                      summary.profiled_in_rounds == 1 ? "" : "s", summary.counters_rounds,
+                                      summary.counters_rounds == 1 ? "" : "s"),
                     summary.quiet_rounds == 0
                         ? std::string()
                         : fmt::format("; cases that kept a speed test waiting set aside and run again in {} quiet "
@@ -1021,7 +1051,7 @@ BatchSummary grade_class(const Course& course, const BatchOptions& options) {
                     "start {:.0f} s, correctness {:.0f} s, race checks {:.0f} s, speed tests {:.0f} s, diagnoses "
                     "{:.0f} s, waiting for the GPU {:.0f} s{}",
                     t.build, t.startup, t.correctness, t.race_check, t.speed, t.diagnosis, t.gpu_wait,
-                    quiet_wait_words(t.quiet_wait, 0, " s")));
+                    placeless_wait_words(t, 0, " s")));
     return summary;
 }
 

@@ -16,6 +16,7 @@
 
 #include "cugrade/process.hpp"
 #include "checker_pool.hpp"
+#include "counters_rounds.hpp"
 #include "cugrade/run.hpp"
 
 namespace cugrade {
@@ -48,6 +49,9 @@ struct RunMode {
     // The harness marks the start of each case in what it prints, so that a tool's reports there can be told
     // apart by case (CaseRunner::case_output).
     bool case_markers = false;
+    // A checker kept for a round of profiles (counters_rounds.hpp): each job a slow speed test's call checked and
+    // its counters read, the profiler attached throughout.
+    bool counters_round = false;
 };
 
 // Runs cases in harness processes, restarting after each failure, and records what became of every case.
@@ -84,6 +88,14 @@ public:
 
     RunResult& result() { return run_; }
 
+    // Whether a slow speed test of this run is profiled in a batch's round of profiles (counters_rounds.hpp) rather
+    // than in its own turn: where the options give the rounds and what a kept checker needs.
+    bool counters_in_rounds() const;
+    // A round of profiles (CountersRounds::Round): for each exercise's checker among the requests, one checker
+    // started while the GPU is shared, then every request of it profiled as a job of that checker with the GPU alone
+    // and the machine's counters held throughout; a job that ends its checker has the next start another.
+    static void run_counters_round(const std::vector<CountersRequest*>& requests);
+
     // What case i printed (tool reports included) in runs with case markers, and where it ran: the process (its
     // number in this runner) and its place among that process's cases. The last run's, where it ran again.
     struct CaseOutput {
@@ -105,6 +117,13 @@ private:
     bool kept_checker_serves(const std::vector<std::size_t>& cases, const std::vector<std::string>& launcher) const;
     std::unique_ptr<KeptChecker> start_kept_checker(const std::string& key, const std::vector<std::string>& launcher,
                                                     RunMode mode);
+    // A checker for a round of profiles, started and ready (its requests for the GPU answered through `gpu`), or
+    // null with `why`.
+    std::unique_ptr<KeptChecker> start_round_checker(GpuGate::Hold& gpu, std::string& why);
+    // Speed test i profiled as a job of a round's `checker`: the checker's "kernel_profile", or {"problem": why}.
+    // `usable`: the job ended as it should, and the checker may serve the next.
+    nlohmann::json counters_job(KeptChecker& checker, std::size_t i, double call_ms, GpuGate::Hold& gpu,
+                                bool& usable);
     nlohmann::json plan_for(const std::vector<const CasePlan*>& plan_cases, const std::vector<std::string>& launcher,
                             RunMode mode, const std::string& marker) const;
     bool gpu_requests_answered(RunMode mode) const;

@@ -137,6 +137,16 @@ void GpuGate::give_place() {
     changed_.notify_all();
 }
 
+void GpuGate::return_place() {
+    std::lock_guard lock(mutex_);
+    ++placed_;
+}
+
+bool GpuGate::nobody_placed_or_nothing_left() const {
+    std::lock_guard lock(mutex_);
+    return placed_ == 0 || nothing_left_to_start_;
+}
+
 double GpuGate::wait_until_quiet(bool holds_place) {
     const auto asked = Clock::now();
     std::unique_lock lock(mutex_);

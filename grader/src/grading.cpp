@@ -360,6 +360,7 @@ ExerciseReport grade_exercise(const GradingContext& context, const Exercise& exe
         run_options.trace = context.trace.get();
         run_options.trace_label = submission.shown.string();
         run_options.checker_pool = context.checker_pool.get();
+        run_options.counters_rounds = context.counters_rounds.get();
         run_options.shared_program = build.program;
         if (!build.same_code.empty()) {
             run_options.same_code_profiles = context.same_code_profiles.get();

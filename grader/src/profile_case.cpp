@@ -14,6 +14,7 @@
 #include "case_runner.hpp"
 #include "cugrade/speed_profile.hpp"
 #include "machine_lock.hpp"
+#include "counters_rounds.hpp"
 #include "same_code_profiles.hpp"
 
 namespace cugrade {
@@ -38,28 +39,60 @@ SpeedTestFigures speed_test_figures(const CasePlan& plan, const CaseResult& time
     return figures;
 }
 
-// The counters the harness read on speed test `i`, whether or not they become its diagnosis: the trace records what
-// they cost, and their seconds (inside the speed test's process, after its timing) are the diagnosis's.
-void count_counters(const std::vector<CasePlan>& cases, std::size_t i, const RunOptions& options, RunResult& result) {
+// The counters a checker read on speed test `i`, whether or not they become its diagnosis: the trace records what
+// they cost (`in_round`: read in a round of profiles). Returns their seconds, none where none were read.
+double trace_counters(const std::vector<CasePlan>& cases, std::size_t i, const RunOptions& options,
+                      const RunResult& result, bool in_round) {
     const auto profile = result.cases[i].measurements.find("kernel_profile");
     if (profile == result.cases[i].measurements.end() || !profile->is_object() || !profile->contains("launches")) {
-        return;
+        return 0.0;
     }
     if (options.trace != nullptr) {
         options.trace->record({{"event", "counters"},
                                {"submission", options.trace_label},
                                {"case", cases[i].id},
+                               {"in_round", in_round},
                                {"passes", profile->value("passes", 0)},
                                {"setup_seconds", profile->value("setup_seconds", 0.0)},
                                {"seconds", profile->value("seconds", 0.0)},
                                {"steps", profile->value("steps", nlohmann::json::object())}});
     }
-    const double profiled = profile->value("setup_seconds", 0.0) + profile->value("seconds", 0.0);
+    return profile->value("setup_seconds", 0.0) + profile->value("seconds", 0.0);
+}
+
+// The counters the harness read on speed test `i` in its own turn: their seconds, inside the speed test's process
+// after its timing, are the diagnosis's.
+void count_counters(const std::vector<CasePlan>& cases, std::size_t i, const RunOptions& options, RunResult& result) {
+    const double profiled = trace_counters(cases, i, options, result, false);
     if (profiled > 0) {
         const double moved = std::min(profiled, result.seconds.speed);
         result.seconds.speed -= moved;
         result.seconds.diagnosis += moved;
     }
+}
+
+// Whether the run loop declined speed test `i` its counters for a batch's round of profiles.
+bool deferred_to_round(const CaseResult& timed) {
+    const auto profile = timed.measurements.find("kernel_profile");
+    return profile != timed.measurements.end() && profile->is_object() && profile->value("deferred", false);
+}
+
+// Speed test `i` profiled in the batch's next round (counters_rounds.hpp), its grading waiting without its place; the
+// round's counters become its own, as if its checker had read them. The wait is the student's, the job the
+// diagnosis's.
+void read_in_round(const fs::path& program, const std::vector<CasePlan>& cases, std::size_t i,
+                   const RunOptions& options, RunResult& result) {
+    CaseRunner runner(program, cases, options);
+    CountersRequest request;
+    request.runner = &runner;
+    request.case_index = i;
+    request.call_ms = result.cases[i].measurements.value("submission_ms", 0.0);
+    request.checker = options.shared_program.string();
+    const double waited = options.counters_rounds->profile(request, options.holds_gpu_place);
+    result.cases[i].measurements["kernel_profile"] = request.profile;
+    result.seconds.round_wait += std::max(0.0, waited - request.job_seconds);
+    result.seconds.diagnosis += request.job_seconds;
+    trace_counters(cases, i, options, result, true);
 }
 
 // The counters the harness read itself on speed test `i` (exercises/common/counter_profile.hpp), turned into its
@@ -159,6 +192,11 @@ void profile_case(const fs::path& program, const std::vector<CasePlan>& cases, s
             result.diagnosis_notes.push_back(note);
         }
         return;
+    }
+    const bool same_code_read = options.same_code_profiles != nullptr &&
+                                options.same_code_profiles->find(options.same_code, cases[i].id).has_value();
+    if (options.counters_rounds != nullptr && deferred_to_round(result.cases[i]) && !same_code_read) {
+        read_in_round(program, cases, i, options, result);
     }
     const std::optional<std::string> counters_not_enough = diagnose_from_counters(cases, i, options, result);
     if (!counters_not_enough || options.nsight_compute.empty()) {

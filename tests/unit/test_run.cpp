@@ -1,6 +1,8 @@
 // The run loop against a scripted harness: every kind of failure lands on its own case, the others still run.
 #include "catch.hpp"
+#include "case_runner.hpp"
 #include "checker_pool.hpp"
+#include "counters_rounds.hpp"
 #include "cugrade/run.hpp"
 #include "machine_lock.hpp"
 #include "same_code_profiles.hpp"
@@ -745,6 +747,100 @@ TEST_CASE("a speed test of code profiled before in the batch reads no counters, 
     // Other code reads its own.
     options.same_code += "\n";
     CHECK(run_cases(CUGRADE_SCRIPTED_HARNESS, cases, options).cases[1].detail == "granted");
+}
+
+// Submissions of a batch graded at once on one gate of `places`, each in a thread of its own holding a place: its
+// cases run, then its slow speed test (case 1) profiled as a batch profiles it. Their results, in order.
+std::vector<RunResult> graded_at_once(const std::vector<std::vector<CasePlan>>& submissions, const RunOptions& options,
+                                      GpuGate& gate) {
+    std::vector<std::future<RunResult>> graded;
+    for (std::size_t k = 0; k < submissions.size(); ++k) {
+        graded.push_back(std::async(std::launch::async, [&, k] {
+            const GpuGate::Place place(&gate);
+            RunOptions own = options;
+            own.trace_label = "student" + std::to_string(k) + "/sum.cu";
+            own.work_dir = options.work_dir / ("s" + std::to_string(k));
+            std::filesystem::create_directories(own.work_dir);
+            RunResult result = run_cases(CUGRADE_SCRIPTED_HARNESS, submissions[k], own);
+            profile_case(CUGRADE_SCRIPTED_HARNESS, submissions[k], 1, own, result);
+            return result;
+        }));
+    }
+    std::vector<RunResult> results;
+    for (auto& one : graded) {
+        results.push_back(one.get());
+    }
+    return results;
+}
+
+TEST_CASE("the slow speed tests of a batch are profiled together, in a round with one checker attached") {
+    // Each submission's checker is declined its counters in its own turn; the two gradings wait for a round (of two),
+    // in which one kept checker profiles both, and each is diagnosed from what the round read.
+    InABatch batch("counters-round", 5.0, 4);
+    batch.options.cupti_library = "/nonexistent/libcupti.so";  // only named in the plan: the scripted harness loads none
+    batch.options.nsight_compute.clear();
+    batch.options.environment.emplace_back("CUGRADE_STAND_IN_PROFILE",
+                                           CUGRADE_TEST_DATA "/unit/data/counter-profile-one-block.json");
+    GpuGate gate(GpuGate::default_patience, 2);
+    batch.options.gpu_gate = &gate;
+    batch.options.holds_gpu_place = true;
+    CountersRounds rounds(&gate, 2, std::chrono::seconds(30), &CaseRunner::run_counters_round);
+    batch.options.counters_rounds = &rounds;
+    std::vector<CasePlan> cases = plans({"pass-1", "timedprofile-2"});
+    cases[1].timed = true;
+    const std::vector<RunResult> results = graded_at_once({cases, cases}, batch.options, gate);
+    for (const RunResult& result : results) {
+        CHECK(result.cases[1].status == Status::passed);
+        CHECK(result.cases[1].detail == "unwanted");  // declined in its turn
+        REQUIRE(result.cases[1].diagnosis);
+        CHECK(result.cases[1].diagnosis->summary.find("one_block_sum runs 1 block") != std::string::npos);
+        CHECK(result.diagnosis_notes.empty());
+        CHECK(result.seconds.round_wait > 0.0);
+    }
+    CHECK(rounds.rounds() == 1);
+    CHECK(rounds.requests() == 2);
+    const std::vector<nlohmann::json> round = trace_events(batch.file, "counters_round");
+    REQUIRE(round.size() == 1);
+    CHECK(round[0]["jobs"] == 2);
+    CHECK(round[0]["checkers"] == 1);
+    CHECK(round[0]["failed"] == 0);
+    CHECK(trace_events(batch.file, "counters_job").size() == 2);
+    const std::vector<nlohmann::json> counters = trace_events(batch.file, "counters");
+    REQUIRE(counters.size() == 2);
+    CHECK(counters[0]["in_round"] == true);
+}
+
+TEST_CASE("a job that ends its round's checker leaves the next job a fresh checker, and says why it has no profile") {
+    InABatch batch("counters-round-fault", 5.0, 4);
+    batch.options.cupti_library = "/nonexistent/libcupti.so";
+    batch.options.nsight_compute.clear();
+    batch.options.environment.emplace_back("CUGRADE_STAND_IN_PROFILE",
+                                           CUGRADE_TEST_DATA "/unit/data/counter-profile-one-block.json");
+    GpuGate gate(GpuGate::default_patience, 3);
+    batch.options.gpu_gate = &gate;
+    batch.options.holds_gpu_place = true;
+    CountersRounds rounds(&gate, 3, std::chrono::seconds(30), &CaseRunner::run_counters_round);
+    batch.options.counters_rounds = &rounds;
+    std::vector<CasePlan> crashing = plans({"pass-1", "timedprofilecrash-2"});
+    std::vector<CasePlan> profiled = plans({"pass-1", "timedprofile-2"});
+    crashing[1].timed = profiled[1].timed = true;
+    // Its own run passes the crashing one's speed test: only the round's call faults.
+    const std::vector<RunResult> results = graded_at_once({profiled, crashing, profiled}, batch.options, gate);
+    CHECK(results[0].cases[1].diagnosis);
+    CHECK(results[2].cases[1].diagnosis);
+    CHECK(!results[1].cases[1].diagnosis);
+    CHECK(results[1].cases[1].status == Status::passed);
+    CHECK(results[1].diagnosis_notes ==
+          std::vector<std::string>{"the speed test could not be profiled: the profiling checker ended"});
+    const std::vector<nlohmann::json> round = trace_events(batch.file, "counters_round");
+    REQUIRE(round.size() == 1);
+    CHECK(round[0]["jobs"] == 3);
+    CHECK(round[0]["failed"] == 1);
+    // A fresh checker after the fault, where a job came after it.
+    const std::vector<nlohmann::json> jobs = trace_events(batch.file, "counters_job");
+    REQUIRE(jobs.size() == 3);
+    const bool crash_last = jobs.back()["profiled"] == false;
+    CHECK(round[0]["checkers"] == (crash_last ? 1 : 2));
 }
 
 TEST_CASE("a speed test after a race, or after a case set aside as seeming to hang, is not profiled") {

@@ -64,6 +64,8 @@ struct BatchSummary {
     std::size_t exclusive_grants = 0;  // how many times
     double emptying_seconds = 0.0;     // and how long the work running before each was left to end, none let in
     std::size_t quiet_rounds = 0;      // times cases set aside (seeming hangs that kept a speed test waiting) ran
+    std::size_t counters_rounds = 0;   // rounds of profiles, and the slow speed tests profiled in them
+    std::size_t profiled_in_rounds = 0;
     std::vector<GpuInfo> gpus;     // the GPUs it graded on
     unsigned gpu_jobs = 0;         // submissions graded at once on each
     StageSeconds stages;           // the students' grading time by stage, summed over the workers

@@ -78,6 +78,11 @@ public:
     // place to another).
     void take_place();
     void give_place();
+    // A place taken back at once, past the places if need be, by a submission that gave its own up to wait and has
+    // little left to do (counters_rounds.hpp).
+    void return_place();
+    // Whether no submission holds a place (every one waits for something), or nothing is left to start.
+    bool nobody_placed_or_nothing_left() const;
     // A place held while it lives; without a gate, nothing.
     class Place {
     public:

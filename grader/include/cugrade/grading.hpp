@@ -25,6 +25,7 @@ namespace cugrade {
 
 class CheckerPool;       // grader/src/checker_pool.hpp
 class SameCodeProfiles;  // grader/src/same_code_profiles.hpp
+class CountersRounds;    // grader/src/counters_rounds.hpp
 
 struct GradingContext {
     Course course;
@@ -67,6 +68,9 @@ struct GradingContext {
     // A batch's counters of slow speed tests by the code they were read on, one table for each GPU
     // (same_code_profiles.hpp). Null: every slow speed test reads its own.
     std::shared_ptr<SameCodeProfiles> same_code_profiles;
+    // A batch's rounds of profiles of slow speed tests, one for each GPU (counters_rounds.hpp). Null: each profiles
+    // in its own turn.
+    std::shared_ptr<CountersRounds> counters_rounds;
 };
 
 // When the correctness cases run on the CPU instead (docs/cpu-mode.md): a self-check, never a grade.

@@ -23,6 +23,7 @@ namespace cugrade {
 
 class CheckerPool;       // checker_pool.hpp
 class SameCodeProfiles;  // same_code_profiles.hpp
+class CountersRounds;    // counters_rounds.hpp
 
 struct CaseResult {
     Status status = Status::harness_error;
@@ -101,6 +102,9 @@ struct RunOptions {
     // where the code is not known): every slow speed test reads its own.
     SameCodeProfiles* same_code_profiles = nullptr;
     std::string same_code;
+    // A batch's rounds of profiles (counters_rounds.hpp): a slow speed test is declined its counters in its own turn,
+    // and profiled with others' in a round, its grading waiting without its place. Null: it profiles in its turn.
+    CountersRounds* counters_rounds = nullptr;
     // Where each harness process is recorded (run_trace.hpp), under `trace_label` (the submission's file); null: nowhere.
     RunTrace* trace = nullptr;
     std::string trace_label;

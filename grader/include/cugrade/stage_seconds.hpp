@@ -14,12 +14,15 @@ struct StageSeconds {
     // Cases set aside (they seemed to hang while a speed test waited) waiting for a quiet GPU, their student's place
     // given up so that the others are graded meanwhile: a wait of the student's, not a cost of the batch's.
     double quiet_wait = 0.0;
+    // A slow speed test waiting, its place given up likewise, for a round of profiles (counters_rounds.hpp).
+    double round_wait = 0.0;
 
     // The waits, which no stage counts.
-    double waits() const { return gpu_wait + quiet_wait; }
+    double waits() const { return gpu_wait + quiet_wait + round_wait; }
     void add_waits(const StageSeconds& other) {
         gpu_wait += other.gpu_wait;
         quiet_wait += other.quiet_wait;
+        round_wait += other.round_wait;
     }
 
     StageSeconds& operator+=(const StageSeconds& other) {
