@@ -59,12 +59,4 @@ inline bool set_up_checker_counters() {
     return counters.profiler != nullptr;
 }
 
-// Detaches a profiler kept attached through a round, with the GPU alone as every step of it.
-inline void detach_checker_counters() {
-    if (CheckerCounters& counters = checker_counters(); counters.profiler) {
-        double waited = 0.0;
-        counters.profiler->detach(alone_step(waited));
-    }
-}
-
 }  // namespace cugrade::harness

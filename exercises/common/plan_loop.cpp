@@ -159,11 +159,6 @@ int serve_jobs(Channel& channel, const std::vector<std::string>& own_protections
                 for (const int fd : descriptors) {
                     ::close(fd);
                 }
-#ifndef CUGRADE_CPU
-                if (counters_round()) {
-                    detach_checker_counters();
-                }
-#endif
                 return end_holding_gpu(channel, protocol::exit_done);
             }
             counters_round_call_ms() = job.value("call_ms", 0.0);

@@ -40,9 +40,9 @@
 //
 // A plan with "jobs" and "counters_round" (and "counter_profiler") serves a batch's round of profiles: each job is one
 // slow speed test, timed in its submission's own run, with that time as the job's "call_ms"; the checker checks one
-// call and reads the call's counters (no timing), its profiler attached from the first job to the line
-// {"done":true}, after which it detaches. The grader holds the GPU alone and the machine's counters for the whole
-// round: it answers every "gpu" request at once, and the checker asks for no turn at the counters.
+// call and reads the call's counters (no timing), its profiler attached from the first job to the process's end.
+// The grader holds the GPU alone and the machine's counters for the whole round: it answers every "gpu" request at
+// once, and the checker asks for no turn at the counters.
 //
 // One process runs a submission's visible cases, then its hidden ones. What the program prints during hidden cases
 // is for instructors only, so before the plan's "hidden_from" case the harness waits for the GPU's printf, flushes

@@ -266,9 +266,9 @@ constexpr double batch_profile_wait_seconds = 5.0;
 
 // Submissions one kept checker serves before it ends (checker_pool.hpp).
 constexpr int kept_checker_jobs = 16;
-// The longest a slow speed test waits for others to share its round of profiles: a round's first profile costs
-// CUPTI's start (0.3-0.5 s of the GPU alone), each later one about a tenth of that.
-constexpr std::chrono::seconds counters_round_wait{30};
+// The longest a slow speed test waits for others of its exercise to share its round of profiles: a checker's first
+// profile costs CUPTI's start (about 0.5 s of the GPU alone), each later one in the same round about 0.17 s.
+constexpr std::chrono::seconds counters_round_wait{60};
 
 // The contexts the grading workers run in: on each GPU chosen, `gpu_jobs` workers sharing the GPU's gate; without a
 // GPU, one per build job (grading then only reads builds and inspects them).
@@ -330,17 +330,18 @@ std::vector<GradingContext> gpu_contexts(const GradingContext& base, const Batch
         }
     }
     for (const auto& gpu : chosen) {
-        // Twice as many workers as places: a submission whose case waits for a quiet GPU (a kernel that seems to
-        // hang while a speed test waits) gives its place to another meanwhile.
+        // Four times as many workers as places: a submission whose case waits for a quiet GPU (a kernel that seems to
+        // hang while a speed test waits), or whose slow speed test waits for a round of profiles, gives its place to
+        // another meanwhile, and a place's worth of each of those may wait at once beside the places.
         const auto gate = per_gpu > 1 ? std::make_shared<GpuGate>(GpuGate::default_patience, per_gpu) : nullptr;
-        const unsigned workers = gate ? 2 * per_gpu : per_gpu;
+        const unsigned workers = gate ? 4 * per_gpu : per_gpu;
         // Three times as many kept checkers wait between submissions as are graded at once (a race check and a
         // memory check each, and a wrong answer's reruns for about a third of them); each serves at most
         // kept_checker_jobs submissions (its CPU time adds up against the rubric's limit for one).
         const auto pool = std::make_shared<CheckerPool>(gate, 3 * per_gpu, kept_checker_jobs);
         const auto profiles = std::make_shared<SameCodeProfiles>();
-        // Slow speed tests profiled in rounds of up to one a place, none waiting longer than counters_round_wait for
-        // the others (counters_rounds.hpp).
+        // Slow speed tests profiled in rounds of an exercise's, as many as places, none waiting longer than
+        // counters_round_wait for the others (counters_rounds.hpp).
         const auto rounds = gate ? std::make_shared<CountersRounds>(gate.get(), per_gpu, counters_round_wait,
                                                                     &CaseRunner::run_counters_round)
                                  : nullptr;
@@ -354,21 +355,26 @@ std::vector<GradingContext> gpu_contexts(const GradingContext& base, const Batch
             context.holds_gpu_place = gate != nullptr;
             context.gpu_device = name_each ? gpu.uuid : "";
             context.profile_wait_seconds = batch_profile_wait_seconds;
-            context.concurrent_jobs = 2 * per_gpu * static_cast<unsigned>(chosen.size());
+            context.concurrent_jobs = workers * static_cast<unsigned>(chosen.size());
             contexts.push_back(std::move(context));
         }
     }
     return contexts;
 }
 
-// Submissions graded at once over all GPUs: one per worker, where workers take no places; else one per place, a
-// GPU's workers being twice its places.
+// Submissions graded at once over all GPUs: one per worker, where workers take no places; else the places of each
+// GPU's gate.
 unsigned submissions_at_once(const std::vector<GradingContext>& contexts) {
-    unsigned halves = 0;
+    unsigned at_once = 0;
+    std::set<const GpuGate*> gates;
     for (const auto& context : contexts) {
-        halves += context.holds_gpu_place ? 1 : 2;
+        if (!context.holds_gpu_place) {
+            ++at_once;
+        } else if (gates.insert(context.gpu_gate.get()).second) {
+            at_once += context.gpu_gate->places();
+        }
     }
-    return halves / 2;
+    return at_once;
 }
 
 // What a batch says while it works: on a terminal one line rewritten in place (done/total, running, failed, elapsed,

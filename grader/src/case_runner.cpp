@@ -1157,6 +1157,7 @@ void CaseRunner::run_counters_round(const std::vector<CountersRequest*>& request
         int checkers_started = 0;
         int failed = 0;
         const auto end_checker = [&] {
+            // A job that did not end as it should: whatever it left in the context goes with the process now.
             checker->child->kill_group();
             checker->child->finish(after(5.0));
             checker.reset();
@@ -1198,19 +1199,13 @@ void CaseRunner::run_counters_round(const std::vector<CountersRequest*>& request
                                        {"detail", r->profile.value("problem", "")}});
             }
         }
-        if (checker) {
-            // Its profiler detached and its context gone while the round still has the GPU alone.
-            checker->child->reply("{\"done\":true}\n");
-            std::string why;
-            const auto deadline = after(5.0);
-            while (auto record = next_round_record(*checker, nullptr, deadline, why)) {
-                answered_in_round(*checker, *record, gpu);
-            }
-            checker->child->finish(after(5.0));
-            checker.reset();
-        }
         const double held = alone_since ? Seconds(Clock::now() - *alone_since).count() : 0.0;
         gpu.change(GpuGate::Use::none);
+        counters.reset();
+        if (checker) {
+            // Ended as every checker ends, its context torn down holding the GPU shared: not in the round's turn.
+            options.checker_pool->end(std::move(checker));
+        }
         if (options.trace != nullptr) {
             options.trace->record({{"event", "counters_round"},
                                    {"checker", program},

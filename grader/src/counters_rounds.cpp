@@ -13,12 +13,22 @@ CountersRounds::CountersRounds(GpuGate* gate, std::size_t round_size, std::chron
       longest_wait_(std::chrono::duration_cast<Clock::duration>(longest_wait)),
       round_(std::move(round)) {}
 
-bool CountersRounds::may_open() const {
+const std::string* CountersRounds::round_to_open() const {
     if (running_ || waiting_.empty()) {
-        return false;
+        return nullptr;
     }
-    return waiting_.size() >= round_size_ || Clock::now() - waiting_.front().second >= longest_wait_ ||
-           gate_ == nullptr || gate_->nobody_placed_or_nothing_left();
+    const bool anyone = gate_ == nullptr || gate_->nobody_placed_or_nothing_left();
+    const auto now = Clock::now();
+    for (const auto& [request, since] : waiting_) {  // the oldest first
+        std::size_t waiting = 0;
+        for (const auto& [other, other_since] : waiting_) {
+            waiting += other->checker == request->checker;
+        }
+        if (anyone || waiting >= round_size_ || now - since >= longest_wait_) {
+            return &request->checker;
+        }
+    }
+    return nullptr;
 }
 
 double CountersRounds::profile(CountersRequest& request, bool holds_place) {
@@ -33,16 +43,21 @@ double CountersRounds::profile(CountersRequest& request, bool holds_place) {
         ++requests_;
         changed_.notify_all();
         while (!request.answered) {
-            if (!may_open()) {
+            const std::string* checker = round_to_open();
+            if (checker == nullptr) {
                 // Also woken by time: the oldest's wait, and the gate's places, change without a word here.
                 changed_.wait_for(lock, std::chrono::milliseconds(50));
                 continue;
             }
+            const std::string opened = *checker;
             std::vector<CountersRequest*> round;
-            for (const auto& [waiting, since] : waiting_) {
-                round.push_back(waiting);
-            }
-            waiting_.clear();
+            std::erase_if(waiting_, [&](const auto& waiting) {
+                if (waiting.first->checker != opened) {
+                    return false;
+                }
+                round.push_back(waiting.first);
+                return true;
+            });
             running_ = true;
             lock.unlock();
             try {

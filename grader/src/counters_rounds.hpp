@@ -39,8 +39,9 @@ public:
     // Profiles the requests of one round, each given its answer; what throws is every request's problem.
     using Round = std::function<void(const std::vector<CountersRequest*>&)>;
 
-    // A round opens when `round_size` requests wait, when the oldest has waited `longest_wait`, or when nobody else
-    // is graded on the GPU or nothing is left to start (gate: null for none).
+    // A round serves the requests of one checker (an exercise's): it opens when `round_size` of them wait, when the
+    // oldest of them has waited `longest_wait`, or when nobody else is graded on the GPU or nothing is left to start
+    // (gate: null for none). One round runs at a time.
     CountersRounds(GpuGate* gate, std::size_t round_size, std::chrono::duration<double> longest_wait, Round round);
 
     // Waits until a round has answered `request` (one of the waiting leads it), its place on the GPU given up
@@ -51,7 +52,8 @@ public:
     std::size_t requests() const;
 
 private:
-    bool may_open() const;  // under the lock
+    // The checker whose round may open now, or null (under the lock).
+    const std::string* round_to_open() const;
 
     GpuGate* gate_;
     const std::size_t round_size_;

@@ -76,6 +76,7 @@ public:
     // Submissions graded at once on this GPU: a batch's worker takes a place before it grades a student's file and
     // gives it back after (with more workers than places, so that a submission waiting for a quiet GPU leaves its
     // place to another).
+    unsigned places() const { return places_; }
     void take_place();
     void give_place();
     // A place taken back at once, past the places if need be, by a submission that gave its own up to wait and has
