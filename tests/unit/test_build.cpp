@@ -74,7 +74,10 @@ TEST_CASE("two files that differ only in their comments are the same code; a lin
         REQUIRE(at != std::string::npos);
         return text.replace(at, from.size(), to);
     };
-    const std::string source = template_source() + "static const char* const note = \"// in a string\";\n";
+    // A comment no earlier run wrote: the files below are built afresh, not found in an older run's cache.
+    const std::string unique = std::to_string(std::chrono::steady_clock::now().time_since_epoch().count());
+    const std::string source =
+        template_source() + "static const char* const note = \"// in a string\";\n// run " + unique + "\n";
     const BuildResult original = w.build(w.submit(source));
     REQUIRE(original.ok);
     REQUIRE_FALSE(original.same_code.empty());
