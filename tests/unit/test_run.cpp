@@ -773,22 +773,39 @@ std::vector<RunResult> graded_at_once(const std::vector<std::vector<CasePlan>>& 
     return results;
 }
 
+// A batch whose slow speed tests are profiled in rounds of `places` (counters_rounds.hpp), on a gate of as many places,
+// in a folder and with a trace of its own; the scripted harness's profiles read the one-block sum's counters, and no
+// Nsight Compute stands by.
+struct InRounds {
+    InRounds(const std::string& name, std::size_t places)
+        : batch(name, 5.0, 4),
+          gate(GpuGate::default_patience, static_cast<unsigned>(places)),
+          rounds(&gate, places, std::chrono::seconds(30), &CaseRunner::run_counters_round),
+          options(batch.options),
+          file(batch.file) {
+        options.cupti_library = "/nonexistent/libcupti.so";  // only named in the plan: the scripted harness loads none
+        options.nsight_compute.clear();
+        options.environment.emplace_back("CUGRADE_STAND_IN_PROFILE",
+                                         CUGRADE_TEST_DATA "/unit/data/counter-profile-one-block.json");
+        options.gpu_gate = &gate;
+        options.holds_gpu_place = true;
+        options.counters_rounds = &rounds;
+    }
+    InABatch batch;
+    GpuGate gate;
+    CountersRounds rounds;
+    RunOptions& options;
+    const std::filesystem::path& file;
+};
+
 TEST_CASE("the slow speed tests of a batch are profiled together, in a round with one checker attached") {
     // Each submission's checker is declined its counters in its own turn; the two gradings wait for a round (of two),
     // in which one kept checker profiles both, and each is diagnosed from what the round read.
-    InABatch batch("counters-round", 5.0, 4);
-    batch.options.cupti_library = "/nonexistent/libcupti.so";  // only named in the plan: the scripted harness loads none
-    batch.options.nsight_compute.clear();
-    batch.options.environment.emplace_back("CUGRADE_STAND_IN_PROFILE",
-                                           CUGRADE_TEST_DATA "/unit/data/counter-profile-one-block.json");
-    GpuGate gate(GpuGate::default_patience, 2);
-    batch.options.gpu_gate = &gate;
-    batch.options.holds_gpu_place = true;
-    CountersRounds rounds(&gate, 2, std::chrono::seconds(30), &CaseRunner::run_counters_round);
-    batch.options.counters_rounds = &rounds;
+    InRounds batch("counters-round", 2);
+    CountersRounds& rounds = batch.rounds;
     std::vector<CasePlan> cases = plans({"pass-1", "timedprofile-2"});
     cases[1].timed = true;
-    const std::vector<RunResult> results = graded_at_once({cases, cases}, batch.options, gate);
+    const std::vector<RunResult> results = graded_at_once({cases, cases}, batch.options, batch.gate);
     for (const RunResult& result : results) {
         CHECK(result.cases[1].status == Status::passed);
         CHECK(result.cases[1].detail == "unwanted");  // declined in its turn
@@ -811,21 +828,12 @@ TEST_CASE("the slow speed tests of a batch are profiled together, in a round wit
 }
 
 TEST_CASE("a job that ends its round's checker leaves the next job a fresh checker, and says why it has no profile") {
-    InABatch batch("counters-round-fault", 5.0, 4);
-    batch.options.cupti_library = "/nonexistent/libcupti.so";
-    batch.options.nsight_compute.clear();
-    batch.options.environment.emplace_back("CUGRADE_STAND_IN_PROFILE",
-                                           CUGRADE_TEST_DATA "/unit/data/counter-profile-one-block.json");
-    GpuGate gate(GpuGate::default_patience, 3);
-    batch.options.gpu_gate = &gate;
-    batch.options.holds_gpu_place = true;
-    CountersRounds rounds(&gate, 3, std::chrono::seconds(30), &CaseRunner::run_counters_round);
-    batch.options.counters_rounds = &rounds;
+    InRounds batch("counters-round-fault", 3);
     std::vector<CasePlan> crashing = plans({"pass-1", "timedprofilecrash-2"});
     std::vector<CasePlan> profiled = plans({"pass-1", "timedprofile-2"});
     crashing[1].timed = profiled[1].timed = true;
     // Its own run passes the crashing one's speed test: only the round's call faults.
-    const std::vector<RunResult> results = graded_at_once({profiled, crashing, profiled}, batch.options, gate);
+    const std::vector<RunResult> results = graded_at_once({profiled, crashing, profiled}, batch.options, batch.gate);
     CHECK(results[0].cases[1].diagnosis);
     CHECK(results[2].cases[1].diagnosis);
     CHECK(!results[1].cases[1].diagnosis);
