@@ -1120,19 +1120,19 @@ nlohmann::json CaseRunner::counters_job(KeptChecker& checker, std::size_t i, dou
 }
 
 void CaseRunner::run_counters_round(const std::vector<CountersRequest*>& requests) {
-    std::vector<std::string> checkers;  // in the order their first request came
-    for (const CountersRequest* r : requests) {
-        if (std::find(checkers.begin(), checkers.end(), r->checker) == checkers.end()) {
-            checkers.push_back(r->checker);
-        }
-    }
-    for (const std::string& program : checkers) {
+    // A round serves one checker's requests (counters_rounds.hpp); one checker's requests at a time, in the order
+    // they came, where given several.
+    std::vector<CountersRequest*> left = requests;
+    while (!left.empty()) {
+        const std::string program = left.front()->checker;
         std::vector<CountersRequest*> mine;
-        for (CountersRequest* r : requests) {
-            if (r->checker == program) {
-                mine.push_back(r);
+        std::erase_if(left, [&](CountersRequest* r) {
+            if (r->checker != program) {
+                return false;
             }
-        }
+            mine.push_back(r);
+            return true;
+        });
         const RunOptions& options = mine.front()->runner->options_;
         const auto started = Clock::now();
         // The machine's turn at the counters, then the GPU alone, held for all of the checker's jobs.

@@ -91,9 +91,10 @@ public:
     // Whether a slow speed test of this run is profiled in a batch's round of profiles (counters_rounds.hpp) rather
     // than in its own turn: where the options give the rounds and what a kept checker needs.
     bool counters_in_rounds() const;
-    // A round of profiles (CountersRounds::Round): for each exercise's checker among the requests, one checker
-    // started while the GPU is shared, then every request of it profiled as a job of that checker with the GPU alone
-    // and the machine's counters held throughout; a job that ends its checker has the next start another.
+    // A round of profiles (CountersRounds::Round): one checker started while the GPU is shared, then every request
+    // profiled as a job of it with the GPU alone and the machine's counters held throughout; a job that ends its
+    // checker has the next start another. Requests of several exercises' checkers are served one checker after
+    // another.
     static void run_counters_round(const std::vector<CountersRequest*>& requests);
 
     // What case i printed (tool reports included) in runs with case markers, and where it ran: the process (its
