@@ -12,9 +12,9 @@
 
 #include "access_width.hpp"
 #include "case_runner.hpp"
+#include "counters_rounds.hpp"
 #include "cugrade/speed_profile.hpp"
 #include "machine_lock.hpp"
-#include "counters_rounds.hpp"
 #include "same_code_profiles.hpp"
 
 namespace cugrade {
