@@ -1043,7 +1043,6 @@ std::unique_ptr<KeptChecker> CaseRunner::start_round_checker(GpuGate::Hold& gpu,
         }
         const std::string event = record->value("event", "");
         if (event == "ready") {
-            add_protections(checker->protections, protections_of(*record));
             return checker;
         }
         if (event == "fatal") {
@@ -1115,7 +1114,6 @@ nlohmann::json CaseRunner::counters_job(KeptChecker& checker, std::size_t i, dou
     bool truncated = false;
     checker.child->take_output(truncated);  // what the submission printed while profiled is not its grading's
     usable = job_done;
-    ++checker.jobs;
     return profile.is_null() ? problem(why) : profile;
 }
 
