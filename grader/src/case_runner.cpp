@@ -809,7 +809,8 @@ CaseRunner::Ended CaseRunner::run_process_once(const std::vector<std::size_t>& l
             const bool wanted = counters.has_value() || (!read_before && !smaller_set_aside &&
                                                          !smaller_case_failed(cases_, run_.cases, done_));
             if (asks && wanted && !counters && counters_in_rounds()) {
-                // Profiled later, with other submissions' speed tests, in a round of profiles (profile_case).
+                // Profiled once the submission's cases are graded, in a round of profiles (profile_case): a batch's
+                // with other submissions' speed tests, `check`'s of its own.
                 deferred_to_round = current;
                 child.reply(std::string(1, protocol::counters_unwanted));
                 continue;
@@ -969,9 +970,8 @@ CaseRunner::Ended CaseRunner::run_process_once(const std::vector<std::size_t>& l
 }
 
 bool CaseRunner::counters_in_rounds() const {
-    return options_.counters_rounds != nullptr && options_.checker_pool != nullptr && !options_.shared_program.empty() &&
-           !options_.runner.empty() && !options_.device_code.empty() && !options_.cupti_library.empty() &&
-           options_.diagnose;
+    return !options_.shared_program.empty() && !options_.runner.empty() && !options_.device_code.empty() &&
+           !options_.cupti_library.empty() && options_.diagnose;
 }
 
 namespace {

@@ -88,8 +88,10 @@ public:
 
     RunResult& result() { return run_; }
 
-    // Whether a slow speed test of this run is profiled in a batch's round of profiles (counters_rounds.hpp) rather
-    // than in its own turn: where the options give the rounds and what a kept checker needs.
+    // Whether a slow speed test of this run is profiled in a round of profiles (counters_rounds.hpp) once the
+    // submission's cases are graded, rather than in its own process: wherever the checker can be kept for a round
+    // (the exercise's checker as built, the submission's runner and device code) and CUPTI is there. A batch's
+    // rounds serve several submissions; `check`'s serves its own.
     bool counters_in_rounds() const;
     // A round of profiles (CountersRounds::Round): one checker started while the GPU is shared, then every request
     // profiled as a job of it with the GPU alone and the machine's counters held throughout; a job that ends its

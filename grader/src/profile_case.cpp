@@ -77,18 +77,30 @@ bool deferred_to_round(const CaseResult& timed) {
     return profile != timed.measurements.end() && profile->is_object() && profile->value("deferred", false);
 }
 
-// Speed test `i` profiled in the batch's next round (counters_rounds.hpp), its grading waiting without its place; the
-// round's counters become its own, as if its checker had read them. The wait is the student's, the job the
-// diagnosis's.
+// Speed test `i` profiled in a round (counters_rounds.hpp): in a batch its next one, its grading waiting without its
+// place; elsewhere a round of its own, in a checker started for it. The round's counters become its own, as if its
+// checker had read them. The wait is the student's, the job the diagnosis's.
 void read_in_round(const fs::path& program, const std::vector<CasePlan>& cases, std::size_t i,
                    const RunOptions& options, RunResult& result) {
-    CaseRunner runner(program, cases, options);
+    RunOptions own = options;
+    std::optional<CheckerPool> pool;  // the round's checker ends with it
+    if (own.checker_pool == nullptr) {
+        own.checker_pool = &pool.emplace(nullptr, 0, 1);
+    }
+    CaseRunner runner(program, cases, own);
     CountersRequest request;
     request.runner = &runner;
     request.case_index = i;
     request.call_ms = result.cases[i].measurements.value("submission_ms", 0.0);
     request.checker = options.shared_program.string();
-    const double waited = options.counters_rounds->profile(request, options.holds_gpu_place);
+    double waited = 0.0;
+    if (options.counters_rounds != nullptr) {
+        waited = options.counters_rounds->profile(request, options.holds_gpu_place);
+    } else {
+        const auto asked = Clock::now();
+        CaseRunner::run_counters_round({&request});
+        waited = Seconds(Clock::now() - asked).count();
+    }
     result.cases[i].measurements["kernel_profile"] = request.profile;
     result.seconds.round_wait += std::max(0.0, waited - request.job_seconds);
     result.seconds.diagnosis += request.job_seconds;
@@ -195,7 +207,7 @@ void profile_case(const fs::path& program, const std::vector<CasePlan>& cases, s
     }
     const bool same_code_read = options.same_code_profiles != nullptr &&
                                 options.same_code_profiles->find(options.same_code, cases[i].id).has_value();
-    if (options.counters_rounds != nullptr && deferred_to_round(result.cases[i]) && !same_code_read) {
+    if (deferred_to_round(result.cases[i]) && !same_code_read) {
         read_in_round(program, cases, i, options, result);
     }
     const std::optional<std::string> counters_not_enough = diagnose_from_counters(cases, i, options, result);

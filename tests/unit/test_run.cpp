@@ -827,6 +827,27 @@ TEST_CASE("the slow speed tests of a batch are profiled together, in a round wit
     CHECK(counters[0]["in_round"] == true);
 }
 
+TEST_CASE("a slow speed test graded alone is profiled after its cases, in a round of its own") {
+    // As `cugrade check` grades: no batch, no gate, no kept checkers. The graded process makes no profile; a checker
+    // started for it afterwards does, and the diagnosis comes from it.
+    InRounds alone("counters-round-alone", 1);
+    alone.options.gpu_gate = nullptr;
+    alone.options.holds_gpu_place = false;
+    alone.options.counters_rounds = nullptr;
+    alone.options.checker_pool = nullptr;
+    std::vector<CasePlan> cases = plans({"pass-1", "timedprofile-2", "pass-3"});
+    cases[1].timed = true;
+    RunResult result = run_cases(CUGRADE_SCRIPTED_HARNESS, cases, alone.options);
+    CHECK(result.cases[1].detail == "unwanted");
+    profile_case(CUGRADE_SCRIPTED_HARNESS, cases, 1, alone.options, result);
+    REQUIRE(result.cases[1].diagnosis);
+    CHECK(result.cases[1].diagnosis->summary.find("one_block_sum runs 1 block") != std::string::npos);
+    const std::vector<nlohmann::json> round = trace_events(alone.file, "counters_round");
+    REQUIRE(round.size() == 1);
+    CHECK(round[0]["jobs"] == 1);
+    CHECK(round[0]["checkers"] == 1);
+}
+
 TEST_CASE("a job that ends its round's checker leaves the next job a fresh checker, and says why it has no profile") {
     InRounds batch("counters-round-fault", 3);
     std::vector<CasePlan> crashing = plans({"pass-1", "timedprofilecrash-2"});
