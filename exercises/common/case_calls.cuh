@@ -79,16 +79,38 @@ struct CaseCalls {
     Measurements measurements;
 };
 
-template <class Call>
-void call_submission(Call&& call, const std::string& which_call) {
-    submission_has_run() = true;
+// What `work` returns, a CUDA failure in it blamed on `which_call`: a call's launches are refused at once, but its
+// kernels' faults surface at the first wait after them, whatever that wait was for.
+template <class Work>
+decltype(auto) blamed_on(const std::string& which_call, Work&& work) {
     try {
-        call();
-        CUGRADE_CUDA_CHECK(cudaGetLastError());
-        CUGRADE_CUDA_CHECK(cudaDeviceSynchronize());
+        return work();
     } catch (const CudaFailure& e) {
         throw CudaFailure(e.code, e.what(), which_call);
     }
+}
+
+// Makes a call of the submission's without waiting for it: the first wait after it (then_waited) answers for it.
+template <class Call>
+void launch_submission(Call&& call, const std::string& which_call) {
+    submission_has_run() = true;
+    blamed_on(which_call, [&] {
+        call();
+        CUGRADE_CUDA_CHECK(cudaGetLastError());
+    });
+}
+
+// The wait after a launched call, with whatever work was queued behind it: each wait is a turn among the processes
+// that share the GPU, so a call and the reading of its footprint are waited for once.
+template <class Wait>
+decltype(auto) then_waited(const std::string& which_call, Wait&& wait) {
+    return blamed_on(which_call, std::forward<Wait>(wait));
+}
+
+template <class Call>
+void call_submission(Call&& call, const std::string& which_call) {
+    launch_submission(std::forward<Call>(call), which_call);
+    then_waited(which_call, [] { CUGRADE_CUDA_CHECK(cudaDeviceSynchronize()); });
 }
 
 // What is wrong with the state a call left behind, before its results are even read: writes outside the outputs,
@@ -236,12 +258,17 @@ CaseOutcome run_checked_calls(const plan::Case& c, const CaseCalls<Signature>& c
                 profiled_alone.emplace();
                 nvtxRangePushA(submission_range);
             }
-            call_submission([&] { calls.invoke(entry, stream, set); }, which);
             if (profiled) {
+                call_submission([&] { calls.invoke(entry, stream, set); }, which);
                 nvtxRangePop();
+            } else {
+                launch_submission([&] { calls.invoke(entry, stream, set); }, which);
             }
         }
-        if (std::string broken = broken_contract(calls, inputs, set, footprint); !broken.empty()) {
+        // The footprint's work goes on the legacy default stream, which waits for the call's (a blocking stream).
+        if (std::string broken =
+                then_waited(which, [&] { return broken_contract(calls, inputs, set, footprint); });
+            !broken.empty()) {
             return {which + ": " + broken};
         }
         std::string wrong = calls.check(set);
