@@ -90,19 +90,61 @@ inline void check_cuda(cudaError_t code, const char* call, const char* file, int
 
 #define CUGRADE_CUDA_CHECK(call) ::cugrade::harness::check_cuda((call), #call, __FILE__, __LINE__)
 
+// Where a harness's device memory comes from. Pooled (the default on a GPU): from the device's default pool, in the
+// order of the legacy stream, kept by the process once freed, so that the next case takes it again without mapping
+// it and a free waits for nothing (cudaFree waits for the whole device: one more turn among the processes that share
+// the GPU); a harness's peak memory is then held until it ends. Not pooled (on the CPU, and under compute-sanitizer
+// or a profiler: the plan's "separate_allocations"): each buffer is an allocation of its own, so that a stray access
+// past one falls outside every allocation, where memcheck reports it, rather than in a neighbour from the pool. Set
+// once, before the first buffer.
+inline bool& pooled_device_memory() {
+#ifdef CUGRADE_CPU
+    static bool pooled = false;
+#else
+    static bool pooled = true;
+#endif
+    return pooled;
+}
+
+// Keeps what the pool is given back (its release threshold at most), once the context is made.
+inline void keep_freed_device_memory() {
+#ifndef CUGRADE_CPU
+    cudaMemPool_t pool{};
+    CUGRADE_CUDA_CHECK(cudaDeviceGetDefaultMemPool(&pool, 0));
+    unsigned long long keep_all = ~0ULL;
+    CUGRADE_CUDA_CHECK(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep_all));
+#endif
+}
+
+// Device memory of the harness's own. Pooled, it is allocated and freed in the order of the legacy default stream,
+// which every harness stream waits for (they are blocking streams): it is reused only after the work queued before
+// its free.
 template <class T>
 class DeviceBuffer {
 public:
     // Allocating and freeing are the GPU's work too (the driver clears memory between one owner and the next with
     // the GPU's copy engines), so in a batch they wait while a speed test has the GPU alone rather than slow the
     // copies it measures against.
-    explicit DeviceBuffer(std::size_t count) : count_(count) {
+    explicit DeviceBuffer(std::size_t count) : count_(count), pooled_(pooled_device_memory()) {
         SharedGpu gpu;
-        // cudaMalloc(0) may return null; one element keeps every buffer a real address.
-        CUGRADE_CUDA_CHECK(cudaMalloc(&data_, std::max<std::size_t>(count, 1) * sizeof(T)));
+        // An empty allocation may return null; one element keeps every buffer a real address.
+        const std::size_t bytes = std::max<std::size_t>(count, 1) * sizeof(T);
+#ifndef CUGRADE_CPU
+        if (pooled_) {
+            CUGRADE_CUDA_CHECK(cudaMallocAsync(&data_, bytes, cudaStreamLegacy));
+            return;
+        }
+#endif
+        CUGRADE_CUDA_CHECK(cudaMalloc(&data_, bytes));
     }
     ~DeviceBuffer() {
         SharedGpu gpu;
+#ifndef CUGRADE_CPU
+        if (pooled_) {
+            cudaFreeAsync(data_, cudaStreamLegacy);
+            return;
+        }
+#endif
         cudaFree(data_);
     }
     DeviceBuffer(const DeviceBuffer&) = delete;
@@ -122,6 +164,7 @@ public:
 private:
     T* data_ = nullptr;
     std::size_t count_;
+    bool pooled_;
 };
 
 // One element of device memory, read or written from the host: a check's first wrong element, a planted extreme.

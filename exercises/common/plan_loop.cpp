@@ -232,6 +232,9 @@ int run_plan(int argc, char** argv, const std::function<CaseOutcome(const plan::
         case_marker = plan.value("case_marker", std::string());
         jobs = plan.value("jobs", false);
         bare_buffers() = plan.value("bare_buffers", false);
+        if (plan.value("separate_allocations", false)) {
+            pooled_device_memory() = false;
+        }
         profile_only() = plan.value("profile", false);
         counters_round() = plan.value("counters_round", false);
         counter_profiler_library() = plan.value("counter_profiler", std::string());
@@ -255,6 +258,7 @@ int run_plan(int argc, char** argv, const std::function<CaseOutcome(const plan::
         // (compute-sanitizer's instrumenting) allocates device memory too.
         channel.share_gpu();
         CUGRADE_CUDA_CHECK(cudaFree(nullptr));
+        keep_freed_device_memory();
         channel.unshare_gpu();
     } catch (const CudaFailure& e) {
         channel.send({{"event", "fatal"}, {"detail", std::string("cannot initialise CUDA: ") + e.what()}});

@@ -29,6 +29,9 @@
 // With "case_marker" in the plan (a run under racecheck), the harness prints a line "MARKER ID" to stdout as each case
 // starts, after its GPU work before is done: a tool's reports printed after it are that case's.
 //
+// With "separate_allocations": true in the plan (a run under a tool), each of the harness's device buffers is an
+// allocation of its own; otherwise they come from a pool the process keeps (cuda_check.cuh).
+//
 // A plan with "jobs": true holds no cases and no device code, and a "case_marker": the checker serves submissions in
 // turn (a race check kept across a batch's submissions of one exercise). After "ready" it reads a job: one line, a
 // JSON object with its "cases" (and "hidden_from"), sent with two descriptors (SCM_RIGHTS): the submission's device

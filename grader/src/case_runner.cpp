@@ -232,6 +232,7 @@ nlohmann::json CaseRunner::plan_for(const std::vector<const CasePlan*>& plan_cas
     }
     plan["gpu_gate"] = gpu_requests_answered(mode);
     plan["bare_buffers"] = mode.bare_buffers;
+    plan["separate_allocations"] = mode.separate_allocations();
     plan["profile"] = mode.profile;
     if (counters_read(launcher)) {
         plan["counter_profiler"] = options_.cupti_library.string();

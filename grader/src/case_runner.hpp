@@ -52,6 +52,11 @@ struct RunMode {
     // A checker kept for a round of profiles (counters_rounds.hpp): each job a slow speed test's call checked and
     // its counters read, the profiler attached throughout.
     bool counters_round = false;
+
+    // Under a tool, each of the harness's buffers is an allocation of its own, as the tool sees them (a stray access
+    // past one falls outside every allocation, not in a neighbour from a pool); a plain run pools them
+    // (cuda_check.cuh says why).
+    bool separate_allocations() const { return !tool.empty(); }
 };
 
 // Runs cases in harness processes, restarting after each failure, and records what became of every case.

@@ -43,6 +43,7 @@ std::unique_ptr<KeptChecker> CaseRunner::start_kept_checker(const std::string& k
     plan["case_marker"] = checker->marker;
     plan["gpu_gate"] = gpu_requests_answered(mode);
     plan["bare_buffers"] = mode.bare_buffers;
+    plan["separate_allocations"] = mode.separate_allocations();
     if (mode.counters_round) {
         plan["counters_round"] = true;
         plan["counter_profiler"] = options_.cupti_library.string();
