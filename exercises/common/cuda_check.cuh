@@ -106,9 +106,19 @@ inline bool& pooled_device_memory() {
     return pooled;
 }
 
-// Keeps what the pool is given back (its release threshold at most), once the context is made.
-inline void keep_freed_device_memory() {
+// Once the context is made: where the device has no memory pools (an old driver, some virtualised GPUs), buffers are
+// allocations of their own; otherwise the pool keeps what it is given back (its release threshold at most).
+inline void set_up_device_memory() {
 #ifndef CUGRADE_CPU
+    if (!pooled_device_memory()) {
+        return;
+    }
+    int pools = 0;
+    if (cudaDeviceGetAttribute(&pools, cudaDevAttrMemoryPoolsSupported, 0) != cudaSuccess || pools == 0) {
+        cudaGetLastError();
+        pooled_device_memory() = false;
+        return;
+    }
     cudaMemPool_t pool{};
     CUGRADE_CUDA_CHECK(cudaDeviceGetDefaultMemPool(&pool, 0));
     unsigned long long keep_all = ~0ULL;

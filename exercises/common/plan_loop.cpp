@@ -258,7 +258,7 @@ int run_plan(int argc, char** argv, const std::function<CaseOutcome(const plan::
         // (compute-sanitizer's instrumenting) allocates device memory too.
         channel.share_gpu();
         CUGRADE_CUDA_CHECK(cudaFree(nullptr));
-        keep_freed_device_memory();
+        set_up_device_memory();
         channel.unshare_gpu();
     } catch (const CudaFailure& e) {
         channel.send({{"event", "fatal"}, {"detail", std::string("cannot initialise CUDA: ") + e.what()}});
