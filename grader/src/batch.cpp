@@ -15,14 +15,15 @@
 #include <thread>
 
 #include "archive.hpp"
+#include "batch_progress.hpp"
 #include "case_runner.hpp"
-#include "checker_pool.hpp"
 #include "class_layout.hpp"
+#include "class_plans.hpp"
 #include "class_report.hpp"
+#include "class_sources.hpp"
 #include "config.hpp"
 #include "counters_rounds.hpp"
 #include "course_file.hpp"
-#include "csv.hpp"
 #include "cugrade/error.hpp"
 #include "cugrade/grading.hpp"
 #include "cugrade/json_file.hpp"
@@ -31,70 +32,18 @@
 #include "exercise_choice.hpp"
 #include "exports.hpp"
 #include "file_io.hpp"
+#include "gradebook.hpp"
+#include "grading_contexts.hpp"
 #include "hash.hpp"
 #include "parallel.hpp"
 #include "results_store.hpp"
 #include "roster.hpp"
-#include "same_code_profiles.hpp"
 #include "student_locks.hpp"
 #include "submission_queue.hpp"
 
 namespace cugrade {
 namespace fs = std::filesystem;
 namespace {
-
-struct ExercisePlan {
-    Exercise exercise;
-    Rubric rubric;
-    std::vector<std::string> groups;          // in rubric order, the speed test last
-    std::map<std::string, double> group_max;  // points possible per group
-    double max_points = 0.0;
-    std::string revision;                     // digests of the course files the grading depends on
-};
-
-// What a student's grade depends on from the course: the exercise's files, the shared harness code, the rubric.
-std::string course_revision(const Course& course, const Exercise& exercise, const Rubric& rubric) {
-    std::string revision;
-    for (const fs::path& file :
-         {exercise.contract_header, exercise.harness_source, exercise.reference_source, rubric.file}) {
-        revision += fmt::format("  {} {}\n", file.filename().string(), file_digest(file));
-    }
-    for (const auto& file : regular_files_under(course.common_dir())) {
-        revision += fmt::format("  common/{} {}\n", file.lexically_relative(course.common_dir()).string(),
-                                file_digest(file));
-    }
-    return revision;
-}
-
-std::vector<ExercisePlan> load_plans(const Course& course, const std::vector<std::string>& chosen) {
-    std::vector<std::string> names = chosen.empty() ? course.exercise_names() : chosen;
-    std::sort(names.begin(), names.end());
-    names.erase(std::unique(names.begin(), names.end()), names.end());
-    if (names.empty()) {
-        throw UsageError(fmt::format("the course at '{}' has no exercises", course.root.string()));
-    }
-    std::vector<ExercisePlan> plans;
-    for (const auto& name : names) {
-        ExercisePlan plan;
-        plan.exercise = load_exercise(course, name);
-        plan.rubric = load_exercise_rubric(plan.exercise, course.rubric_for(name));
-        if (plan.rubric.exercise != name) {
-            throw UsageError(fmt::format("rubric '{}' is for exercise '{}', not '{}'", plan.rubric.file.string(),
-                                         plan.rubric.exercise, name));
-        }
-        for (const CasePlan& c : plan_cases(plan.rubric)) {
-            if (!plan.group_max.contains(c.group)) {
-                plan.groups.push_back(c.group);
-            }
-            plan.group_max[c.group] += c.max_points;
-            plan.max_points += c.max_points;
-        }
-        plan.max_points = round_points(plan.max_points);
-        plan.revision = course_revision(course, plan.exercise, plan.rubric);
-        plans.push_back(std::move(plan));
-    }
-    return plans;
-}
 
 // What a student's results are graded from: cugrade, the GPU, the course's files, and the student's folder (every
 // file's name and size, the graded files' contents). Compared in full with key.txt.
@@ -144,46 +93,6 @@ std::vector<std::string> file_notes(const ExercisePlan& plan, const FoundFile& f
     return notes;
 }
 
-// The gradebook's view of one student: row.json in the student's folder.
-nlohmann::json student_row(const StudentFolder& student, const std::vector<ExercisePlan>& plans, const Report& report,
-                           const std::vector<std::string>& notes) {
-    nlohmann::json exercises = nlohmann::json::object();
-    bool any_present = false, any_error = false, any_build_failed = false, any_skipped = false;
-    for (std::size_t e = 0; e < plans.size(); ++e) {
-        const ExercisePlan& plan = plans[e];
-        nlohmann::json groups = nlohmann::json::object();
-        for (const auto& group : plan.groups) {
-            groups[group] = 0.0;
-        }
-        double points = 0.0;
-        const auto graded = std::find_if(report.exercises.begin(), report.exercises.end(),
-                                         [&](const ExerciseReport& r) { return r.exercise == plan.exercise.name; });
-        if (graded != report.exercises.end()) {
-            any_present = true;
-            any_error = any_error || graded->error.has_value();
-            any_build_failed = any_build_failed || (graded->build.attempted && !graded->build.ok && !graded->error);
-            any_skipped = any_skipped || graded->skipped_reason.has_value();
-            for (const ScoredCase& c : graded->cases) {
-                groups[c.plan.group] = round_points(groups[c.plan.group].get<double>() + c.points);
-            }
-            points = graded->points();
-        }
-        exercises[plan.exercise.name] = {{"points", points}, {"max", plan.max_points}, {"groups", groups}};
-    }
-    const std::string status = !any_present        ? "missing"
-                               : any_error        ? "error"
-                               : any_build_failed ? "build_failed"
-                               : any_skipped      ? "skipped"
-                                                  : "graded";
-    return {{"id", student.id},
-            {"name", student.name},
-            {"email", student.email},
-            {"submitted_at", student.submitted_at ? nlohmann::json(*student.submitted_at) : nlohmann::json()},
-            {"status", status},
-            {"notes", notes},
-            {"exercises", exercises}};
-}
-
 // The waits without a place, where there were any: of cases set aside for a quiet GPU, and of slow speed tests for a
 // round of profiles; apart from the GPU's other waits, since the submission's place was given up meanwhile.
 // `decimals` and `unit`: how the line writes its other figures.
@@ -198,9 +107,6 @@ std::string placeless_wait_words(const StageSeconds& t, int decimals, const char
     }
     return words;
 }
-
-// A row that lost its points to cugrade or the compiler rather than to wrong answers: counted as failed.
-bool counts_as_failed(const std::string& status) { return status == "error" || status == "build_failed"; }
 
 // One student graded: the files of RESULTS/students/ID/, and the row's status and points for the log.
 struct GradedStudent {
@@ -255,314 +161,6 @@ GradedStudent student_results(const StudentFolder& student, const std::vector<Ex
     return result;
 }
 
-// What one GPU's share of a batch may hold at once: the largest cases of a speed test (their inputs, copies to check
-// them against, the L2 flush) take a few GiB, so a GPU grades no more submissions at once than 8 GiB each allows. A
-// class of sum, minmax and transpose held at most 50.4 GiB of an H200's memory with 12 students at once, 63.5 GiB
-// with 16: an 80 GiB H100 takes 8 at once, as an H200 does.
-constexpr std::uint64_t gpu_bytes_per_place = std::uint64_t{8} << 30;
-
-// A batch's worker leaves a profile out after this long, rather than hold its share of the GPU idle.
-constexpr double batch_profile_wait_seconds = 5.0;
-
-// Submissions one kept checker serves before it ends (checker_pool.hpp).
-constexpr int kept_checker_jobs = 16;
-// The longest a slow speed test waits for others of its exercise to share its round of profiles: a checker's first
-// profile costs CUPTI's start (about 0.5 s of the GPU alone), each later one in the same round about 0.17 s.
-constexpr std::chrono::seconds counters_round_wait{60};
-
-// The contexts the grading workers run in: on each GPU chosen, `gpu_jobs` workers sharing the GPU's gate; without a
-// GPU, one per build job (grading then only reads builds and inspects them).
-std::vector<GradingContext> gpu_contexts(const GradingContext& base, const BatchOptions& options, unsigned jobs) {
-    std::vector<GradingContext> contexts;
-    if (!base.gpu.available) {
-        if (!options.gpus.empty()) {
-            throw UsageError(fmt::format("--gpus: {}", base.gpu.unavailable_reason));
-        }
-        contexts.assign(jobs, base);
-        for (auto& context : contexts) {
-            context.concurrent_jobs = jobs;
-        }
-        return contexts;
-    }
-    std::string reason;
-    const std::vector<GpuInfo> visible = probe_gpus(reason);
-    std::vector<GpuInfo> chosen;
-    if (options.gpus.empty()) {
-        std::copy_if(visible.begin(), visible.end(), std::back_inserter(chosen),
-                     [](const GpuInfo& gpu) { return gpu.available; });
-    }
-    for (const int index : options.gpus) {
-        if (index < 0 || index >= static_cast<int>(visible.size()) || !visible[index].available) {
-            throw UsageError(fmt::format("--gpus {}: this machine shows {} GPU{} (numbered from 0)", index,
-                                         visible.size(), visible.size() == 1 ? "" : "s"));
-        }
-        if (std::none_of(chosen.begin(), chosen.end(), [&](const GpuInfo& gpu) { return gpu.index == index; })) {
-            chosen.push_back(visible[index]);
-        }
-    }
-    if (chosen.empty()) {
-        throw std::runtime_error(fmt::format("no GPU to grade on: {}", reason));
-    }
-    for (const auto& gpu : chosen) {
-        if (gpu.name != chosen.front().name) {
-            throw UsageError(fmt::format("--gpus: GPU {} is an {} and GPU {} an {}; speed is graded against one kind of "
-                                         "GPU, so choose GPUs of one kind",
-                                         chosen.front().index, chosen.front().name, gpu.index, gpu.name));
-        }
-    }
-    // The harness finds its GPU by UUID in CUDA_VISIBLE_DEVICES, unless it is the one CUDA shows first anyway.
-    const bool name_each = chosen.size() > 1 || chosen.front().index != 0;
-    for (const auto& gpu : chosen) {
-        if (name_each && gpu.uuid.empty()) {
-            throw std::runtime_error(fmt::format(
-                "the NVIDIA driver gives no UUID for GPU {}, so cugrade cannot send work to it alone; grade on GPU 0",
-                gpu.index));
-        }
-    }
-    const unsigned cores = usable_cores();
-    unsigned per_gpu = options.gpu_jobs;
-    if (per_gpu == 0) {
-        // A submission's cases keep about two cores busy (the checker and the submission's runner).
-        per_gpu = std::clamp<unsigned>(cores / 2 / static_cast<unsigned>(chosen.size()), 1, 8);
-        if (chosen.front().total_memory_bytes > 0) {
-            per_gpu = std::clamp<unsigned>(
-                static_cast<unsigned>(chosen.front().total_memory_bytes / gpu_bytes_per_place), 1, per_gpu);
-        }
-    }
-    for (const auto& gpu : chosen) {
-        // Four times as many workers as places: a submission whose case waits for a quiet GPU (a kernel that seems to
-        // hang while a speed test waits), or whose slow speed test waits for a round of profiles, gives its place to
-        // another meanwhile, and a place's worth of each of those may wait at once beside the places.
-        const auto gate = per_gpu > 1 ? std::make_shared<GpuGate>(GpuGate::default_patience, per_gpu) : nullptr;
-        const unsigned workers = gate ? 4 * per_gpu : per_gpu;
-        // Three times as many kept checkers wait between submissions as are graded at once (a race check and a
-        // memory check each, and a wrong answer's reruns for about a third of them); each serves at most
-        // kept_checker_jobs submissions (its CPU time adds up against the rubric's limit for one).
-        const auto pool = std::make_shared<CheckerPool>(gate, 3 * per_gpu, kept_checker_jobs);
-        const auto profiles = std::make_shared<SameCodeProfiles>();
-        // Slow speed tests profiled in rounds of an exercise's, as many as places, none waiting longer than
-        // counters_round_wait for the others (counters_rounds.hpp).
-        const auto rounds = gate ? std::make_shared<CountersRounds>(gate.get(), per_gpu, counters_round_wait,
-                                                                    &CaseRunner::run_counters_round)
-                                 : nullptr;
-        for (unsigned j = 0; j < workers; ++j) {
-            GradingContext context = base;
-            context.gpu = gpu;
-            context.gpu_gate = gate;
-            context.checker_pool = pool;
-            context.same_code_profiles = profiles;
-            context.counters_rounds = rounds;
-            context.holds_gpu_place = gate != nullptr;
-            context.gpu_device = name_each ? gpu.uuid : "";
-            context.profile_wait_seconds = batch_profile_wait_seconds;
-            context.concurrent_jobs = workers * static_cast<unsigned>(chosen.size());
-            contexts.push_back(std::move(context));
-        }
-    }
-    return contexts;
-}
-
-// Submissions graded at once over all GPUs: one per worker, where workers take no places; else the places of each
-// GPU's gate.
-unsigned submissions_at_once(const std::vector<GradingContext>& contexts) {
-    unsigned at_once = 0;
-    std::set<const GpuGate*> gates;
-    for (const auto& context : contexts) {
-        if (!context.holds_gpu_place) {
-            ++at_once;
-        } else if (gates.insert(context.gpu_gate.get()).second) {
-            at_once += context.gpu_gate->places();
-        }
-    }
-    return at_once;
-}
-
-// What a batch says while it works: on a terminal one line rewritten in place (done/total, running, failed, elapsed,
-// estimated time left); elsewhere a plain line per student, for a log.
-class BatchProgress {
-public:
-    BatchProgress(std::ostream* out, bool live) : out_(out), live_(live) {}
-
-    void line(const std::string& text) {
-        std::lock_guard lock(mutex_);
-        if (out_ != nullptr) {
-            *out_ << (live_ && status_shown_ ? "\r\033[K" : "") << "cugrade: " << text << std::endl;
-            status_shown_ = false;
-        }
-    }
-
-    // A stage begins: `total` items, counted by done().
-    void stage(std::string name, std::size_t total) {
-        std::lock_guard lock(mutex_);
-        stage_ = std::move(name);
-        total_ = total;
-        done_ = failed_ = 0;
-        started_ = std::chrono::steady_clock::now();
-    }
-
-    // One item of the stage finished; `what` is its plain line.
-    void done(bool failed, const std::string& what) {
-        std::lock_guard lock(mutex_);
-        ++done_;
-        failed_ += failed;
-        if (out_ == nullptr) {
-            return;
-        }
-        if (!live_) {
-            *out_ << "cugrade: " << fmt::format("[{}/{}] {}", done_, total_, what) << std::endl;
-            return;
-        }
-        const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
-        const double left = done_ > 0 ? elapsed / static_cast<double>(done_) * static_cast<double>(total_ - done_) : 0;
-        *out_ << fmt::format("\r\033[K{} {}/{}, {} failed, {:.0f} s elapsed, about {:.0f} s left", stage_, done_,
-                             total_, failed_, elapsed, left)
-              << std::flush;
-        status_shown_ = true;
-    }
-
-    void finish() {
-        std::lock_guard lock(mutex_);
-        if (out_ != nullptr && live_ && status_shown_) {
-            *out_ << "\n";
-            status_shown_ = false;
-        }
-    }
-
-private:
-    std::ostream* out_;
-    bool live_;
-    bool status_shown_ = false;
-    std::mutex mutex_;
-    std::string stage_;
-    std::size_t total_ = 0, done_ = 0, failed_ = 0;
-    std::chrono::steady_clock::time_point started_;
-};
-
-// One gradebook row's figures, as both the gradebook and its Canvas variant need them.
-struct RowFigures {
-    std::string name, email, section, submitted_at;
-    Lateness late;
-    double earned = 0.0;   // before the penalty
-    double penalty = 0.0;  // points
-    double total = 0.0;
-};
-
-RowFigures figures_of(const nlohmann::json& row, const std::vector<ExercisePlan>& plans,
-                      const std::map<std::string, RosterEntry>& roster, const std::optional<LatePolicy>& late) {
-    RowFigures f;
-    const auto person = roster.find(row.at("id").get<std::string>());
-    f.name = person != roster.end() ? person->second.name : row.value("name", std::string());
-    f.email = person != roster.end() ? person->second.email : row.value("email", std::string());
-    f.section = person != roster.end() ? person->second.section : "";
-    const auto& time = row.value("submitted_at", nlohmann::json());
-    f.submitted_at = time.is_string() ? time.get<std::string>() : "";
-    for (const auto& plan : plans) {
-        f.earned += row.at("exercises").value(plan.exercise.name, nlohmann::json::object()).value("points", 0.0);
-    }
-    f.earned = round_points(f.earned);
-    if (late && !f.submitted_at.empty()) {
-        f.late = lateness(*late, f.submitted_at);
-    }
-    f.penalty = round_points(f.earned * f.late.penalty_fraction);
-    f.total = round_points(f.earned - f.penalty);
-    return f;
-}
-
-double total_possible(const std::vector<ExercisePlan>& plans) {
-    double total = 0.0;
-    for (const auto& plan : plans) {
-        total += plan.max_points;
-    }
-    return round_points(total);
-}
-
-std::string gradebook_csv(const std::vector<ExercisePlan>& plans, const std::vector<nlohmann::json>& rows,
-                          const std::vector<RowFigures>& figures) {
-    std::vector<std::string> header = {"id", "name", "email", "section", "submitted_at", "late_days"};
-    std::vector<std::string> possible = {"(points possible)", "", "", "", "", ""};
-    for (const auto& plan : plans) {
-        for (const auto& group : plan.groups) {
-            header.push_back(plan.exercise.name + ":" + group);
-            possible.push_back(format_points(round_points(plan.group_max.at(group))));
-        }
-        header.push_back(plan.exercise.name);
-        possible.push_back(format_points(plan.max_points));
-    }
-    const std::string total_max = format_points(total_possible(plans));
-    header.insert(header.end(), {"penalty", "total", "max", "status", "notes"});
-    possible.insert(possible.end(), {"", total_max, total_max, "", ""});
-    std::string text = csv::row(header) + csv::row(possible);
-    for (std::size_t r = 0; r < rows.size(); ++r) {
-        const nlohmann::json& row = rows[r];
-        const RowFigures& f = figures[r];
-        std::vector<std::string> cells = {row.at("id").get<std::string>(), f.name, f.email, f.section, f.submitted_at,
-                                          std::to_string(f.late.days)};
-        for (const auto& plan : plans) {
-            const auto& exercise = row.at("exercises").value(plan.exercise.name, nlohmann::json::object());
-            const auto& groups = exercise.value("groups", nlohmann::json::object());
-            for (const auto& group : plan.groups) {
-                cells.push_back(format_points(groups.value(group, 0.0)));
-            }
-            cells.push_back(format_points(exercise.value("points", 0.0)));
-        }
-        const std::vector<std::string> notes = row.value("notes", std::vector<std::string>{});
-        cells.insert(cells.end(), {format_points(f.penalty), format_points(f.total), total_max,
-                                   row.at("status").get<std::string>(), fmt::format("{}", fmt::join(notes, "; "))});
-        text += csv::row(cells);
-    }
-    return text;
-}
-
-// Canvas's gradebook import: Student, ID, SIS User ID, SIS Login ID, Section, then the assignment's column, with
-// a "Points Possible" row first. Canvas matches rows by SIS User ID (the student's id here).
-std::string canvas_csv(const std::vector<ExercisePlan>& plans, const std::vector<nlohmann::json>& rows,
-                       const std::vector<RowFigures>& figures, const std::string& assignment) {
-    std::string text = csv::row({"Student", "ID", "SIS User ID", "SIS Login ID", "Section", assignment}) +
-                       csv::row({"Points Possible", "", "", "", "", format_points(total_possible(plans))});
-    for (std::size_t r = 0; r < rows.size(); ++r) {
-        const RowFigures& f = figures[r];
-        const std::string id = rows[r].at("id").get<std::string>();
-        text += csv::row({f.name.empty() ? id : f.name, "", id, f.email, f.section, format_points(f.total)});
-    }
-    return text;
-}
-
-// Every student's graded files, read once for the similarity folders and the class report: id -> exercise -> bytes.
-using ClassSources = std::map<std::string, std::map<std::string, std::string>>;
-
-ClassSources read_class_sources(const std::vector<ExercisePlan>& plans, const ClassLayout& layout) {
-    ClassSources sources;
-    for (const auto& student : layout.students) {
-        for (std::size_t e = 0; e < plans.size(); ++e) {
-            if (!student.files[e].present) {
-                continue;
-            }
-            SubmissionFile file = read_submission(student.folder, plans[e].exercise.submission_file);
-            if (!file.refused) {
-                sources[student.id][plans[e].exercise.name] = std::move(file.bytes);
-            }
-        }
-    }
-    return sources;
-}
-
-// RESULTS/similarity/EXERCISE/ID.cu: every graded file, named by its student, for MOSS, JPlag or Dolos.
-void write_similarity_folders(const std::vector<ExercisePlan>& plans, const ClassSources& sources,
-                              const fs::path& root) {
-    std::error_code ec;
-    fs::remove_all(root, ec);
-    for (const auto& plan : plans) {
-        const fs::path folder = root / plan.exercise.name;
-        fs::create_directories(folder);
-        const std::string extension = fs::path(plan.exercise.submission_file).extension().string();
-        for (const auto& [id, files] : sources) {
-            if (const auto file = files.find(plan.exercise.name); file != files.end()) {
-                write_file(folder / (id + extension), file->second);
-            }
-        }
-    }
-}
-
 std::string class_report(const std::vector<ExercisePlan>& plans, const std::vector<nlohmann::json>& rows,
                          const std::vector<RowFigures>& figures, const ClassSources& sources,
                          const ResultsStore& store, const fs::path& results) {
@@ -597,15 +195,6 @@ std::string class_report(const std::vector<ExercisePlan>& plans, const std::vect
     }
     return class_report_html(fmt::format("cugrade: {}", results.filename().string()), exercises,
                              total_possible(plans), students);
-}
-
-// The files each exercise grades, in the order of `plans`: what a class layout looks for in a student's folder.
-std::vector<std::pair<std::string, std::string>> graded_files(const std::vector<ExercisePlan>& plans) {
-    std::vector<std::pair<std::string, std::string>> files;
-    for (const auto& plan : plans) {
-        files.emplace_back(plan.exercise.name, plan.exercise.submission_file);
-    }
-    return files;
 }
 
 // The exercises a class is graded on (exercise_choice.hpp); the folders are read for the files handed in only when

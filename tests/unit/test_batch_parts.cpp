@@ -22,6 +22,7 @@
 #include "cugrade/error.hpp"
 #include "exports.hpp"
 #include "file_io.hpp"
+#include "gradebook.hpp"
 #include "course_file.hpp"
 #include "exercise_choice.hpp"
 #include "late_policy.hpp"
@@ -465,4 +466,52 @@ TEST_CASE("the course is --course, then CUGRADE_COURSE, then found from the curr
         CHECK(std::string(e.what()) == "no course found: give --course DIR, set CUGRADE_COURSE, or run cugrade inside "
                                        "a course folder (one with exercises/ and rubrics/)");
     }
+}
+
+TEST_CASE("a gradebook row per student: each group's points, the roster's name, the late penalty, Canvas's total") {
+    ExercisePlan sum;
+    sum.exercise.name = "sum";
+    sum.groups = {"edges", "speed"};
+    sum.group_max = {{"edges", 60.0}, {"speed", 40.0}};
+    sum.max_points = 100.0;
+    const std::vector<ExercisePlan> plans = {sum};
+    const auto row = [](const std::string& id, const std::string& status, double edges, double speed,
+                        const nlohmann::json& submitted_at) {
+        return nlohmann::json{{"id", id},
+                              {"name", "from the folder"},
+                              {"email", id + "@example.edu"},
+                              {"submitted_at", submitted_at},
+                              {"status", status},
+                              {"notes", status == "graded" ? nlohmann::json::array()
+                                                           : nlohmann::json::array({"sum: no sum.cu"})},
+                              {"exercises",
+                               {{"sum", {{"points", edges + speed},
+                                         {"max", 100.0},
+                                         {"groups", {{"edges", edges}, {"speed", speed}}}}}}}};
+    };
+    const std::vector<nlohmann::json> rows = {row("s1", "graded", 60.0, 15.5, "2026-03-02T10:00:00Z"),
+                                              row("s2", "build_failed", 0.0, 0.0, nullptr)};
+    const std::map<std::string, RosterEntry> roster = {{"s1", {"s1", "Ada, Countess", "ada@example.edu", "A"}}};
+    const LatePolicy late{.due = *parse_time("2026-03-01T23:59:00Z"), .penalty_per_day = 10.0};
+    const std::vector<RowFigures> figures = {figures_of(rows[0], plans, roster, late),
+                                             figures_of(rows[1], plans, roster, late)};
+    CHECK(figures[0].name == "Ada, Countess");  // the roster's name over the folder's
+    CHECK(figures[0].late.days == 1);
+    CHECK(figures[0].total == Approx(67.95));
+    CHECK(figures[1].name == "from the folder");
+    CHECK(figures[1].late.days == 0);  // no time: on time
+    CHECK(gradebook_csv(plans, rows, figures) ==
+          "id,name,email,section,submitted_at,late_days,sum:edges,sum:speed,sum,penalty,total,max,status,notes\r\n"
+          "(points possible),,,,,,60,40,100,,100,100,,\r\n"
+          "s1,\"Ada, Countess\",ada@example.edu,A,2026-03-02T10:00:00Z,1,60,15.5,75.5,7.55,67.95,100,graded,\r\n"
+          "s2,from the folder,s2@example.edu,,,0,0,0,0,0,0,100,build_failed,sum: no sum.cu\r\n");
+    CHECK(canvas_csv(plans, rows, figures, "Lab 1") ==
+          "Student,ID,SIS User ID,SIS Login ID,Section,Lab 1\r\n"
+          "Points Possible,,,,,100\r\n"
+          "\"Ada, Countess\",,s1,ada@example.edu,A,67.95\r\n"
+          "from the folder,,s2,s2@example.edu,,0\r\n");
+    CHECK(counts_as_failed("build_failed"));
+    CHECK(counts_as_failed("error"));
+    CHECK_FALSE(counts_as_failed("graded"));
+    CHECK_FALSE(counts_as_failed("missing"));
 }
