@@ -90,7 +90,9 @@ decltype(auto) blamed_on(const std::string& which_call, Work&& work) {
     }
 }
 
-// Makes a call of the submission's without waiting for it: the first wait after it (then_waited) answers for it.
+// Makes a call of the submission's without waiting for it: the first wait after it, blamed on the call too, answers
+// for its kernels. Each wait is a turn among the processes that share the GPU, so a call and the work queued behind
+// it (the reading of its footprint) are waited for once.
 template <class Call>
 void launch_submission(Call&& call, const std::string& which_call) {
     submission_has_run() = true;
@@ -100,17 +102,10 @@ void launch_submission(Call&& call, const std::string& which_call) {
     });
 }
 
-// The wait after a launched call, with whatever work was queued behind it: each wait is a turn among the processes
-// that share the GPU, so a call and the reading of its footprint are waited for once.
-template <class Wait>
-decltype(auto) then_waited(const std::string& which_call, Wait&& wait) {
-    return blamed_on(which_call, std::forward<Wait>(wait));
-}
-
 template <class Call>
 void call_submission(Call&& call, const std::string& which_call) {
     launch_submission(std::forward<Call>(call), which_call);
-    then_waited(which_call, [] { CUGRADE_CUDA_CHECK(cudaDeviceSynchronize()); });
+    blamed_on(which_call, [] { CUGRADE_CUDA_CHECK(cudaDeviceSynchronize()); });
 }
 
 // What is wrong with the state a call left behind, before its results are even read: writes outside the outputs,
@@ -266,8 +261,7 @@ CaseOutcome run_checked_calls(const plan::Case& c, const CaseCalls<Signature>& c
             }
         }
         // The footprint's work goes on the legacy default stream, which waits for the call's (a blocking stream).
-        if (std::string broken =
-                then_waited(which, [&] { return broken_contract(calls, inputs, set, footprint); });
+        if (std::string broken = blamed_on(which, [&] { return broken_contract(calls, inputs, set, footprint); });
             !broken.empty()) {
             return {which + ": " + broken};
         }
