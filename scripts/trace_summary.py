@@ -3,8 +3,8 @@
 longest process, and how the processes ended; what a submission costs on average; then the submissions that cost the
 most; then the times the GPU was held alone (speed tests, profiled calls): how long they held it and for what (the
 counters' turns, or the case's group), how long each waited for it, and what the work that left last before it was;
-then the cases' own time (waits for the GPU excluded) by exercise, case group and tool, and the slowest cases; then
-the cases set aside (a seeming hang that kept a speed test waiting, stopped and run again once the GPU was quiet) and
+then the cases' own time (waits for the GPU excluded) by exercise, case group and tool, with each one's median, and
+the slowest cases; then the cases set aside (a seeming hang that kept a speed test waiting, stopped and run again once the GPU was quiet) and
 how long their submissions waited; then why Nsight Compute was asked (the harness's own counters said why they were
 not enough); then what the harness's own counters cost, step by step, and the rounds of profiles; then the class's end: when its last student
 started, how many were graded at once after that, and what ran beside each quiet round.
@@ -15,6 +15,7 @@ FIXTURES, a class made by scripts/class-benchmark.sh (its fixtures.txt: student,
 fixture's submissions cost: their processes by tool, their seconds, and their share of all the processes' time."""
 import collections
 import json
+import statistics
 import sys
 
 lines = [json.loads(line) for line in open(sys.argv[1]) if line.strip()]
@@ -148,16 +149,14 @@ if alone:
 
 if cases:
     # A submission's label ends with its file (sum.cu); a case's group is its id's first part (edges/n=0/... ).
-    by_group = collections.defaultdict(lambda: [0, 0.0, 0.0])
+    by_group = collections.defaultdict(list)
     for r in cases:
-        group = by_group[(r["submission"].rsplit("/", 1)[-1], r["case"].split("/")[0], r["tool"])]
-        group[0] += 1
-        group[1] += r["seconds"]
-        group[2] = max(group[2], r["seconds"])
+        by_group[(r["submission"].rsplit("/", 1)[-1], r["case"].split("/")[0], r["tool"])].append(r["seconds"])
     total = sum(r["seconds"] for r in cases)
-    print(f"the cases: {len(cases)} runs, {total:.1f} s (file, group, tool: runs, seconds, longest):")
-    for (file, group, tool), (n, seconds, longest) in sorted(by_group.items(), key=lambda item: -item[1][1])[:15]:
-        print(f"    {file + ' ' + group + ' ' + tool:<36} {n:>5} {seconds:>7.1f} {longest:>7.2f}")
+    print(f"the cases: {len(cases)} runs, {total:.1f} s (file, group, tool: runs, seconds, median ms, longest s):")
+    for (file, group, tool), seconds in sorted(by_group.items(), key=lambda item: -sum(item[1]))[:15]:
+        print(f"    {file + ' ' + group + ' ' + tool:<36} {len(seconds):>5} {sum(seconds):>7.1f} "
+              f"{1000 * statistics.median(seconds):>7.1f} {max(seconds):>7.2f}")
     print("  the slowest cases:")
     for r in sorted(cases, key=lambda r: -r["seconds"])[:8]:
         print(f"    {r['seconds']:6.2f} s  {r['submission']} {r['case']} ({r['tool']})")
