@@ -4,10 +4,11 @@ longest process, and how the processes ended; what a submission costs on average
 most; then the times the GPU was held alone (speed tests, profiled calls): how long they held it and for what (the
 counters' turns, or the case's group), how long each waited for it, and what the work that left last before it was;
 then the cases' own time (waits for the GPU excluded) by exercise, case group and tool, with each one's median, and
-the slowest cases; then the cases set aside (a seeming hang that kept a speed test waiting, stopped and run again once the GPU was quiet) and
-how long their submissions waited; then why Nsight Compute was asked (the harness's own counters said why they were
-not enough); then what the harness's own counters cost, step by step, and the rounds of profiles; then the class's end: when its last student
-started, how many were graded at once after that, and what ran beside each quiet round.
+the slowest cases; then the cases set aside (a seeming hang that kept a speed test waiting, stopped and run again
+once the GPU was quiet) and how long their submissions waited; then why Nsight Compute was asked (the harness's own
+counters said why they were not enough); then what the harness's own counters cost, step by step, and the rounds of
+profiles; then the class's end: when its last student started, how many were graded at once after that, and what ran
+beside each quiet round.
 
     scripts/trace_summary.py TRACE [FIXTURES]
 
