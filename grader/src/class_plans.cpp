@@ -11,9 +11,9 @@
 namespace cugrade {
 namespace fs = std::filesystem;
 
-// What a student's grade depends on from the course: the exercise's files, the shared harness code, the rubric.
 namespace {
 
+// What a student's grade depends on from the course: the exercise's files, the shared harness code, the rubric.
 std::string course_revision(const Course& course, const Exercise& exercise, const Rubric& rubric) {
     std::string revision;
     for (const fs::path& file :
