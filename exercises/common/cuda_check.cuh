@@ -126,6 +126,16 @@ inline void set_up_device_memory() {
 #endif
 }
 
+// Gives the pool's freed memory back to the device, once every free queued before has happened.
+inline void release_pooled_device_memory() {
+#ifndef CUGRADE_CPU
+    cudaMemPool_t pool{};
+    if (cudaDeviceSynchronize() == cudaSuccess && cudaDeviceGetDefaultMemPool(&pool, 0) == cudaSuccess) {
+        cudaMemPoolTrimTo(pool, 0);
+    }
+#endif
+}
+
 // Device memory of the harness's own. Pooled, it is allocated and freed in the order of the legacy default stream,
 // which every harness stream waits for (they are blocking streams): it is reused only after the work queued before
 // its free.
@@ -141,6 +151,13 @@ public:
         const std::size_t bytes = std::max<std::size_t>(count, 1) * sizeof(T);
 #ifndef CUGRADE_CPU
         if (pooled_) {
+            if (cudaMallocAsync(&data_, bytes, cudaStreamLegacy) == cudaSuccess) {
+                return;
+            }
+            // The pool may hold freed memory in pieces too small for this buffer: given back, it is asked once more,
+            // so that a pooled harness needs no more memory than its largest case.
+            cudaGetLastError();
+            release_pooled_device_memory();
             CUGRADE_CUDA_CHECK(cudaMallocAsync(&data_, bytes, cudaStreamLegacy));
             return;
         }
