@@ -7,14 +7,13 @@
 #include "cugrade/process.hpp"
 #include "file_io.hpp"
 #include "sandbox_paths.hpp"
+#include "sandbox_rules.hpp"
 
 namespace cugrade {
 namespace fs = std::filesystem;
 using sandbox_paths::absolute_path;
 
 namespace {
-
-bool running_as_root() { return ::geteuid() == 0; }
 
 // Binds `path` read-only where it is; a link (/bin -> usr/bin on merged systems) stays a link.
 void bind_read_only(std::vector<std::string>& args, const fs::path& path) {

@@ -1,5 +1,5 @@
-// What a sandbox policy comes to in the kernel's terms, shared by the launch (sandbox.cpp) and by what cugrade says
-// contains a program (sandbox_description.cpp), so that the two cannot drift apart.
+// What a sandbox policy comes to in the kernel's terms, shared by the launch (sandbox.cpp, bubblewrap.cpp) and by what
+// cugrade says contains a program (sandbox_description.cpp), so that they cannot drift apart.
 #pragma once
 
 #include <sys/resource.h>
