@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "answer_explanation.hpp"
+#include "case_markers.hpp"
 #include "harness_records.hpp"
 #include "machine_lock.hpp"
 #include "protocol.hpp"
@@ -46,47 +47,6 @@ CaseResult interrupted(const ExitStatus& status, double case_seconds, const std:
         return {Status::crashed, fmt::format("the program {} during this case", status.describe())};
     }
     return {Status::exited_early, fmt::format("the program {} before reporting this case", status.describe())};
-}
-
-// What a process printed, split at the harness's case markers (a line "MARKER ID", printed as case ID starts): each
-// case's part, and the output without the markers.
-struct MarkedOutput {
-    std::map<std::string, std::string> by_case;
-    std::vector<std::string> order;  // the cases, as they started
-    std::string unmarked;
-};
-
-MarkedOutput split_at_markers(const std::string& output, const std::string& marker) {
-    MarkedOutput split;
-    const std::string tag = marker + " ";
-    std::string* current = nullptr;
-    std::size_t line_start = 0;
-    while (line_start < output.size()) {
-        std::size_t line_end = output.find('\n', line_start);
-        line_end = line_end == std::string::npos ? output.size() : line_end + 1;
-        const std::string_view line(output.data() + line_start, line_end - line_start);
-        if (const std::size_t at = line.find(tag); at != std::string_view::npos) {
-            // Text the program printed before the marker on the same line is the case before's.
-            const std::string_view before = line.substr(0, at);
-            split.unmarked += before;
-            if (current != nullptr) {
-                *current += before;
-            }
-            std::string id(line.substr(at + tag.size()));
-            while (!id.empty() && (id.back() == '\n' || id.back() == '\r')) {
-                id.pop_back();
-            }
-            split.order.push_back(id);
-            current = &split.by_case[id];
-        } else {
-            split.unmarked += line;
-            if (current != nullptr) {
-                *current += line;
-            }
-        }
-        line_start = line_end;
-    }
-    return split;
 }
 
 // Adds `text` to what a stream kept, up to the output limit.
@@ -690,7 +650,8 @@ CaseRunner::Ended CaseRunner::run_process_once(const std::vector<std::size_t>& l
 }
 
 double& CaseRunner::stage_of(const CasePlan& c) {
-    return c.race_check ? run_.seconds.race_check : c.timed ? run_.seconds.speed : run_.seconds.correctness;
+    // A run under a tool counts as its stage as a whole (sanitizer_checks.cpp), not case by case.
+    return c.timed ? run_.seconds.speed : run_.seconds.correctness;
 }
 
 }  // namespace cugrade

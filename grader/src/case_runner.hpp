@@ -81,15 +81,29 @@ public:
     // Takes back the verdicts of these cases, so that they run again.
     void reopen(const std::vector<std::size_t>& indices);
 
+    // What a job of a checker kept across submissions showed (run_in_kept_checker).
+    struct KeptJob {
+        // The tool ran every case and printed nothing but its banner: it has nothing to add to their verdicts.
+        bool nothing_reported = false;
+        // The cases whose part of what the job printed ended before the next case's marker or the job's end, as
+        // they ran, with what the tool printed there: a part of a case the checker did not finish, or of output
+        // cut at its limit, is none of them.
+        std::vector<std::pair<std::size_t, std::string>> finished_parts;
+    };
     // Runs `cases` (undecided, of one visibility) as one job of a checker kept across submissions under the tool
-    // `launcher` starts (checker_pool.hpp), where the options give a pool. True where the tool ran them all and
-    // printed nothing but its banner: the tool has nothing to add to their verdicts. What the cases gave there
-    // is never a verdict (another submission's kernels ran in that process before), so they stay undecided, for a
-    // fresh process to grade. False (nothing settled either) where there is no pool, the tool said anything, or
-    // the job did not end as it should: the checker is then ended, and the cases are for a fresh process under
-    // the tool, as without a pool.
+    // `launcher` starts (checker_pool.hpp), where the options give a pool; an empty KeptJob where there is none.
+    // What the cases gave there is never a verdict (another submission's kernels ran in that process before), so
+    // they stay undecided; what the tool printed in each case's part is the job's answer. A checker whose tool
+    // said anything, or whose job did not end as it should, is ended: its print limit may be spent.
+    KeptJob run_in_kept_checker(const std::vector<std::size_t>& cases, const std::vector<std::string>& launcher,
+                                RunMode mode);
+    // Whether a job of a kept checker showed the tool has nothing to add to these cases' verdicts; false where
+    // there is no pool, the tool said anything, or the job did not end as it should (the cases are for a fresh
+    // process under the tool, as without a pool).
     bool nothing_reported_in_kept_checker(const std::vector<std::size_t>& cases,
-                                          const std::vector<std::string>& launcher, RunMode mode);
+                                          const std::vector<std::string>& launcher, RunMode mode) {
+        return run_in_kept_checker(cases, launcher, mode).nothing_reported;
+    }
 
     RunResult& result() { return run_; }
 

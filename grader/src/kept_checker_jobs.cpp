@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include "case_markers.hpp"
 #include "cugrade/sanitizer_report.hpp"
 #include "harness_records.hpp"
 #include "protocol.hpp"
@@ -68,10 +69,10 @@ std::unique_ptr<KeptChecker> CaseRunner::start_kept_checker(const std::string& k
     return checker;
 }
 
-bool CaseRunner::nothing_reported_in_kept_checker(const std::vector<std::size_t>& left,
-                                                  const std::vector<std::string>& launcher, RunMode mode) {
+CaseRunner::KeptJob CaseRunner::run_in_kept_checker(const std::vector<std::size_t>& left,
+                                                     const std::vector<std::string>& launcher, RunMode mode) {
     if (!kept_checker_serves(left, launcher)) {
-        return false;
+        return {};
     }
     mode.case_markers = true;
     CheckerPool& pool = *options_.checker_pool;
@@ -124,7 +125,7 @@ bool CaseRunner::nothing_reported_in_kept_checker(const std::vector<std::size_t>
             runner->finish(after(5.0));
         }
         pool.end(std::move(checker));
-        return false;  // the cases run in a fresh process, which says what stops them
+        return {};  // the cases run in a fresh process, which says what stops them
     }
     ++run_.processes;
     ChildProcess& child = *checker->child;
@@ -252,14 +253,24 @@ bool CaseRunner::nothing_reported_in_kept_checker(const std::vector<std::size_t>
                                                            : std::string("a job not finished: its checker ended")}});
     }
     // What the cases printed here is filed by the process that grades them.
+    KeptJob shown;
+    shown.nothing_reported = nothing_reported;
+    if (!truncated) {
+        MarkedOutput split = split_at_markers(printed, checker->marker);
+        for (std::size_t position = 0; position + 1 < split.order.size(); ++position) {
+            if (const auto found = index_of_.find(split.order[position]); found != index_of_.end()) {
+                shown.finished_parts.emplace_back(found->second, std::move(split.by_case[split.order[position]]));
+            }
+        }
+    }
     if (!nothing_reported) {
         pool.end(std::move(checker));
-        return false;
+        return shown;
     }
     add_protections(run_.protections, checker->protections);
     ++checker->jobs;
     pool.give_back(std::move(checker));
-    return true;
+    return shown;
 }
 
 }  // namespace cugrade

@@ -107,14 +107,13 @@ RunResult run_cases(const fs::path& program, const std::vector<CasePlan>& cases,
         const bool race_checked_case = cases[i].race_check && options.may_touch_shared_memory;
         (race_checked_case ? race_checked : cases[i].visibility == Visibility::hidden ? hidden : visible).push_back(i);
     }
-    // The race checks first: a race they find is a smaller case failed, so a slow speed test after it is not
-    // profiled (smaller_case_failed) rather than profiled for nothing.
     if (!race_checked.empty() && options.compute_sanitizer.empty()) {
         for (const std::size_t i : race_checked) {
             runner.settle(i, {Status::harness_error, "compute-sanitizer was not found, so the race check could not run"});
         }
-    } else if (!race_checked.empty()) {
-        for (const std::size_t i : check_races(runner, cases, race_checked, options)) {
+    } else {
+        // Graded with the others: racecheck adds its findings to their verdicts after.
+        for (const std::size_t i : race_checked) {
             (cases[i].visibility == Visibility::hidden ? hidden : visible).push_back(i);
         }
         std::sort(visible.begin(), visible.end());
@@ -125,6 +124,11 @@ RunResult run_cases(const fs::path& program, const std::vector<CasePlan>& cases,
     std::vector<std::size_t> graded = visible;
     graded.insert(graded.end(), hidden.begin(), hidden.end());
     runner.run(graded, {});
+    // A slow speed test graded before a race was found is not profiled for nothing: its profile waits for every
+    // case's verdict (profile_case, a round of profiles).
+    if (!race_checked.empty() && !options.compute_sanitizer.empty()) {
+        check_races(program, cases, race_checked, options, runner.result());
+    }
     put_races_first(cases, runner.result());
     std::vector<std::size_t> memory_checked;
     for (std::size_t i = 0; i < cases.size(); ++i) {

@@ -8,13 +8,24 @@
 #include <string>
 
 #include "cugrade/sanitizer_report.hpp"
+#include "harness_records.hpp"
 
 namespace cugrade {
 namespace fs = std::filesystem;
 
-std::vector<std::size_t> check_races(CaseRunner& runner, const std::vector<CasePlan>& cases,
-                                     const std::vector<std::size_t>& race_checked, const RunOptions& options) {
+void check_races(const fs::path& program, const std::vector<CasePlan>& cases,
+                 const std::vector<std::size_t>& race_checked, const RunOptions& options, RunResult& result) {
+    // A case whose verdict no report could change is not run again: a submission that faults or hangs in every
+    // case costs no racecheck process.
+    std::vector<std::size_t> answered;
+    std::copy_if(race_checked.begin(), race_checked.end(), std::back_inserter(answered),
+                 [&](std::size_t i) { return checked_answer(result.cases[i].status); });
+    if (answered.empty()) {
+        return;
+    }
+    const auto started = Clock::now();
     const std::vector<std::string> racecheck = sanitizer_command(options.compute_sanitizer, SanitizerTool::racecheck);
+    CaseRunner runner(program, cases, options);
     const auto sanitizer_found_hazard = [](const ExitStatus& status) {
         return status.exited() && status.code == sanitizer_error_exit_code;
     };
@@ -22,27 +33,22 @@ std::vector<std::size_t> check_races(CaseRunner& runner, const std::vector<CaseP
         return sanitizer_found_hazard(ended.status) || !first_race_report(ended.output).empty();
     };
 
-    // A race found: the cause to report, whether or not it spoiled this run's result; the diagnosis says where it is.
+    // A race found: the cause to report, whether or not it spoiled the graded run's result; the diagnosis says
+    // where it is.
     const auto mark_race = [&](std::size_t i, const std::string& output) {
-        CaseResult& result = runner.result().cases[i];
+        CaseResult& graded = result.cases[i];
         const std::string also_wrong =
-            result.status == Status::wrong_answer ? " (the result was wrong too: " + result.detail + ")" : "";
-        result.status = Status::race;
-        result.detail = "compute-sanitizer racecheck found a race between threads" + also_wrong;
-        result.diagnosis = race_diagnosis(output);
-        if (!result.diagnosis) {
-            result.diagnosis = Diagnosis{"race", "compute-sanitizer racecheck: a race on shared memory",
+            graded.status == Status::wrong_answer ? " (the result was wrong too: " + graded.detail + ")" : "";
+        graded.status = Status::race;
+        graded.detail = "compute-sanitizer racecheck found a race between threads" + also_wrong;
+        graded.diagnosis = race_diagnosis(output);
+        if (!graded.diagnosis) {
+            graded.diagnosis = Diagnosis{"race", "compute-sanitizer racecheck: a race on shared memory",
                                          "this case", {}, "a __syncthreads() is missing between a write and "
                                          "another thread's read", "", "a race on shared memory (racecheck)",
                                          "barrier"};
         }
-        result.diagnosis->scope = "this case";
-    };
-    // A racy kernel can slow racecheck past the case's limit; a hazard it already reported still decides.
-    const auto decides = [&](std::size_t i, bool hazard, const std::string& report) {
-        const CaseResult& result = runner.result().cases[i];
-        return (checked_answer(result.status) && hazard) ||
-               (result.status == Status::timed_out && !report.empty());
+        graded.diagnosis->scope = "this case";
     };
 
     // The race-check cases of each visibility run together under one compute-sanitizer, whose start costs seconds,
@@ -52,19 +58,38 @@ std::vector<std::size_t> check_races(CaseRunner& runner, const std::vector<CaseP
     // out past its print limit, or the process did not end by itself (no summary to trust), that case runs again
     // alone, as every case does where nothing can be told (no part holds the report, or the output was cut).
     std::vector<std::size_t> visible_races, hidden_races;
-    for (const std::size_t i : race_checked) {
+    for (const std::size_t i : answered) {
         (cases[i].visibility == Visibility::hidden ? hidden_races : visible_races).push_back(i);
     }
     std::vector<std::size_t> one_at_a_time;
-    std::vector<std::size_t> graded_plainly;
-    for (const auto* together : {&visible_races, &hidden_races}) {
-        // In a batch, a checker kept across submissions tells whether racecheck has anything to say of them at
-        // all, without racecheck's start; most submissions have nothing, and their race cases are graded with the
-        // others. A report, whichever submission's it may be, leaves them to a fresh process, as below.
-        if (runner.nothing_reported_in_kept_checker(*together, racecheck, {.tool = "racecheck"})) {
-            graded_plainly.insert(graded_plainly.end(), together->begin(), together->end());
+    std::vector<std::size_t> run_fresh;  // the cases whose verdict under racecheck is a fresh process's
+    for (auto* together : {&visible_races, &hidden_races}) {
+        if (together->empty()) {
             continue;
         }
+        // In a batch, a checker kept across submissions runs them first, without racecheck's start. Most
+        // submissions have nothing reported. Where a report came, the job's parts still decide the cases before it
+        // and those with reports of their own (its checker had reported nothing before, so no report of this job's
+        // was left out ahead of them); a case after a report without one of its own, and any the job did not
+        // finish, go to a fresh process as below.
+        const CaseRunner::KeptJob job = runner.run_in_kept_checker(*together, racecheck, {.tool = "racecheck"});
+        if (job.nothing_reported) {
+            continue;
+        }
+        std::vector<std::size_t> undecided = *together;
+        bool reported_before = false;
+        for (const auto& [i, part] : job.finished_parts) {
+            const bool reported = !first_race_report(part).empty();
+            if (reported) {
+                mark_race(i, part);
+            }
+            if (reported || !reported_before) {
+                std::erase(undecided, i);
+            }
+            reported_before = reported_before || reported;
+        }
+        *together = undecided;
+        run_fresh.insert(run_fresh.end(), together->begin(), together->end());
         if (together->size() < 2) {
             one_at_a_time.insert(one_at_a_time.end(), together->begin(), together->end());
             continue;
@@ -102,12 +127,9 @@ std::vector<std::size_t> check_races(CaseRunner& runner, const std::vector<CaseP
         }
         for (const std::size_t i : *together) {
             const auto part = runner.case_output(i);
-            const std::string report = first_race_report(part.text);
             const auto first = first_report.find(part.process);
-            if (!report.empty()) {
-                if (decides(i, true, report)) {
-                    mark_race(i, part.text);
-                }
+            if (!first_race_report(part.text).empty()) {
+                mark_race(i, part.text);
             } else if (part.process < 0 || (first != first_report.end() && part.position > first->second &&
                                             !printed_every_report(part.process))) {
                 runner.reopen({i});
@@ -122,11 +144,25 @@ std::vector<std::size_t> check_races(CaseRunner& runner, const std::vector<CaseP
             continue;
         }
         const auto& [status, output, truncated] = processes.back();
-        if (decides(i, sanitizer_found_hazard(status), first_race_report(output))) {
+        const bool hazard = (sanitizer_found_hazard(status) && checked_answer(runner.result().cases[i].status)) ||
+                            !first_race_report(output).empty();
+        if (hazard) {
             mark_race(i, output);
         }
     }
-    return graded_plainly;
+    // A case that failed under racecheck (most often a racy kernel racecheck slows past the case's limit) could not
+    // be checked: racecheck's verdict is its, saying why; a hazard reported before it decided above.
+    for (const std::size_t i : run_fresh) {
+        const CaseResult& under_racecheck = runner.result().cases[i];
+        if (result.cases[i].status != Status::race && !checked_answer(under_racecheck.status)) {
+            result.cases[i] = under_racecheck;
+        }
+    }
+    add_protections(result.protections, runner.result().protections);
+    result.processes += runner.result().processes;
+    result.forged_records += runner.result().forged_records;
+    result.seconds.add_waits(runner.result().seconds);
+    result.seconds.race_check += Seconds(Clock::now() - started).count() - runner.result().seconds.waits();
 }
 
 void check_memory(const fs::path& program, const std::vector<CasePlan>& cases,

@@ -1,5 +1,5 @@
 // The race and memory checks of a submission's cases under compute-sanitizer, and the reruns of its smallest
-// failing case that diagnose it (run_cases runs the race checks before the graded run, the rest after it).
+// failing case that diagnose it (run_cases runs them after the graded run, whose verdicts they add to).
 #pragma once
 
 #include <cstddef>
@@ -11,11 +11,13 @@
 
 namespace cugrade {
 
-// The race-check cases under racecheck: a hazard fails the case, whatever its result. Returns the cases it left
-// undecided for the graded run: those a checker kept across a batch's submissions ran with nothing to report
-// (CaseRunner::nothing_reported_in_kept_checker).
-std::vector<std::size_t> check_races(CaseRunner& runner, const std::vector<CasePlan>& cases,
-                                     const std::vector<std::size_t>& race_checked, const RunOptions& options);
+// The race-check cases under racecheck, once more, where the graded run gave them an answer, right or wrong (a case
+// that crashed, faulted or timed out keeps its verdict, and does not run again): a hazard racecheck reports in a
+// case fails it as a race; a case that does not finish under racecheck within its limit fails as timed out, saying
+// so. Every other verdict stays the graded run's. In a batch a checker kept across submissions runs them first: a
+// case whose part of that job's output is whole is decided by it, and the rest run in a fresh racecheck.
+void check_races(const std::filesystem::path& program, const std::vector<CasePlan>& cases,
+                 const std::vector<std::size_t>& race_checked, const RunOptions& options, RunResult& result);
 
 // The memory-check cases, once more under memcheck, with the graded run's buffers (guard regions after each output,
 // which catch a write just past it; inputs allocated to their size, so that memcheck sees a read past their end): an

@@ -21,6 +21,8 @@
 //          exits with code 86; without it, passes ("oobwrong": reports a wrong answer)
 //   toolhang   reports a wrong answer, but never reports under a diagnosis's tool (a plan with "bare_buffers" or
 //              "profile"), as a kernel that compute-sanitizer or the profiler slows past every limit
+//   racehang   reports passed, but never reports under the racecheck stand-in, as a kernel racecheck slows past its
+//              case's limit
 // Under the racecheck stand-in (CUGRADE_STAND_IN_TOOL) the program ends, when it ends by itself, as racecheck does:
 // with its summary (the reports it printed and those it left out), and exit code 86 where it found a race.
 // With "gpu_gate" in the plan each case first asks for the GPU as the real harness does, and waits for the grant: the
@@ -187,7 +189,8 @@ int main(int argc, char** argv) {
                                                                  {"steps", nlohmann::json::object()}}}}}});
         } else if (starts_with(id, "crash")) {
             ::raise(SIGSEGV);
-        } else if (starts_with(id, "hang") || (starts_with(id, "toolhang") && under_tool)) {
+        } else if (starts_with(id, "hang") || (starts_with(id, "toolhang") && under_tool) ||
+                   (starts_with(id, "racehang") && under_racecheck)) {
             while (true) {
                 ::pause();
             }
@@ -254,7 +257,7 @@ int main(int argc, char** argv) {
             std::fflush(stdout);
             send(channel, {{"event", "result"}, {"case", id}, {"status", "wrong_answer"}, {"detail", "wrong"}});
         } else {
-            const bool pass = starts_with(id, "pass") || starts_with(id, "timed");
+            const bool pass = starts_with(id, "pass") || starts_with(id, "timed") || starts_with(id, "racehang");
             send(channel, {{"event", "result"}, {"case", id}, {"status", pass ? "passed" : "wrong_answer"},
                            {"detail", pass ? "" : "expected 1, got 2"}});
         }

@@ -410,8 +410,9 @@ TEST_CASE("a wrong answer the harness explains gets the explanation as its diagn
 }
 
 TEST_CASE("a race check that never ends is stopped at its case's limit and says so; the other cases keep theirs") {
-    std::vector<CasePlan> cases = plans({"pass-1", "hang-race", "pass-race"});
-    cases[1].race_check = cases[2].race_check = true;
+    // racehang passes, but hangs under racecheck; hang hangs in the graded run too, and is not race-checked.
+    std::vector<CasePlan> cases = plans({"pass-1", "racehang-race", "pass-race", "hang-race"});
+    cases[1].race_check = cases[2].race_check = cases[3].race_check = true;
     const auto started = std::chrono::steady_clock::now();
     const RunResult result = run_cases(CUGRADE_SCRIPTED_HARNESS, cases, with_tools("-racecheck", 5.0));
     CHECK(seconds_since(started) < 8.0);
@@ -421,6 +422,9 @@ TEST_CASE("a race check that never ends is stopped at its case's limit and says 
           "racecheck stopped after 1 s: the case did not finish under the tool, which runs kernels many times "
           "slower: an endless loop, blocks waiting on each other, or far too slow");
     CHECK(result.cases[2].status == Status::passed);
+    CHECK(result.cases[3].status == Status::timed_out);
+    CHECK(result.cases[3].detail ==
+          "no result within 1 s: an endless loop, blocks waiting on each other, or far too slow");
     CHECK(result.seconds.race_check > 0.9);
 }
 
@@ -565,9 +569,12 @@ TEST_CASE("the trace records every harness process (its submission, tool, cases,
         (record.contains("event") ? case_records : records).push_back(std::move(record));
     }
     // Each case its process ran, the one that crashed its process included, with its own seconds.
-    REQUIRE(case_records.size() == 4);
-    const std::vector<std::pair<std::string, std::string>> ran = {
-        {"pass-race", "racecheck"}, {"pass-1", "none"}, {"crash-2", "none"}, {"crash-2", "memcheck"}};
+    REQUIRE(case_records.size() == 5);
+    const std::vector<std::pair<std::string, std::string>> ran = {{"pass-1", "none"},
+                                                                  {"crash-2", "none"},
+                                                                  {"pass-race", "none"},
+                                                                  {"pass-race", "racecheck"},
+                                                                  {"crash-2", "memcheck"}};
     for (std::size_t i = 0; i < ran.size(); ++i) {
         CHECK(case_records[i]["event"] == "case");
         CHECK(case_records[i]["submission"] == "alice/sum.cu");
@@ -575,15 +582,18 @@ TEST_CASE("the trace records every harness process (its submission, tool, cases,
         CHECK(case_records[i]["tool"] == ran[i].second);
         CHECK(case_records[i]["seconds"].get<double>() >= 0.0);
     }
-    REQUIRE(records.size() == 3);  // the race check, the plain cases, the crash's rerun under memcheck
+    // The graded cases (the crash ends the first process), the race check, the crash's rerun under memcheck.
+    REQUIRE(records.size() == 4);
     CHECK(records[0]["submission"] == "alice/sum.cu");
-    CHECK(records[0]["tool"] == "racecheck");
-    CHECK(records[0]["first_case"] == "pass-race");
+    CHECK(records[0]["tool"] == "none");
+    CHECK(records[0]["cases"] == 3);
+    CHECK(records[0]["ended"] == "was killed by signal 11 (SIGSEGV)");
     CHECK(records[1]["tool"] == "none");
-    CHECK(records[1]["cases"] == 2);
-    CHECK(records[1]["ended"] == "was killed by signal 11 (SIGSEGV)");
-    CHECK(records[2]["tool"] == "memcheck");
-    CHECK(records[2]["first_case"] == "crash-2");
+    CHECK(records[1]["first_case"] == "pass-race");
+    CHECK(records[2]["tool"] == "racecheck");
+    CHECK(records[2]["first_case"] == "pass-race");
+    CHECK(records[3]["tool"] == "memcheck");
+    CHECK(records[3]["first_case"] == "crash-2");
     for (const auto& record : records) {
         CHECK(record["seconds"].get<double>() >= record["in_cases"].get<double>());
         CHECK(record["at"].get<double>() >= 0.0);
@@ -878,14 +888,26 @@ TEST_CASE("a speed test after a race, or after a case set aside as seeming to ha
     options.cupti_library = "/nonexistent/libcupti.so";  // only named in the plan: the scripted harness loads nothing
     GpuGate gate(200ms);
     options.gpu_gate = &gate;
-    SECTION("the race checks run first") {
+    SECTION("a race is found after the graded run, before the profile it spares") {
+        // As `cugrade check` grades: the speed test's profile waits for a round after every case's verdict.
+        InRounds alone("counters-race-after", 1);
+        alone.options.gpu_gate = nullptr;
+        alone.options.holds_gpu_place = false;
+        alone.options.counters_rounds = nullptr;
+        alone.options.checker_pool = nullptr;
         std::vector<CasePlan> cases = plans({"pass-1", "timedprofile-2", "pass-race", "racy-17"});
         cases[1].timed = true;
         cases[2].race_check = true;  // two, so that they run under one racecheck with the harness's markers
         cases[3].race_check = true;
-        const RunResult result = run_cases(CUGRADE_SCRIPTED_HARNESS, cases, options);
+        RunResult result = run_cases(CUGRADE_SCRIPTED_HARNESS, cases, alone.options);
         CHECK(result.cases[3].status == Status::race);
-        CHECK(result.cases[1].detail == "unwanted");
+        CHECK(result.cases[1].detail == "unwanted");  // left to the round
+        profile_case(CUGRADE_SCRIPTED_HARNESS, cases, 1, alone.options, result);
+        CHECK(!result.cases[1].diagnosis);
+        CHECK(result.diagnosis_notes == std::vector<std::string>{
+                                            "the speed test was not profiled: a smaller case failed; it is profiled "
+                                            "once every smaller case passes"});
+        CHECK(trace_events(alone.file, "counters_round").empty());
     }
     SECTION("a case set aside has no verdict yet, and counts as failed") {
         std::vector<CasePlan> cases = plans({"hang-1", "timedprofile-2"});
@@ -969,7 +991,8 @@ TEST_CASE("the race cases run under one racecheck, and a hazard lands on the cas
     REQUIRE(racy_23.diagnosis);
     CHECK(racy_17.diagnosis->summary != racy_23.diagnosis->summary);  // each its own report
     CHECK(result.output.text.find("cugrade-case-") == std::string::npos);  // the markers are not the program's
-    CHECK(result.output.text.find("Race reported") != std::string::npos);
+    // racecheck's reports are the diagnoses', not what the program printed.
+    CHECK(result.output.text.find("Race reported") == std::string::npos);
     const auto processes = trace_events(file, "");  // a process's record has no "event"
     const auto racecheck_processes = std::count_if(processes.begin(), processes.end(),
                                                    [](const auto& record) { return record["tool"] == "racecheck"; });
@@ -978,7 +1001,7 @@ TEST_CASE("the race cases run under one racecheck, and a hazard lands on the cas
     CHECK(racecheck_processes == (after_report == After::left_out_report ? 3 : 1));
 }
 
-TEST_CASE("in a batch a kept checker tells whether racecheck has anything to say; the race cases are then graded plainly") {
+TEST_CASE("in a batch a kept checker's job decides the race cases; a report of its own marks a race, with no fresh racecheck") {
     GpuGate gate;  // outlives the kept checkers, which end holding it
     InABatch batch("kept", 5.0, 2);
     RunOptions& options = batch.options;
@@ -999,7 +1022,7 @@ TEST_CASE("in a batch a kept checker tells whether racecheck has anything to say
         CHECK(results[k].cases[0].status == Status::passed);
         CHECK(results[k].cases[1].status == Status::passed);
     }
-    // The race is a fresh racecheck's verdict, the wrong answer the graded run's, as without a kept checker.
+    // The race is the kept job's report in that case's part, the wrong answer the graded run's.
     CHECK(results[2].cases[0].status == Status::passed);
     CHECK(results[2].cases[1].status == Status::race);
     CHECK(results[3].cases[0].status == Status::wrong_answer);
@@ -1018,13 +1041,41 @@ TEST_CASE("in a batch a kept checker tells whether racecheck has anything to say
     CHECK(racecheck_endings == std::vector<std::string>{"a job served, nothing reported",
                                                         "a job served, nothing reported",
                                                         "a job served, a report: its checker ended",
-                                                        "exited with code 86", "a job served, nothing reported",
+                                                        "a job served, nothing reported",
                                                         "a job served, nothing reported"});
-    CHECK(graded_first == std::vector<std::string>{"pass-race-a", "pass-race-c", "fail-race-f", "pass-race-h"});
+    CHECK(graded_first ==
+          std::vector<std::string>{"pass-race-a", "pass-race-c", "pass-race-e", "fail-race-f", "pass-race-h"});
     // A checker that reported is ended: its print limit spent, and the report might have been another's.
     CHECK(checkers_started == 2);
     CHECK(std::count(racecheck_endings.begin(), racecheck_endings.end(), "a job served, nothing reported") == 4);
     batch.pool.reset();  // ends the one still waiting, holding the GPU shared as it goes
+    CHECK(gate.shared_holders() == 0);
+}
+
+TEST_CASE("after a kept job's report, a case without one of its own runs in a fresh racecheck: the limit may have cut it") {
+    GpuGate gate;  // outlives the kept checkers, which end holding it
+    InABatch batch("kept-report-cut", 5.0, 1);
+    batch.options.gpu_gate = &gate;
+    // In the kept job racyquiet's report is left out, as racecheck leaves out those past its print limit; in a fresh
+    // racecheck it comes first, and is printed.
+    std::vector<CasePlan> cases = plans({"pass-race-a", "racy-17", "racyquiet-19", "pass-race-b"});
+    for (auto& c : cases) {
+        c.race_check = true;
+    }
+    const RunResult result = run_cases(CUGRADE_SCRIPTED_HARNESS, cases, batch.options);
+    CHECK(result.cases[0].status == Status::passed);
+    CHECK(result.cases[1].status == Status::race);
+    CHECK(result.cases[2].status == Status::race);
+    CHECK(result.cases[3].status == Status::passed);
+    std::vector<std::string> racecheck_endings;
+    for (const auto& record : trace_events(batch.file, "")) {
+        if (record["tool"] == "racecheck") {
+            racecheck_endings.push_back(record["ended"]);
+        }
+    }
+    CHECK(racecheck_endings ==
+          std::vector<std::string>{"a job served, a report: its checker ended", "exited with code 86"});
+    batch.pool.reset();
     CHECK(gate.shared_holders() == 0);
 }
 
@@ -1069,7 +1120,7 @@ TEST_CASE("what memcheck caught in the memory check fails its case as a memory e
     CHECK(result.cases[3].status == Status::passed);
 }
 
-TEST_CASE("the memory check runs only the cases a report could fail: not one that faulted or raced already") {
+TEST_CASE("the race and memory checks run only the cases a report could fail: not one that faulted or raced already") {
     const auto file = std::filesystem::temp_directory_path() / "cugrade-test-run-memory-overrulable.jsonl";
     std::filesystem::remove(file);
     std::vector<CasePlan> cases = plans({"pass-1", "cuda-race", "racy-17", "oob-race", "fail-race", "pass-race"});
@@ -1087,12 +1138,15 @@ TEST_CASE("the memory check runs only the cases a report could fail: not one tha
     CHECK(result.cases[3].status == Status::memory_error);
     CHECK(result.cases[4].status == Status::wrong_answer);
     CHECK(result.cases[5].status == Status::passed);
-    std::vector<std::string> under_memcheck;
+    std::vector<std::string> under_racecheck, under_memcheck;
     for (const auto& record : trace_events(file, "case")) {
-        if (record["tool"] == "memcheck") {
+        if (record["tool"] == "racecheck") {
+            under_racecheck.push_back(record["case"]);
+        } else if (record["tool"] == "memcheck") {
             under_memcheck.push_back(record["case"]);
         }
     }
+    CHECK(under_racecheck == std::vector<std::string>{"racy-17", "oob-race", "fail-race", "pass-race"});
     CHECK(under_memcheck == std::vector<std::string>{"oob-race", "fail-race", "pass-race"});
 }
 
