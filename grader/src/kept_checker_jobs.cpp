@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <optional>
 #include <tuple>
 
 #include <fcntl.h>
@@ -139,6 +140,8 @@ CaseRunner::KeptJob CaseRunner::run_in_kept_checker(const std::vector<std::size_
     const double startup_seconds = options_.sanitizer_startup_seconds;
     auto deadline = after(startup_seconds);
     bool job_done = false;
+    bool checker_ended = false;
+    std::optional<std::size_t> last_reported;  // the last case whose result came, while no case runs after it
     std::string why_not_done;  // for the trace
     std::string line;
     while (true) {
@@ -149,7 +152,8 @@ CaseRunner::KeptJob CaseRunner::run_in_kept_checker(const std::vector<std::size_
         }
         if (next != ChildProcess::Next::line) {
             // The checker ended, or a case ran past its limit: a fresh process says what became of it.
-            why_not_done = next == ChildProcess::Next::closed ? "the checker ended" : "past the limit";
+            checker_ended = next == ChildProcess::Next::closed;
+            why_not_done = checker_ended ? "the checker ended" : "past the limit";
             break;
         }
         const auto record = nlohmann::json::parse(line, nullptr, false);
@@ -174,6 +178,7 @@ CaseRunner::KeptJob CaseRunner::run_in_kept_checker(const std::vector<std::size_
             add_protections(checker->protections, protections_of(record));
         } else if (event == "start" && index_of_.count(id) != 0) {
             current = index_of_[id];
+            last_reported.reset();
             gpu.set_label(options_.trace_label + " " + id + " " + launcher.front());
             deadline = after(cases_[current].case_seconds);
             case_started = Clock::now();
@@ -195,6 +200,7 @@ CaseRunner::KeptJob CaseRunner::run_in_kept_checker(const std::vector<std::size_
             const double took = Seconds(Clock::now() - case_started).count();
             in_cases += took;
             stage_of(cases_[current]) += took;
+            last_reported = current;
             current = none;
             deadline = after(startup_seconds);
         } else if (event == "job_done" && current == none) {
@@ -218,6 +224,16 @@ CaseRunner::KeptJob CaseRunner::run_in_kept_checker(const std::vector<std::size_
         if (child.next_line(line, after(0.01)) == ChildProcess::Next::closed) {
             child.drain();
             break;
+        }
+    }
+    // A checker that ended itself after a case's result, to have the cases after it run in a fresh process (a
+    // fault, or a write past an output: exit_restart), printed all of that case before it ended: the tool's
+    // reports, and its summary. A case it did not report is not whole.
+    std::optional<std::size_t> whole_before_end;
+    if (checker_ended && last_reported) {
+        const ExitStatus status = child.finish(after(5.0));
+        if (status.exited() && !status.timed_out && status.code == protocol::exit_restart) {
+            whole_before_end = last_reported;
         }
     }
     bool truncated = false;
@@ -257,8 +273,11 @@ CaseRunner::KeptJob CaseRunner::run_in_kept_checker(const std::vector<std::size_
     shown.nothing_reported = nothing_reported;
     if (!truncated) {
         MarkedOutput split = split_at_markers(printed, checker->marker);
-        for (std::size_t position = 0; position + 1 < split.order.size(); ++position) {
-            if (const auto found = index_of_.find(split.order[position]); found != index_of_.end()) {
+        for (std::size_t position = 0; position < split.order.size(); ++position) {
+            const auto found = index_of_.find(split.order[position]);
+            const bool whole = position + 1 < split.order.size() ||
+                               (found != index_of_.end() && whole_before_end == found->second);
+            if (found != index_of_.end() && whole) {
                 shown.finished_parts.emplace_back(found->second, std::move(split.by_case[split.order[position]]));
             }
         }

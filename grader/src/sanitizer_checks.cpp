@@ -12,6 +12,15 @@
 
 namespace cugrade {
 namespace fs = std::filesystem;
+namespace {
+
+// What a case's process says of it when it ended before the harness reported the case (case_runner.cpp).
+bool unreported_by_harness(Status status) {
+    return status == Status::timed_out || status == Status::crashed || status == Status::limit_exceeded ||
+           status == Status::exited_early;
+}
+
+}  // namespace
 
 void check_races(const fs::path& program, const std::vector<CasePlan>& cases,
                  const std::vector<std::size_t>& race_checked, const RunOptions& options, RunResult& result) {
@@ -150,11 +159,12 @@ void check_races(const fs::path& program, const std::vector<CasePlan>& cases,
             mark_race(i, output);
         }
     }
-    // A case that failed under racecheck (most often a racy kernel racecheck slows past the case's limit) could not
-    // be checked: racecheck's verdict is its, saying why; a hazard reported before it decided above.
+    // A case whose process under racecheck ended before the harness reported it (racecheck slows a racy kernel past
+    // the case's limit, say) was not checked: racecheck's verdict is its, saying why; a hazard reported before it
+    // decided above. What the harness reported there (a fault, a write past an output) is the graded run's to say.
     for (const std::size_t i : run_fresh) {
         const CaseResult& under_racecheck = runner.result().cases[i];
-        if (result.cases[i].status != Status::race && !checked_answer(under_racecheck.status)) {
+        if (result.cases[i].status != Status::race && unreported_by_harness(under_racecheck.status)) {
             result.cases[i] = under_racecheck;
         }
     }

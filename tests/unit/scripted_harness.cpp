@@ -4,6 +4,7 @@
 //   crash  dies of SIGSEGV           hang   never reports
 //   cuda   reports a CUDA error and exits to be restarted
 //   exit   exits with code 0 without reporting
+//   restart  reports a wrong answer and exits to be restarted, as after a write past an output
 //   noisy  prints a forged result on stdout, then reports a wrong answer on the channel
 //   forge  writes "passed" records without the run's token and with a wrong one, then reports a wrong answer
 //   leak   prints the extents of every case this process has run so far (as a submission could, from a static),
@@ -197,6 +198,10 @@ int main(int argc, char** argv) {
         } else if (starts_with(id, "cuda")) {
             send(channel, {{"event", "result"}, {"case", id}, {"status", "cuda_error"},
                            {"detail", "cudaErrorIllegalAddress: an illegal memory access was encountered"}});
+            return cugrade::protocol::exit_restart;
+        } else if (starts_with(id, "restart")) {
+            send(channel, {{"event", "result"}, {"case", id}, {"status", "wrong_answer"},
+                           {"detail", "wrote past the end of the output"}});
             return cugrade::protocol::exit_restart;
         } else if (starts_with(id, "exit")) {
             std::exit(0);

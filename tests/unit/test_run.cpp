@@ -1079,6 +1079,37 @@ TEST_CASE("after a kept job's report, a case without one of its own runs in a fr
     CHECK(gate.shared_holders() == 0);
 }
 
+TEST_CASE("a kept racecheck that ends itself after a case's result decides that case; the cases after run fresh") {
+    GpuGate gate;  // outlives the kept checkers, which end holding it
+    InABatch batch("kept-restart", 5.0, 1);
+    batch.options.gpu_gate = &gate;
+    // The harness reports the write past an output, then ends to have the next case run in a fresh process.
+    std::vector<CasePlan> cases = plans({"pass-race-a", "restart-race", "pass-race-b"});
+    for (auto& c : cases) {
+        c.race_check = true;
+    }
+    const RunResult result = run_cases(CUGRADE_SCRIPTED_HARNESS, cases, batch.options);
+    CHECK(result.cases[0].status == Status::passed);
+    CHECK(result.cases[1].status == Status::wrong_answer);
+    CHECK(result.cases[1].detail == "wrote past the end of the output");
+    CHECK(result.cases[2].status == Status::passed);
+    std::vector<std::string> racecheck_endings;
+    std::vector<std::string> fresh_first;
+    for (const auto& record : trace_events(batch.file, "")) {
+        if (record["tool"] == "racecheck") {
+            racecheck_endings.push_back(record["ended"]);
+            if (!record.contains("kept_job")) {
+                fresh_first.push_back(record["first_case"]);
+            }
+        }
+    }
+    CHECK(racecheck_endings ==
+          std::vector<std::string>{"a job not finished: its checker ended", "exited with code 0"});
+    CHECK(fresh_first == std::vector<std::string>{"pass-race-b"});
+    batch.pool.reset();
+    CHECK(gate.shared_holders() == 0);
+}
+
 TEST_CASE("where no kernel can touch shared memory, the race cases are graded with the others, without racecheck") {
     const auto file = std::filesystem::temp_directory_path() / "cugrade-test-run-no-shared-memory.jsonl";
     std::filesystem::remove(file);
