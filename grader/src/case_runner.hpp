@@ -89,6 +89,8 @@ public:
         // they ran, with what the tool printed there: a part of a case the checker did not finish, or of output
         // cut at its limit, is none of them.
         std::vector<std::pair<std::size_t, std::string>> finished_parts;
+        // A case ran past its limit there: it would again in another checker.
+        bool past_limit = false;
     };
     // Runs `cases` (undecided, of one visibility) as one job of a checker kept across submissions under the tool
     // `launcher` starts (checker_pool.hpp), where the options give a pool; an empty KeptJob where there is none.

@@ -271,6 +271,7 @@ CaseRunner::KeptJob CaseRunner::run_in_kept_checker(const std::vector<std::size_
     // What the cases printed here is filed by the process that grades them.
     KeptJob shown;
     shown.nothing_reported = nothing_reported;
+    shown.past_limit = !job_done && !checker_ended && why_not_done == "past the limit";
     if (!truncated) {
         MarkedOutput split = split_at_markers(printed, checker->marker);
         for (std::size_t position = 0; position < split.order.size(); ++position) {

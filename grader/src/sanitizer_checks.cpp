@@ -80,22 +80,30 @@ void check_races(const fs::path& program, const std::vector<CasePlan>& cases,
         // submissions have nothing reported. Where a report came, the job's parts still decide the cases before it
         // and those with reports of their own (its checker had reported nothing before, so no report of this job's
         // was left out ahead of them); a case after a report without one of its own, and any the job did not
-        // finish, go to a fresh process as below.
-        const CaseRunner::KeptJob job = runner.run_in_kept_checker(*together, racecheck, {.tool = "racecheck"});
-        if (job.nothing_reported) {
-            continue;
-        }
+        // finish, run in another kept job, first in it, as long as each job decides a case and none runs past its
+        // limit; what is left then goes to a fresh process, as below.
         std::vector<std::size_t> undecided = *together;
-        bool reported_before = false;
-        for (const auto& [i, part] : job.finished_parts) {
-            const bool reported = !first_race_report(part).empty();
-            if (reported) {
-                mark_race(i, part);
+        while (!undecided.empty()) {
+            const CaseRunner::KeptJob job = runner.run_in_kept_checker(undecided, racecheck, {.tool = "racecheck"});
+            if (job.nothing_reported) {
+                undecided.clear();
+                break;
             }
-            if (reported || !reported_before) {
-                std::erase(undecided, i);
+            bool reported_before = false;
+            const std::size_t before = undecided.size();
+            for (const auto& [i, part] : job.finished_parts) {
+                const bool reported = !first_race_report(part).empty();
+                if (reported) {
+                    mark_race(i, part);
+                }
+                if (reported || !reported_before) {
+                    std::erase(undecided, i);
+                }
+                reported_before = reported_before || reported;
             }
-            reported_before = reported_before || reported;
+            if (undecided.size() == before || job.past_limit) {
+                break;
+            }
         }
         *together = undecided;
         run_fresh.insert(run_fresh.end(), together->begin(), together->end());

@@ -1052,12 +1052,12 @@ TEST_CASE("in a batch a kept checker's job decides the race cases; a report of i
     CHECK(gate.shared_holders() == 0);
 }
 
-TEST_CASE("after a kept job's report, a case without one of its own runs in a fresh racecheck: the limit may have cut it") {
+TEST_CASE("after a kept job's report, a case without one of its own runs first in another: the limit may have cut it") {
     GpuGate gate;  // outlives the kept checkers, which end holding it
     InABatch batch("kept-report-cut", 5.0, 1);
     batch.options.gpu_gate = &gate;
-    // In the kept job racyquiet's report is left out, as racecheck leaves out those past its print limit; in a fresh
-    // racecheck it comes first, and is printed.
+    // In the kept job racyquiet's report is left out, as racecheck leaves out those past its print limit; in the
+    // next job, a checker that has reported nothing, it comes first, and is printed.
     std::vector<CasePlan> cases = plans({"pass-race-a", "racy-17", "racyquiet-19", "pass-race-b"});
     for (auto& c : cases) {
         c.race_check = true;
@@ -1073,13 +1073,14 @@ TEST_CASE("after a kept job's report, a case without one of its own runs in a fr
             racecheck_endings.push_back(record["ended"]);
         }
     }
-    CHECK(racecheck_endings ==
-          std::vector<std::string>{"a job served, a report: its checker ended", "exited with code 86"});
+    CHECK(racecheck_endings == std::vector<std::string>{"a job served, a report: its checker ended",
+                                                        "a job served, a report: its checker ended",
+                                                        "a job served, nothing reported"});
     batch.pool.reset();
     CHECK(gate.shared_holders() == 0);
 }
 
-TEST_CASE("a kept racecheck that ends itself after a case's result decides that case; the cases after run fresh") {
+TEST_CASE("a kept racecheck that ends itself after a case's result decides that case; the cases after run in another") {
     GpuGate gate;  // outlives the kept checkers, which end holding it
     InABatch batch("kept-restart", 5.0, 1);
     batch.options.gpu_gate = &gate;
@@ -1094,18 +1095,44 @@ TEST_CASE("a kept racecheck that ends itself after a case's result decides that 
     CHECK(result.cases[1].detail == "wrote past the end of the output");
     CHECK(result.cases[2].status == Status::passed);
     std::vector<std::string> racecheck_endings;
-    std::vector<std::string> fresh_first;
+    std::vector<std::string> first_cases;
     for (const auto& record : trace_events(batch.file, "")) {
         if (record["tool"] == "racecheck") {
             racecheck_endings.push_back(record["ended"]);
-            if (!record.contains("kept_job")) {
-                fresh_first.push_back(record["first_case"]);
-            }
+            first_cases.push_back(record["first_case"]);
         }
     }
     CHECK(racecheck_endings ==
-          std::vector<std::string>{"a job not finished: its checker ended", "exited with code 0"});
-    CHECK(fresh_first == std::vector<std::string>{"pass-race-b"});
+          std::vector<std::string>{"a job not finished: its checker ended", "a job served, nothing reported"});
+    CHECK(first_cases == std::vector<std::string>{"pass-race-a", "pass-race-b"});
+    batch.pool.reset();
+    CHECK(gate.shared_holders() == 0);
+}
+
+TEST_CASE("a kept racecheck job that runs past a case's limit leaves that case to a fresh racecheck, not another job") {
+    GpuGate gate;  // outlives the kept checkers, which end holding it
+    InABatch batch("kept-past-limit", 5.0, 1);
+    batch.options.gpu_gate = &gate;
+    std::vector<CasePlan> cases = plans({"pass-race-a", "racehang-race", "pass-race-b"});
+    for (auto& c : cases) {
+        c.race_check = true;
+    }
+    const RunResult result = run_cases(CUGRADE_SCRIPTED_HARNESS, cases, batch.options);
+    CHECK(result.cases[0].status == Status::passed);
+    CHECK(result.cases[1].status == Status::timed_out);
+    CHECK(result.cases[1].detail.starts_with("racecheck stopped after 1 s"));
+    CHECK(result.cases[2].status == Status::passed);
+    int kept_jobs = 0;
+    std::vector<std::string> fresh_first;
+    for (const auto& record : trace_events(batch.file, "")) {
+        if (record["tool"] == "racecheck" && record.contains("kept_job")) {
+            ++kept_jobs;
+        } else if (record["tool"] == "racecheck") {
+            fresh_first.push_back(record["first_case"]);
+        }
+    }
+    CHECK(kept_jobs == 1);
+    CHECK(fresh_first == std::vector<std::string>{"racehang-race", "pass-race-b"});
     batch.pool.reset();
     CHECK(gate.shared_holders() == 0);
 }
