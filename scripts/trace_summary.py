@@ -71,7 +71,7 @@ def kept_line(label, jobs):
     silent = sum(1 for r in jobs if r["ended"] == "a job served, nothing reported")
     later = sorted(r["seconds"] for r in jobs if r["kept_job"] > 1)
     print(f"{label}: {len(jobs)} jobs, {sum(1 for r in jobs if r['kept_job'] == 1)} checkers started for them; "
-          f"{silent} with nothing reported, {len(jobs) - silent} left to a fresh process; "
+          f"{silent} with nothing reported, {len(jobs) - silent} with a report or not finished; "
           f"{sum(r['seconds'] for r in jobs) / len(jobs):.2f} s a job"
           + (f", {later[len(later) // 2]:.2f} s (median) where the checker had served one before" if later else ""))
 if jobs:
