@@ -20,15 +20,29 @@ bool unreported_by_harness(Status status) {
            status == Status::exited_early;
 }
 
+// The checked cases whose verdict a tool's report could change: those that gave an answer, right or wrong. A case
+// that crashed, faulted or hung keeps its verdict, and costs no process under the tool.
+std::vector<std::size_t> with_an_answer(const std::vector<std::size_t>& checked, const RunResult& result) {
+    std::vector<std::size_t> answered;
+    std::copy_if(checked.begin(), checked.end(), std::back_inserter(answered),
+                 [&](std::size_t i) { return checked_answer(result.cases[i].status); });
+    return answered;
+}
+
+// What the runner of a check under a tool, started at `started`, cost: its processes and waits, the rest its stage's.
+void add_check_costs(RunResult& result, const RunResult& check, Clock::time_point started) {
+    add_protections(result.protections, check.protections);
+    result.processes += check.processes;
+    result.forged_records += check.forged_records;
+    result.seconds.add_waits(check.seconds);
+    result.seconds.race_check += Seconds(Clock::now() - started).count() - check.seconds.waits();
+}
+
 }  // namespace
 
 void check_races(const fs::path& program, const std::vector<CasePlan>& cases,
                  const std::vector<std::size_t>& race_checked, const RunOptions& options, RunResult& result) {
-    // A case whose verdict no report could change is not run again: a submission that faults or hangs in every
-    // case costs no racecheck process.
-    std::vector<std::size_t> answered;
-    std::copy_if(race_checked.begin(), race_checked.end(), std::back_inserter(answered),
-                 [&](std::size_t i) { return checked_answer(result.cases[i].status); });
+    const std::vector<std::size_t> answered = with_an_answer(race_checked, result);
     if (answered.empty()) {
         return;
     }
@@ -176,20 +190,13 @@ void check_races(const fs::path& program, const std::vector<CasePlan>& cases,
             result.cases[i] = under_racecheck;
         }
     }
-    add_protections(result.protections, runner.result().protections);
-    result.processes += runner.result().processes;
-    result.forged_records += runner.result().forged_records;
-    result.seconds.add_waits(runner.result().seconds);
-    result.seconds.race_check += Seconds(Clock::now() - started).count() - runner.result().seconds.waits();
+    add_check_costs(result, runner.result(), started);
 }
 
 void check_memory(const fs::path& program, const std::vector<CasePlan>& cases,
                   const std::vector<std::size_t>& memory_checked, const RunOptions& options, RunResult& result) {
-    // A case whose verdict no report could change is not run again: a submission that faults or races in every case
-    // costs no memcheck process.
-    std::vector<std::size_t> answered;
-    std::copy_if(memory_checked.begin(), memory_checked.end(), std::back_inserter(answered),
-                 [&](std::size_t i) { return checked_answer(result.cases[i].status); });
+    // A race found already is not run again either.
+    const std::vector<std::size_t> answered = with_an_answer(memory_checked, result);
     if (answered.empty()) {
         return;
     }
@@ -266,8 +273,7 @@ void check_memory(const fs::path& program, const std::vector<CasePlan>& cases,
             flag(i, output);
         }
     }
-    result.seconds.add_waits(runner.result().seconds);
-    result.seconds.race_check += Seconds(Clock::now() - started).count() - runner.result().seconds.waits();
+    add_check_costs(result, runner.result(), started);
 }
 
 void put_races_first(const std::vector<CasePlan>& cases, RunResult& result) {
