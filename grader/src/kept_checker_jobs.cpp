@@ -141,6 +141,7 @@ CaseRunner::KeptJob CaseRunner::run_in_kept_checker(const std::vector<std::size_
     auto deadline = after(startup_seconds);
     bool job_done = false;
     bool checker_ended = false;
+    bool past_limit = false;  // a case ran past its limit, or the checker was not ready in time
     std::optional<std::size_t> last_reported;  // the last case whose result came, while no case runs after it
     std::string why_not_done;  // for the trace
     std::string line;
@@ -153,6 +154,7 @@ CaseRunner::KeptJob CaseRunner::run_in_kept_checker(const std::vector<std::size_
         if (next != ChildProcess::Next::line) {
             // The checker ended, or a case ran past its limit: a fresh process says what became of it.
             checker_ended = next == ChildProcess::Next::closed;
+            past_limit = !checker_ended;
             why_not_done = checker_ended ? "the checker ended" : "past the limit";
             break;
         }
@@ -271,7 +273,7 @@ CaseRunner::KeptJob CaseRunner::run_in_kept_checker(const std::vector<std::size_
     // What the cases printed here is filed by the process that grades them.
     KeptJob shown;
     shown.nothing_reported = nothing_reported;
-    shown.past_limit = !job_done && !checker_ended && why_not_done == "past the limit";
+    shown.past_limit = past_limit;
     if (!truncated) {
         MarkedOutput split = split_at_markers(printed, checker->marker);
         for (std::size_t position = 0; position < split.order.size(); ++position) {

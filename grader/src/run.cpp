@@ -104,20 +104,16 @@ RunResult run_cases(const fs::path& program, const std::vector<CasePlan>& cases,
     std::vector<std::size_t> race_checked;
     for (std::size_t i = 0; i < cases.size(); ++i) {
         // Where no kernel can touch shared memory, racecheck could find nothing: the race cases are graded plainly.
+        // The others are graded with the rest too, and racecheck adds its findings to their verdicts after.
         const bool race_checked_case = cases[i].race_check && options.may_touch_shared_memory;
-        (race_checked_case ? race_checked : cases[i].visibility == Visibility::hidden ? hidden : visible).push_back(i);
-    }
-    if (!race_checked.empty() && options.compute_sanitizer.empty()) {
-        for (const std::size_t i : race_checked) {
+        if (race_checked_case && options.compute_sanitizer.empty()) {
             runner.settle(i, {Status::harness_error, "compute-sanitizer was not found, so the race check could not run"});
+            continue;
         }
-    } else {
-        // Graded with the others: racecheck adds its findings to their verdicts after.
-        for (const std::size_t i : race_checked) {
-            (cases[i].visibility == Visibility::hidden ? hidden : visible).push_back(i);
+        if (race_checked_case) {
+            race_checked.push_back(i);
         }
-        std::sort(visible.begin(), visible.end());
-        std::sort(hidden.begin(), hidden.end());
+        (cases[i].visibility == Visibility::hidden ? hidden : visible).push_back(i);
     }
     // One process for both (restarts aside): a harness's start is mostly CUDA's context, which the driver makes
     // one at a time for the whole machine.
@@ -126,7 +122,7 @@ RunResult run_cases(const fs::path& program, const std::vector<CasePlan>& cases,
     runner.run(graded, {});
     // A slow speed test graded before a race was found is not profiled for nothing: its profile waits for every
     // case's verdict (profile_case, a round of profiles).
-    if (!race_checked.empty() && !options.compute_sanitizer.empty()) {
+    if (!race_checked.empty()) {
         check_races(program, cases, race_checked, options, runner.result());
     }
     put_races_first(cases, runner.result());
