@@ -87,9 +87,7 @@ std::vector<CaseRunner::Ended> CaseRunner::run(const std::vector<std::size_t>& i
                                                 const std::vector<std::string>& launcher, RunMode mode) {
     std::vector<Ended> processes;
     while (true) {
-        for (auto left = remaining(indices); !left.empty(); left = remaining(indices)) {
-            processes.push_back(run_process_once(left, launcher, mode));
-        }
+        run_until_set_aside(indices, launcher, mode, processes);
         std::size_t aside = 0;
         for (const std::size_t i : indices) {
             aside += set_aside_[i] ? 1 : 0;
@@ -109,38 +107,80 @@ std::vector<CaseRunner::Ended> CaseRunner::run(const std::vector<std::size_t>& i
                                     {"cases", aside},
                                     {"waited", waited}});
         }
-        std::vector<std::size_t> again;
+        std::vector<std::vector<std::size_t>> again;
         for (const std::size_t i : indices) {
             if (set_aside_[i]) {
                 set_aside_[i] = false;
                 rerun_when_quiet_[i] = true;
-                again.push_back(i);
+                again.push_back({i});
             }
         }
         if (again.size() > 1) {
-            run_side_by_side(again, launcher, mode, processes);
+            run_apart(again, launcher, mode, "quiet", processes);
         }
     }
 }
 
-void CaseRunner::run_side_by_side(const std::vector<std::size_t>& cases, const std::vector<std::string>& launcher,
-                                  RunMode mode, std::vector<Ended>& processes) {
+void CaseRunner::run_until_set_aside(const std::vector<std::size_t>& indices, const std::vector<std::string>& launcher,
+                                     RunMode mode, std::vector<Ended>& processes) {
+    // A submission that faults case after case takes a process for each (a fault spoils the context for good), one
+    // after another: 35 for a sum that faults in every case. Once two processes in a row ended at their first case,
+    // the cases left run in a few chains of processes at once, each chain restarting after its own faults: the same
+    // processes, the worker's wait for them a fraction. The machine starts about 5 faulting processes a second
+    // (docs/batch.md), and a chain about 1.4: a few chains, not one process a case. The small cases are shared out
+    // among the chains, in order; every large one stays in the last, so that the submission never holds more memory
+    // at once than one process's largest case and the small ones beside it.
+    constexpr std::size_t chains = 3;
+    constexpr std::uint64_t small_case_elements = std::uint64_t{1} << 22;
+    int ended_at_first_case = 0;
+    for (auto left = remaining(indices); !left.empty(); left = remaining(indices)) {
+        const auto small = static_cast<std::size_t>(std::ranges::count_if(
+            left, [&](std::size_t i) { return cases_[i].size() <= small_case_elements; }));
+        if (splits_fault_chains_ && launcher.empty() && !mode.profile && ended_at_first_case >= 2 &&
+            small >= 2 * chains) {
+            std::vector<std::vector<std::size_t>> chain(chains);
+            std::size_t small_seen = 0;
+            for (const std::size_t i : left) {
+                const bool is_small = cases_[i].size() <= small_case_elements;
+                chain[is_small ? small_seen++ * chains / small : chains - 1].push_back(i);  // each chain in order
+            }
+            run_apart(chain, launcher, mode, "chain", processes);
+            return;
+        }
+        processes.push_back(run_process_once(left, launcher, mode));
+        const Ended& ended = processes.back();
+        const bool restarted = ended.status.exited() && ended.status.code == protocol::exit_restart;
+        ended_at_first_case = restarted && left.size() - remaining(indices).size() == 1 ? ended_at_first_case + 1 : 0;
+    }
+}
+
+void CaseRunner::run_apart(const std::vector<std::vector<std::size_t>>& groups,
+                           const std::vector<std::string>& launcher, RunMode mode, const std::string& why,
+                           std::vector<Ended>& processes) {
     std::vector<std::unique_ptr<CaseRunner>> runners;
-    for (std::size_t k = 0; k < cases.size(); ++k) {
+    for (std::size_t k = 0; k < groups.size(); ++k) {
         runners.push_back(std::make_unique<CaseRunner>(program_, cases_, options_));
-        runners.back()->plan_prefix_ = fmt::format("{}quiet-{}-{}-", plan_prefix_, run_.processes, k);
-        runners.back()->rerun_when_quiet_[cases[k]] = true;
+        CaseRunner& runner = *runners.back();
+        runner.plan_prefix_ = fmt::format("{}{}-{}-{}-", plan_prefix_, why, run_.processes, k);
+        runner.rerun_when_quiet_ = rerun_when_quiet_;
+        runner.splits_fault_chains_ = false;
     }
     std::vector<std::future<std::vector<Ended>>> running;
-    for (std::size_t k = 0; k < cases.size(); ++k) {
-        running.push_back(std::async(std::launch::async, [&, k] { return runners[k]->run({cases[k]}, launcher, mode); }));
+    for (std::size_t k = 0; k < groups.size(); ++k) {
+        running.push_back(std::async(std::launch::async, [&, k] {
+            std::vector<Ended> ended;
+            runners[k]->run_until_set_aside(groups[k], launcher, mode, ended);
+            return ended;
+        }));
     }
-    for (std::size_t k = 0; k < cases.size(); ++k) {
+    for (std::size_t k = 0; k < groups.size(); ++k) {
         std::vector<Ended> ended = running[k].get();
         CaseRunner& runner = *runners[k];
-        const std::size_t i = cases[k];
-        if (runner.done_[i]) {
-            settle(i, std::move(runner.run_.cases[i]));
+        for (const std::size_t i : groups[k]) {
+            if (runner.done_[i]) {
+                settle(i, std::move(runner.run_.cases[i]));
+            }
+            set_aside_[i] = set_aside_[i] || runner.set_aside_[i];  // for this runner's quiet round
         }
         for (const auto& [index, part] : runner.case_output_) {
             case_output_[index] = {part.text, run_.processes + part.process, part.position};

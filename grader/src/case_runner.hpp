@@ -157,10 +157,15 @@ private:
     std::pair<std::unique_ptr<ChildProcess>, int> start_runner() const;
     // Writes the plan and starts the checker with it, and the runner beside it.
     Harness start_harness(const nlohmann::json& plan, const std::vector<std::string>& launcher, RunMode mode);
-    // Runs each of `cases` (set aside, the GPU now quiet) in a process of its own, all at once, and takes their
-    // verdicts, output and costs as its own; the processes' endings go to `processes`.
-    void run_side_by_side(const std::vector<std::size_t>& cases, const std::vector<std::string>& launcher,
-                          RunMode mode, std::vector<Ended>& processes);
+    // Runs the cases until each has a verdict or is set aside (for the caller's quiet round); the processes'
+    // endings go to `processes`. A submission that faults case after case has the rest run in chains at once.
+    void run_until_set_aside(const std::vector<std::size_t>& indices, const std::vector<std::string>& launcher,
+                             RunMode mode, std::vector<Ended>& processes);
+    // Runs each of `groups` in processes of its own, all groups at once (cases set aside, run again on a quiet GPU;
+    // the chains of a submission that faults case after case), and takes their verdicts, output and costs as its
+    // own; a case set aside there is set aside here. `why` names their plan files.
+    void run_apart(const std::vector<std::vector<std::size_t>>& groups, const std::vector<std::string>& launcher,
+                   RunMode mode, const std::string& why, std::vector<Ended>& processes);
     Ended run_process_once(const std::vector<std::size_t>& left, const std::vector<std::string>& launcher,
                            RunMode mode);
     double& stage_of(const CasePlan& c);
@@ -172,6 +177,7 @@ private:
     std::vector<bool> done_;
     std::vector<bool> set_aside_;         // stopped while keeping a speed test waiting, to run when the GPU is quiet
     std::vector<bool> rerun_when_quiet_;  // run again after being set aside: never set aside twice
+    bool splits_fault_chains_ = true;     // false in a chain's own runner (run_until_set_aside)
     std::map<std::string, std::size_t> index_of_;
     std::map<std::size_t, CaseOutput> case_output_;
     RunResult run_;

@@ -2,7 +2,7 @@
 // run loop. Each case does what its id starts with:
 //   pass   reports passed            fail   reports a wrong answer
 //   crash  dies of SIGSEGV           hang   never reports
-//   cuda   reports a CUDA error and exits to be restarted
+//   cuda   reports a CUDA error and exits to be restarted ("slowcuda": after 0.3 s)
 //   exit   exits with code 0 without reporting
 //   restart  reports a wrong answer and exits to be restarted, as after a write past an output
 //   noisy  prints a forged result on stdout, then reports a wrong answer on the channel
@@ -195,7 +195,10 @@ int main(int argc, char** argv) {
             while (true) {
                 ::pause();
             }
-        } else if (starts_with(id, "cuda")) {
+        } else if (starts_with(id, "cuda") || starts_with(id, "slowcuda")) {
+            if (starts_with(id, "slowcuda")) {
+                ::usleep(300 * 1000);
+            }
             send(channel, {{"event", "result"}, {"case", id}, {"status", "cuda_error"},
                            {"detail", "cudaErrorIllegalAddress: an illegal memory access was encountered"}});
             return cugrade::protocol::exit_restart;

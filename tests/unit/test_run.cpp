@@ -214,6 +214,45 @@ TEST_CASE("after a crash the hidden cases' output is still kept apart, whichever
     CHECK(result.hidden_output.text == "seen: [9] [1003] \nseen: [1005] \n");
 }
 
+TEST_CASE("a submission that faults case after case has the rest run in chains of processes at once") {
+    const auto file = std::filesystem::temp_directory_path() / "cugrade-test-run-fault-chains.jsonl";
+    std::filesystem::remove(file);
+    std::vector<CasePlan> cases = plans({"slowcuda-1", "slowcuda-2", "slowcuda-3", "slowcuda-4", "slowcuda-5",
+                                         "slowcuda-6", "slowcuda-7", "slowcuda-8", "pass-9", "slowcuda-10", "leak-11",
+                                         "leak-12"});
+    cases[10].visibility = cases[11].visibility = Visibility::hidden;
+    RunOptions options = with_tools("-fault-chains", 5.0);
+    options.diagnose = false;  // the graded run's processes only
+    RunTrace trace(file);
+    options.trace = &trace;
+    const RunResult result = run_cases(CUGRADE_SCRIPTED_HARNESS, cases, options);
+    for (const std::size_t i : {0, 1, 2, 3, 4, 5, 6, 7, 9}) {
+        CHECK(result.cases[i].status == Status::cuda_error);
+    }
+    CHECK(result.cases[8].status == Status::passed);
+    CHECK(result.cases[10].status == Status::passed);
+    CHECK(result.cases[11].status == Status::passed);
+    // What the hidden cases' process printed stays apart, whichever chain ran it.
+    CHECK(result.output.text.find("seen:") == std::string::npos);
+    CHECK(result.hidden_output.text.find("seen:") != std::string::npos);
+    // Two processes in a row ended at their first case; then three chains ran at once.
+    const auto processes = trace_events(file, "");
+    REQUIRE(processes.size() >= 3);
+    CHECK(processes[0]["first_case"] == "slowcuda-1");
+    CHECK(processes[1]["first_case"] == "slowcuda-2");
+    bool overlapped = false;
+    for (std::size_t a = 2; a < processes.size(); ++a) {
+        for (std::size_t b = a + 1; b < processes.size(); ++b) {
+            const double a_start = processes[a]["at"].get<double>() - processes[a]["seconds"].get<double>();
+            const double b_start = processes[b]["at"].get<double>() - processes[b]["seconds"].get<double>();
+            overlapped = overlapped || (a_start < processes[b]["at"].get<double>() &&
+                                        b_start < processes[a]["at"].get<double>());
+        }
+    }
+    CHECK(overlapped);
+    CHECK(result.processes == static_cast<int>(processes.size()));
+}
+
 TEST_CASE("records on the result channel without the run's token are ignored and counted") {
     const RunResult result = run({"forge-1", "pass-2"});
     CHECK(result.cases[0].status == Status::wrong_answer);
