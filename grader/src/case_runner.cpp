@@ -49,6 +49,27 @@ CaseResult interrupted(const ExitStatus& status, double case_seconds, const std:
     return {Status::exited_early, fmt::format("the program {} before reporting this case", status.describe())};
 }
 
+// The cases left of a submission that faults case after case, in chains to run at once: the machine starts about 5
+// faulting processes a second (docs/batch.md), and a chain about 1.4, so a few chains, not a process a case. The small
+// cases are shared out among them in order; every large one stays in the last, so that the submission never holds
+// more memory at once than one process's largest case and the small ones beside it. None where too few are small.
+std::vector<std::vector<std::size_t>> fault_chains(const std::vector<CasePlan>& cases,
+                                                   const std::vector<std::size_t>& left) {
+    constexpr std::size_t count = 3;
+    constexpr std::uint64_t small_case_elements = std::uint64_t{1} << 22;
+    const auto is_small = [&](std::size_t i) { return cases[i].size() <= small_case_elements; };
+    const auto small = static_cast<std::size_t>(std::ranges::count_if(left, is_small));
+    if (small < 2 * count) {
+        return {};
+    }
+    std::vector<std::vector<std::size_t>> chains(count);
+    std::size_t small_seen = 0;
+    for (const std::size_t i : left) {
+        chains[is_small(i) ? small_seen++ * count / small : count - 1].push_back(i);  // each chain in order
+    }
+    return chains;
+}
+
 // Adds `text` to what a stream kept, up to the output limit.
 void keep_output(ProgramOutput& stream, const std::string& text, bool text_truncated, std::size_t limit) {
     const std::size_t room = limit > stream.text.size() ? limit - stream.text.size() : 0;
@@ -125,27 +146,15 @@ void CaseRunner::run_until_set_aside(const std::vector<std::size_t>& indices, co
                                      RunMode mode, std::vector<Ended>& processes) {
     // A submission that faults case after case takes a process for each (a fault spoils the context for good), one
     // after another: 35 for a sum that faults in every case. Once two processes in a row ended at their first case,
-    // the cases left run in a few chains of processes at once, each chain restarting after its own faults: the same
-    // processes, the worker's wait for them a fraction. The machine starts about 5 faulting processes a second
-    // (docs/batch.md), and a chain about 1.4: a few chains, not one process a case. The small cases are shared out
-    // among the chains, in order; every large one stays in the last, so that the submission never holds more memory
-    // at once than one process's largest case and the small ones beside it.
-    constexpr std::size_t chains = 3;
-    constexpr std::uint64_t small_case_elements = std::uint64_t{1} << 22;
+    // the cases left run in a few chains of processes at once (fault_chains), each chain restarting after its own
+    // faults: the same processes, the worker's wait for them a fraction.
     int ended_at_first_case = 0;
     for (auto left = remaining(indices); !left.empty(); left = remaining(indices)) {
-        const auto small = static_cast<std::size_t>(std::ranges::count_if(
-            left, [&](std::size_t i) { return cases_[i].size() <= small_case_elements; }));
-        if (splits_fault_chains_ && launcher.empty() && !mode.profile && ended_at_first_case >= 2 &&
-            small >= 2 * chains) {
-            std::vector<std::vector<std::size_t>> chain(chains);
-            std::size_t small_seen = 0;
-            for (const std::size_t i : left) {
-                const bool is_small = cases_[i].size() <= small_case_elements;
-                chain[is_small ? small_seen++ * chains / small : chains - 1].push_back(i);  // each chain in order
+        if (splits_fault_chains_ && launcher.empty() && !mode.profile && ended_at_first_case >= 2) {
+            if (const auto chains = fault_chains(cases_, left); !chains.empty()) {
+                run_apart(chains, launcher, mode, "chain", processes);
+                return;
             }
-            run_apart(chain, launcher, mode, "chain", processes);
-            return;
         }
         processes.push_back(run_process_once(left, launcher, mode));
         const Ended& ended = processes.back();
