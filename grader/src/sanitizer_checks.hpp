@@ -13,9 +13,10 @@ namespace cugrade {
 
 // The race-check cases under racecheck, once more, where the graded run gave them an answer, right or wrong (a case
 // that crashed, faulted or timed out keeps its verdict, and does not run again): a hazard racecheck reports in a
-// case fails it as a race; a case that does not finish under racecheck within its limit fails as timed out, saying
-// so. Every other verdict stays the graded run's. In a batch a checker kept across submissions runs them first: a
-// case whose part of that job's output is whole is decided by it, and the rest run in a fresh racecheck.
+// case fails it as a race; a case whose racecheck process ended before the harness reported it (past its limit, say)
+// takes racecheck's verdict, which says so. Every other verdict stays the graded run's. In a batch checkers kept
+// across submissions run them first: a case whose part of a job's output is whole is decided by it, the rest run in
+// another kept job while each job decides one, then in a fresh racecheck.
 void check_races(const std::filesystem::path& program, const std::vector<CasePlan>& cases,
                  const std::vector<std::size_t>& race_checked, const RunOptions& options, RunResult& result);
 
