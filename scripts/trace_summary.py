@@ -81,6 +81,17 @@ if jobs:
         kinds.setdefault(r["tool"] + (" (reruns)" if r.get("bare_buffers") else ""), []).append(r)
     for kind in sorted(kinds):
         kept_line("  " + kind, kinds[kind])
+def wall_in_processes(spans):
+    """Seconds of wall time with at least one of the (start, end) spans running: processes run at once count once."""
+    total, reach = 0.0, None
+    for start, end in sorted(spans):
+        if reach is None or start > reach:
+            total += end - start
+            reach = end
+        elif end > reach:
+            total += end - reach
+            reach = end
+    return total
 if len(sys.argv) > 2:
     # The submission's label is its path: .../STUDENT/EXERCISE.cu.
     fixture_of = {}
@@ -93,22 +104,31 @@ if len(sys.argv) > 2:
         student, file = r["submission"].rsplit("/", 2)[-2:]
         by_fixture[fixture_of.get((student, file.removesuffix(".cu")), "?")].append(r)
     everything = sum(r["seconds"] for r in records) or 1.0
-    print("by fixture (its submissions; a submission's processes, by tool, and seconds; their share of all):")
+    print("by fixture (its submissions; a submission's processes, by tool, and seconds, and the wall time with one "
+          "running; their share of all):")
     for fixture, rs in sorted(by_fixture.items(), key=lambda item: -sum(r["seconds"] for r in item[1])):
         k = len({r["submission"] for r in rs})
         tools = collections.Counter(r["tool"] for r in rs)
         seconds = sum(r["seconds"] for r in rs)
         starting = sum(r["seconds"] - r["in_cases"] - r["waited_for_gpu"] for r in rs)
+        spans = collections.defaultdict(list)
+        for r in rs:
+            spans[r["submission"]].append((r["at"] - r["seconds"], r["at"]))
+        wall = sum(wall_in_processes(s) for s in spans.values())
         print(f"    {fixture:<40} {k:>3} {len(rs) / k:>5.1f} processes ("
               + ", ".join(f"{tool} {n / k:.1f}" for tool, n in tools.most_common())
-              + f"), {seconds / k:5.1f} s ({starting / k:.1f} starting), {100 * seconds / everything:4.1f}%")
-print("the costliest submissions (seconds of harness processes):")
+              + f"), {seconds / k:5.1f} s ({starting / k:.1f} starting; wall {wall / k:.1f} s), "
+              + f"{100 * seconds / everything:4.1f}%")
+print("the costliest submissions (seconds of harness processes; wall: with at least one of them running):")
 for submission, seconds in by_submission.most_common(8):
     tools = collections.Counter()
+    spans = []
     for r in records:
         if r["submission"] == submission:
             tools[r["tool"]] += r["seconds"]
-    print(f"  {seconds:6.1f} s  {submission}: " + ", ".join(f"{t} {s:.1f}" for t, s in tools.most_common()))
+            spans.append((r["at"] - r["seconds"], r["at"]))
+    print(f"  {seconds:6.1f} s (wall {wall_in_processes(spans):5.1f} s)  {submission}: "
+          + ", ".join(f"{t} {s:.1f}" for t, s in tools.most_common()))
 
 if alone:
     held = sum(r["held"] for r in alone)
