@@ -1111,61 +1111,59 @@ TEST_CASE("in a batch a kept checker's job decides the race cases; a report of i
     CHECK(gate.shared_holders() == 0);
 }
 
-TEST_CASE("after a kept job's report, a case without one of its own runs first in another: the limit may have cut it") {
+using RacecheckRun = std::pair<std::string, std::string>;  // how a racecheck process or kept job ended; its first case
+
+// Race-checked cases graded as a batch grades them, its kept checkers from a pool of one (in a folder and trace named
+// `name`): the verdicts, and how each racecheck process and kept job ended. The gate is free once the pool is gone.
+std::pair<RunResult, std::vector<RacecheckRun>> graded_with_kept_racecheck(const std::string& name,
+                                                                           const std::vector<std::string>& ids) {
     GpuGate gate;  // outlives the kept checkers, which end holding it
-    InABatch batch("kept-report-cut", 5.0, 1);
+    InABatch batch(name, 5.0, 1);
     batch.options.gpu_gate = &gate;
+    const std::vector<CasePlan> cases = race_checked(ids);
+    RunResult result = run_cases(CUGRADE_SCRIPTED_HARNESS, cases, batch.options);
+    batch.pool.reset();
+    CHECK(gate.shared_holders() == 0);
+    return {std::move(result), racecheck_runs(batch.file)};
+}
+
+TEST_CASE("after a kept job's report, a case without one of its own runs first in another: the limit may have cut it") {
     // In the kept job racyquiet's report is left out, as racecheck leaves out those past its print limit; in the
     // next job, a checker that has reported nothing, it comes first, and is printed.
-    const std::vector<CasePlan> cases = race_checked({"pass-race-a", "racy-17", "racyquiet-19", "pass-race-b"});
-    const RunResult result = run_cases(CUGRADE_SCRIPTED_HARNESS, cases, batch.options);
+    const auto [result, runs] =
+        graded_with_kept_racecheck("kept-report-cut", {"pass-race-a", "racy-17", "racyquiet-19", "pass-race-b"});
     CHECK(result.cases[0].status == Status::passed);
     CHECK(result.cases[1].status == Status::race);
     CHECK(result.cases[2].status == Status::race);
     CHECK(result.cases[3].status == Status::passed);
-    using Run = std::pair<std::string, std::string>;
-    CHECK(racecheck_runs(batch.file) == std::vector<Run>{{"a job served, a report: its checker ended", "pass-race-a"},
-                                                         {"a job served, a report: its checker ended", "racyquiet-19"},
-                                                         {"a job served, nothing reported", "pass-race-b"}});
-    batch.pool.reset();
-    CHECK(gate.shared_holders() == 0);
+    CHECK(runs == std::vector<RacecheckRun>{{"a job served, a report: its checker ended", "pass-race-a"},
+                                            {"a job served, a report: its checker ended", "racyquiet-19"},
+                                            {"a job served, nothing reported", "pass-race-b"}});
 }
 
 TEST_CASE("a kept racecheck that ends itself after a case's result decides that case; the cases after run in another") {
-    GpuGate gate;  // outlives the kept checkers, which end holding it
-    InABatch batch("kept-restart", 5.0, 1);
-    batch.options.gpu_gate = &gate;
     // The harness reports the write past an output, then ends to have the next case run in a fresh process.
-    const std::vector<CasePlan> cases = race_checked({"pass-race-a", "restart-race", "pass-race-b"});
-    const RunResult result = run_cases(CUGRADE_SCRIPTED_HARNESS, cases, batch.options);
+    const auto [result, runs] =
+        graded_with_kept_racecheck("kept-restart", {"pass-race-a", "restart-race", "pass-race-b"});
     CHECK(result.cases[0].status == Status::passed);
     CHECK(result.cases[1].status == Status::wrong_answer);
     CHECK(result.cases[1].detail == "wrote past the end of the output");
     CHECK(result.cases[2].status == Status::passed);
-    using Run = std::pair<std::string, std::string>;
-    CHECK(racecheck_runs(batch.file) == std::vector<Run>{{"a job not finished: its checker ended", "pass-race-a"},
-                                                         {"a job served, nothing reported", "pass-race-b"}});
-    batch.pool.reset();
-    CHECK(gate.shared_holders() == 0);
+    CHECK(runs == std::vector<RacecheckRun>{{"a job not finished: its checker ended", "pass-race-a"},
+                                            {"a job served, nothing reported", "pass-race-b"}});
 }
 
 TEST_CASE("a kept racecheck job that runs past a case's limit leaves that case to a fresh racecheck, not another job") {
-    GpuGate gate;  // outlives the kept checkers, which end holding it
-    InABatch batch("kept-past-limit", 5.0, 1);
-    batch.options.gpu_gate = &gate;
-    const std::vector<CasePlan> cases = race_checked({"pass-race-a", "racehang-race", "pass-race-b"});
-    const RunResult result = run_cases(CUGRADE_SCRIPTED_HARNESS, cases, batch.options);
+    const auto [result, runs] =
+        graded_with_kept_racecheck("kept-past-limit", {"pass-race-a", "racehang-race", "pass-race-b"});
     CHECK(result.cases[0].status == Status::passed);
     CHECK(result.cases[1].status == Status::timed_out);
     CHECK(result.cases[1].detail.starts_with("racecheck stopped after 1 s"));
     CHECK(result.cases[2].status == Status::passed);
-    const auto runs = racecheck_runs(batch.file);
     REQUIRE(runs.size() == 3);
-    CHECK(runs[0] == std::pair<std::string, std::string>{"a job not finished: its checker ended", "pass-race-a"});
+    CHECK(runs[0] == RacecheckRun{"a job not finished: its checker ended", "pass-race-a"});
     CHECK(runs[1].second == "racehang-race");  // a fresh racecheck, stopped at the case's limit
     CHECK(runs[2].second == "pass-race-b");
-    batch.pool.reset();
-    CHECK(gate.shared_holders() == 0);
 }
 
 TEST_CASE("where no kernel can touch shared memory, the race cases are graded with the others, without racecheck") {
