@@ -120,7 +120,8 @@ int run_cases(Channel& channel, const std::vector<plan::Case>& cases, const std:
                           {"case", c.id},
                           {"status", e.submission_call.empty() && !left_by_submission ? protocol::status_harness_error
                                                                                        : protocol::status_cuda_error},
-                          {"detail", detail}});
+                          {"detail", detail},
+                          {"fault", cudaGetErrorName(e.code)}});
             // A fault leaves the context unusable, and so may the grader's own failure: a fresh process runs the
             // remaining cases. A call of the submission's that failed alone does not.
             if (e.submission_call.empty() || !context_still_works(e.code)) {

@@ -10,7 +10,8 @@
 //   {"event":"hidden_cases"}                            the plan's "hidden_from" case is next (see below)
 //   {"event":"result","case":ID,"status":S,"detail":D,"measurements":{...}}
 //                                                       and for some wrong answers "explanation":{...}
-//                                                       (explanation.hpp)
+//                                                       (explanation.hpp); for a CUDA error "fault":NAME,
+//                                                       the error's name (cudaErrorIllegalAddress)
 //   {"event":"fatal","detail":D}                        the harness cannot go on (not the submission's fault)
 // The submission's stdout and stderr never reach this channel.
 //
@@ -97,5 +98,10 @@ inline constexpr const char* status_wrong_answer = "wrong_answer";
 inline constexpr const char* status_cuda_error = "cuda_error";
 inline constexpr const char* status_harness_error = "harness_error";
 inline constexpr const char* status_rejected = "rejected";  // broke a rule at run time (host-side computing)
+
+// The "fault" of a kernel ended by an exception on the GPU that is not a bad address of its own: a trap, an
+// exception under a tool, and also another context's fault on a GPU that several processes share, which can end the
+// kernels running beside it.
+inline constexpr const char* fault_launch_failure = "cudaErrorLaunchFailure";
 
 }  // namespace cugrade::protocol

@@ -97,7 +97,9 @@ CaseRunner::CaseRunner(const fs::path& program, const std::vector<CasePlan>& cas
       options_(options),
       done_(cases.size()),
       set_aside_(cases.size()),
-      rerun_when_quiet_(cases.size()) {
+      rerun_when_quiet_(cases.size()),
+      rerun_after_launch_failure_(cases.size()),
+      launch_failure_reruns_left_(launch_failure_reruns) {
     run_.cases.resize(cases.size());
     for (std::size_t i = 0; i < cases.size(); ++i) {
         index_of_[cases[i].id] = i;
@@ -172,6 +174,8 @@ void CaseRunner::run_apart(const std::vector<std::vector<std::size_t>>& groups,
         CaseRunner& runner = *runners.back();
         runner.plan_prefix_ = fmt::format("{}{}-{}-{}-", plan_prefix_, why, run_.processes, k);
         runner.rerun_when_quiet_ = rerun_when_quiet_;
+        runner.rerun_after_launch_failure_ = rerun_after_launch_failure_;
+        runner.launch_failure_reruns_left_ = launch_failure_reruns_left_;
         runner.splits_fault_chains_ = false;
     }
     std::vector<std::future<std::vector<Ended>>> running;
@@ -579,6 +583,21 @@ CaseRunner::Ended CaseRunner::run_process_once(const std::vector<std::size_t>& l
             }
             if (deferred_to_round == current && result.measurements.is_object()) {
                 result.measurements["kernel_profile"] = {{"deferred", true}};
+            }
+            if (mode.rerun_launch_failures && result.status == Status::cuda_error &&
+                record.value("fault", "") == protocol::fault_launch_failure && !rerun_after_launch_failure_[current] &&
+                launch_failure_reruns_left_ > 0) {
+                rerun_after_launch_failure_[current] = true;
+                --launch_failure_reruns_left_;
+                if (options_.trace != nullptr) {
+                    options_.trace->record({{"event", "launch_failure_rerun"},
+                                            {"submission", options_.trace_label},
+                                            {"case", cases_[current].id},
+                                            {"detail", result.detail}});
+                }
+                current = none;
+                deadline = after(startup_seconds);
+                continue;
             }
             settle(current, std::move(result));
             current = none;

@@ -23,6 +23,11 @@ namespace cugrade {
 
 using Seconds = std::chrono::duration<double>;
 
+// How many cases of a runner run once more after a launch failure (RunMode::rerun_launch_failures): another context's
+// fault is rare (one case in a class of 300 submissions), and a submission that traps in every case costs this many
+// processes more.
+inline constexpr int launch_failure_reruns = 2;
+
 // `seconds` from now.
 Clock::time_point after(double seconds);
 
@@ -52,6 +57,10 @@ struct RunMode {
     // A checker kept for a round of profiles (counters_rounds.hpp): each job a slow speed test's call checked and
     // its counters read, the profiler attached throughout.
     bool counters_round = false;
+    // A graded run on a GPU that other processes may share: a case that fails with a launch failure (another
+    // context's fault can end this context's kernels so) runs once more, in the fresh process the fault starts anyway,
+    // and the second run's verdict is the case's; at most launch_failure_reruns cases of a runner.
+    bool rerun_launch_failures = false;
 
     // Under a tool, each of the harness's buffers is an allocation of its own, as the tool sees them (a stray access
     // past one falls outside every allocation, not in a neighbour from a pool); a plain run pools them
@@ -177,6 +186,8 @@ private:
     std::vector<bool> done_;
     std::vector<bool> set_aside_;         // stopped while keeping a speed test waiting, to run when the GPU is quiet
     std::vector<bool> rerun_when_quiet_;  // run again after being set aside: never set aside twice
+    std::vector<bool> rerun_after_launch_failure_;  // never twice (RunMode::rerun_launch_failures)
+    int launch_failure_reruns_left_;
     bool splits_fault_chains_ = true;     // false in a chain's own runner (run_until_set_aside)
     std::map<std::string, std::size_t> index_of_;
     std::map<std::size_t, CaseOutput> case_output_;

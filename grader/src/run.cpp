@@ -119,7 +119,9 @@ RunResult run_cases(const fs::path& program, const std::vector<CasePlan>& cases,
     // one at a time for the whole machine.
     std::vector<std::size_t> graded = visible;
     graded.insert(graded.end(), hidden.begin(), hidden.end());
-    runner.run(graded, {});
+    RunMode graded_mode;
+    graded_mode.rerun_launch_failures = true;
+    runner.run(graded, {}, graded_mode);
     // A slow speed test graded before a race was found is not profiled for nothing: its profile waits for every
     // case's verdict (profile_case, a round of profiles).
     if (!race_checked.empty()) {

@@ -5,6 +5,9 @@
 //   cuda   reports a CUDA error and exits to be restarted ("slowcuda": after 0.3 s)
 //   exit   exits with code 0 without reporting
 //   restart  reports a wrong answer and exits to be restarted, as after a write past an output
+//   trap   reports a CUDA error whose fault is a launch failure and exits to be restarted, as a kernel that traps
+//   outside  as trap the first time it runs in the working folder (it leaves a file there), then passes: a kernel
+//            ended by another context's fault
 //   noisy  prints a forged result on stdout, then reports a wrong answer on the channel
 //   forge  writes "passed" records without the run's token and with a wrong one, then reports a wrong answer
 //   leak   prints the extents of every case this process has run so far (as a submission could, from a static),
@@ -200,7 +203,17 @@ int main(int argc, char** argv) {
                 ::usleep(300 * 1000);
             }
             send(channel, {{"event", "result"}, {"case", id}, {"status", "cuda_error"},
-                           {"detail", "cudaErrorIllegalAddress: an illegal memory access was encountered"}});
+                           {"detail", "cudaErrorIllegalAddress: an illegal memory access was encountered"},
+                           {"fault", "cudaErrorIllegalAddress"}});
+            return cugrade::protocol::exit_restart;
+        } else if (starts_with(id, "trap") ||
+                   (starts_with(id, "outside") && !std::ifstream(id + ".ended-from-outside").good())) {
+            if (starts_with(id, "outside")) {
+                std::ofstream(id + ".ended-from-outside") << "once\n";
+            }
+            send(channel, {{"event", "result"}, {"case", id}, {"status", "cuda_error"},
+                           {"detail", "cudaErrorLaunchFailure: unspecified launch failure"},
+                           {"fault", "cudaErrorLaunchFailure"}});
             return cugrade::protocol::exit_restart;
         } else if (starts_with(id, "restart")) {
             send(channel, {{"event", "result"}, {"case", id}, {"status", "wrong_answer"},
@@ -265,7 +278,8 @@ int main(int argc, char** argv) {
             std::fflush(stdout);
             send(channel, {{"event", "result"}, {"case", id}, {"status", "wrong_answer"}, {"detail", "wrong"}});
         } else {
-            const bool pass = starts_with(id, "pass") || starts_with(id, "timed") || starts_with(id, "racehang");
+            const bool pass = starts_with(id, "pass") || starts_with(id, "timed") || starts_with(id, "racehang") ||
+                              starts_with(id, "outside");
             send(channel, {{"event", "result"}, {"case", id}, {"status", pass ? "passed" : "wrong_answer"},
                            {"detail", pass ? "" : "expected 1, got 2"}});
         }

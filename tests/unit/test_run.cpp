@@ -1,5 +1,6 @@
 // The run loop against a scripted harness: every kind of failure lands on its own case, the others still run.
 #include "catch.hpp"
+#include "fresh_folder.hpp"
 #include "case_runner.hpp"
 #include "checker_pool.hpp"
 #include "counters_rounds.hpp"
@@ -162,6 +163,51 @@ TEST_CASE("each failure is pinned on its own case and the remaining cases still 
     CHECK(result.cases[7].detail == "expected 1, got 2");
     CHECK(result.cases[8].status == Status::passed);
     CHECK(result.processes == 5);  // the first run, then one restart after each crash, hang, CUDA error and exit
+}
+
+// A graded run of `ids` in an empty folder of its own, with its trace's records of `event`.
+std::pair<RunResult, std::vector<nlohmann::json>> graded_in_fresh_folder(const std::vector<std::string>& ids,
+                                                                          const std::string& name,
+                                                                          const std::string& event) {
+    RunOptions options;
+    options.work_dir = fresh_folder("run", name);
+    options.startup_seconds = 5.0;
+    const auto file = options.work_dir / "trace.jsonl";
+    RunTrace trace(file);
+    options.trace = &trace;
+    RunResult result = run_cases(CUGRADE_SCRIPTED_HARNESS, plans(ids), options);
+    return {std::move(result), trace_events(file, event)};
+}
+
+TEST_CASE("a case ended by a launch failure runs once more, and the second run's verdict is its own") {
+    // Another context's fault on a shared GPU can end a correct kernel so; the fresh process after it runs the case
+    // again first.
+    const auto [result, reruns] =
+        graded_in_fresh_folder({"pass-1", "outside-2", "pass-3"}, "outside", "launch_failure_rerun");
+    CHECK(result.cases[0].status == Status::passed);
+    CHECK(result.cases[1].status == Status::passed);
+    CHECK(result.cases[1].detail.empty());
+    CHECK(result.cases[2].status == Status::passed);
+    CHECK(result.processes == 2);
+    REQUIRE(reruns.size() == 1);
+    CHECK(reruns[0]["case"] == "outside-2");
+    CHECK(reruns[0]["detail"] == "cudaErrorLaunchFailure: unspecified launch failure");
+}
+
+TEST_CASE("a launch failure of the submission's own stays a CUDA error, and only two cases of a run run again") {
+    const auto [result, reruns] = graded_in_fresh_folder({"trap-1", "trap-2", "trap-3", "cuda-4", "pass-5"}, "traps",
+                                                         "launch_failure_rerun");
+    for (const std::size_t i : {0, 1, 2}) {
+        CHECK(result.cases[i].status == Status::cuda_error);
+        CHECK(result.cases[i].detail == "cudaErrorLaunchFailure: unspecified launch failure");
+    }
+    CHECK(result.cases[3].status == Status::cuda_error);
+    CHECK(result.cases[4].status == Status::passed);
+    REQUIRE(reruns.size() == 2);
+    CHECK(reruns[0]["case"] == "trap-1");
+    CHECK(reruns[1]["case"] == "trap-2");
+    // trap-1 twice, trap-2 twice, trap-3 once, cuda-4 once (an illegal address is the submission's), pass-5.
+    CHECK(result.processes == 7);
 }
 
 TEST_CASE("the checker's CUDA context is made with one hardware queue, the cheapest to make") {
