@@ -4,12 +4,16 @@
 
 namespace cugrade {
 
-// True when some shared work has run longer than the patience: a waiting speed test then lets new shared work in,
-// since it would otherwise hold the GPU idle behind a hang (admitting one short holder at a time behind it would
-// leave every other submission waiting too).
+// True when shared work that was running when the first waiting speed test asked has run past admit_after, or any
+// has run past the patience: a waiting speed test then lets new shared work in, since it would otherwise keep every
+// other submission waiting behind one long case (admitting one short holder at a time behind it would leave them
+// waiting too). What was let in lets no more in before the patience, so that speed tests are not starved.
 bool GpuGate::any_long_holder(Clock::time_point now) const {
-    return std::any_of(shared_.begin(), shared_.end(),
-                       [&](const auto& hold) { return now - hold.second.since > patience_; });
+    const Clock::time_point first_asked = exclusive_asked_.empty() ? now : *exclusive_asked_.begin();
+    return std::any_of(shared_.begin(), shared_.end(), [&](const auto& hold) {
+        const auto held = now - hold.second.since;
+        return held > patience_ || (hold.second.since < first_asked && held > admit_after_);
+    });
 }
 
 bool GpuGate::holds_up_exclusive(std::uint64_t ticket) const {
@@ -43,9 +47,11 @@ std::uint64_t GpuGate::acquire(Use use, const std::string& label, Grant& grant) 
     if (use == Use::exclusive) {
         const auto asked = Clock::now();
         ++exclusive_waiting_;
+        const auto ask = exclusive_asked_.insert(asked);
         note_emptying(asked);
         changed_.wait(lock, [&] { return !exclusive_ && shared_.empty(); });
         --exclusive_waiting_;
+        exclusive_asked_.erase(ask);
         exclusive_ = true;
         exclusive_since_ = Clock::now();
         ++exclusive_grants_;

@@ -332,7 +332,7 @@ TEST_CASE("on a shared GPU a case waits while a speed test has the GPU alone, an
 
 TEST_CASE("a speed test waits for the cases running now, and no new case starts before it") {
     using namespace std::chrono_literals;
-    GpuGate gate;
+    GpuGate gate(2s, 1, 2s);  // what runs is let past only after 2 s
     GpuGate::Hold running_case(&gate);
     running_case.change(GpuGate::Use::shared);
     auto speed = run_beside({"timed-1"}, gate, "-speed");
@@ -397,6 +397,39 @@ TEST_CASE("work that holds a shared GPU for long does not keep others out while 
     CHECK(speed_test.wait_for(100ms) == std::future_status::timeout);
     hanging.change(GpuGate::Use::none);
     CHECK(speed_test.get());
+}
+
+TEST_CASE("a case that ran long before a speed test asked lets new cases in, and those let in let in no more") {
+    using namespace std::chrono_literals;
+    GpuGate gate(2s, 1, 300ms);
+    GpuGate::Hold long_case(&gate);
+    long_case.change(GpuGate::Use::shared);
+    auto speed_test = std::async(std::launch::async, [&gate] {
+        GpuGate::Hold hold(&gate);
+        hold.change(GpuGate::Use::exclusive);
+        return true;
+    });
+    std::this_thread::sleep_for(100ms);
+    // Asked while the long case had held the GPU 0.1 s: waits until it has held it past 0.3 s.
+    const auto asked = std::chrono::steady_clock::now();
+    GpuGate::Hold let_in(&gate);
+    let_in.change(GpuGate::Use::shared);
+    const double waited = seconds_since(asked);
+    CHECK(waited > 0.15);
+    CHECK(waited < 1.0);
+    long_case.change(GpuGate::Use::none);
+    // The case let in has held the GPU past 0.3 s too, but it came after the speed test asked: no one else gets in.
+    std::this_thread::sleep_for(400ms);
+    auto later_case = std::async(std::launch::async, [&gate] {
+        GpuGate::Hold hold(&gate);
+        hold.change(GpuGate::Use::shared);
+        return true;
+    });
+    CHECK(later_case.wait_for(300ms) == std::future_status::timeout);
+    CHECK(speed_test.wait_for(10ms) == std::future_status::timeout);
+    let_in.change(GpuGate::Use::none);
+    CHECK(speed_test.get());
+    CHECK(later_case.get());
 }
 
 TEST_CASE("a case that seems to hang while a speed test waits is set aside, and runs again with its whole limit") {

@@ -1,18 +1,22 @@
 // Sharing one GPU between the harness processes of a batch: correctness work of several submissions runs on it at
 // once (shared), while a speed test samples with the GPU to itself (exclusive). A speed test that asks waits for the
 // work running now to finish, and no new work starts meanwhile, so speed tests are not starved; but work that has
-// held the GPU for long (a kernel that hangs until its case's limit) does not hold every other submission back:
-// while such work runs, new shared work is let in, and the speed test goes first once it ends. Such work is better
-// set aside (case_runner.cpp): stopped, and run again once the GPU is quiet, when every submission graded on it waits
-// for the same; the gate also keeps the count of submissions graded at once on its GPU.
+// held the GPU for a while does not hold every other submission back: while work that was running when the speed
+// test asked has held the GPU past `admit_after` (a long case under a sanitizer, a kernel that hangs until its case's
+// limit), new shared work is let in, and the speed test goes first once that work ends (what was let in does not let
+// more in, unless it runs past the patience itself). Work past the patience is better set aside (case_runner.cpp):
+// stopped, and run again once the GPU is quiet, when every submission graded on it waits for the same; the gate also
+// keeps the count of submissions graded at once on its GPU.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <map>
 #include <mutex>
+#include <set>
 #include <string>
 
 namespace cugrade {
@@ -31,10 +35,15 @@ public:
     };
 
     // Shared work held longer than this is taken for a hang, and no longer keeps other work out while a speed test
-    // waits for it. `places`: how many submissions are graded at once on this GPU (below).
+    // waits for it. `places`: how many submissions are graded at once on this GPU (below). Shared work that was
+    // running when a speed test asked, and has held the GPU longer than `admit_after` (at most the patience), no
+    // longer keeps other work out either: three speed tests in four wait under 0.2 s for what runs, and where one
+    // case ran long every other submission's new work waited with it, up to the patience (docs/batch.md).
     static constexpr Clock::duration default_patience = std::chrono::seconds(2);
-    explicit GpuGate(Clock::duration patience = default_patience, unsigned places = 1)
-        : patience_(patience), places_(places) {}
+    static constexpr Clock::duration default_admit_after = std::chrono::milliseconds(500);
+    explicit GpuGate(Clock::duration patience = default_patience, unsigned places = 1,
+                     Clock::duration admit_after = default_admit_after)
+        : patience_(patience), admit_after_(std::min(admit_after, patience)), places_(places) {}
 
     // One process's hold on the gate; released when it goes, or when it asks for something else.
     class Hold {
@@ -125,6 +134,7 @@ private:
     void open_round_if_quiet();
 
     const Clock::duration patience_;
+    const Clock::duration admit_after_;
     mutable std::mutex mutex_;
     std::condition_variable changed_;
     std::map<std::uint64_t, SharedHold> shared_;  // each shared hold
@@ -133,6 +143,7 @@ private:
     Clock::time_point last_to_leave_at_;
     std::uint64_t next_ticket_ = 1;
     std::size_t exclusive_waiting_ = 0;
+    std::multiset<Clock::time_point> exclusive_asked_;  // when each speed test now waiting asked
     bool exclusive_ = false;
     Clock::time_point exclusive_since_;
     Clock::duration exclusive_total_{};
