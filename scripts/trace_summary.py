@@ -5,7 +5,8 @@ most; then the times the GPU was held alone (speed tests, profiled calls): how l
 counters' turns, or the case's group), how long each waited for it, and what the work that left last before it was;
 then the cases' own time (waits for the GPU excluded) by exercise, case group and tool, with each one's median, and
 the slowest cases; then the cases set aside (a seeming hang that kept a speed test waiting, stopped and run again
-once the GPU was quiet) and how long their submissions waited; then why Nsight Compute was asked (the harness's own
+once the GPU was quiet) and how long their submissions waited; then the cases run once more after a launch failure
+(another context's fault can end a correct kernel so); then why Nsight Compute was asked (the harness's own
 counters said why they were not enough); then what the harness's own counters cost, step by step, and the rounds of
 profiles; then the class's end: when its last student started, how many were graded at once after that, and what ran
 beside each quiet round.
@@ -25,6 +26,7 @@ alone = [r for r in lines if r.get("event") == "alone"]
 cases = [r for r in lines if r.get("event") == "case"]
 set_aside = [r for r in lines if r.get("event") == "set_aside"]
 quiet = [r for r in lines if r.get("event") == "quiet"]
+launch_failure_reruns = [r for r in lines if r.get("event") == "launch_failure_rerun"]
 profiles = [r for r in lines if r.get("event") == "profile"]
 counter_profiles = [r for r in lines if r.get("event") == "counters"]
 by_tool = collections.defaultdict(list)
@@ -187,6 +189,11 @@ if set_aside or quiet:
           f"{len(quiet)} waits for a quiet GPU, {sum(r['waited'] for r in quiet):.1f} s in all")
     for r in set_aside:
         print(f"    {r['held']:6.2f} s  {r['submission']} {r['case']}")
+
+if launch_failure_reruns:
+    print(f"run once more after a launch failure: {len(launch_failure_reruns)} cases")
+    for r in launch_failure_reruns:
+        print(f"    {r['submission']} {r['case']}: {r['detail'][:100]}")
 
 if profiles:
     print(f"Nsight Compute asked {len(profiles)} times (status, why the harness's counters were not enough):")
