@@ -99,7 +99,7 @@ CaseRunner::CaseRunner(const fs::path& program, const std::vector<CasePlan>& cas
       set_aside_(cases.size()),
       rerun_when_quiet_(cases.size()),
       rerun_after_launch_failure_(cases.size()),
-      launch_failure_reruns_left_(launch_failure_reruns) {
+      launch_failure_reruns_left_(std::make_shared<std::atomic<int>>(launch_failure_reruns)) {
     run_.cases.resize(cases.size());
     for (std::size_t i = 0; i < cases.size(); ++i) {
         index_of_[cases[i].id] = i;
@@ -586,9 +586,8 @@ CaseRunner::Ended CaseRunner::run_process_once(const std::vector<std::size_t>& l
             }
             if (mode.rerun_launch_failures && result.status == Status::cuda_error &&
                 record.value("fault", "") == protocol::fault_launch_failure && !rerun_after_launch_failure_[current] &&
-                launch_failure_reruns_left_ > 0) {
+                launch_failure_reruns_left_->fetch_sub(1) > 0) {
                 rerun_after_launch_failure_[current] = true;
-                --launch_failure_reruns_left_;
                 if (options_.trace != nullptr) {
                     options_.trace->record({{"event", "launch_failure_rerun"},
                                             {"submission", options_.trace_label},

@@ -4,6 +4,7 @@
 // answered, each case's verdict and what it printed recorded.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <filesystem>
@@ -187,7 +188,8 @@ private:
     std::vector<bool> set_aside_;         // stopped while keeping a speed test waiting, to run when the GPU is quiet
     std::vector<bool> rerun_when_quiet_;  // run again after being set aside: never set aside twice
     std::vector<bool> rerun_after_launch_failure_;  // never twice (RunMode::rerun_launch_failures)
-    int launch_failure_reruns_left_;
+    // Shared with the runners of its chains and quiet rounds (run_apart), which run at once: two cases in all.
+    std::shared_ptr<std::atomic<int>> launch_failure_reruns_left_;
     bool splits_fault_chains_ = true;     // false in a chain's own runner (run_until_set_aside)
     std::map<std::string, std::size_t> index_of_;
     std::map<std::size_t, CaseOutput> case_output_;

@@ -19,12 +19,12 @@ bool GpuGate::any_long_holder(Clock::time_point now) const {
 bool GpuGate::holds_up_exclusive(std::uint64_t ticket) const {
     std::lock_guard lock(mutex_);
     const auto hold = shared_.find(ticket);
-    return exclusive_waiting_ > 0 && hold != shared_.end() && Clock::now() - hold->second.since > patience_;
+    return !exclusive_asked_.empty() && hold != shared_.end() && Clock::now() - hold->second.since > patience_;
 }
 
 // Called under the lock after every change of state.
 void GpuGate::note_emptying(Clock::time_point now) {
-    const bool emptying = exclusive_waiting_ > 0 && !exclusive_;
+    const bool emptying = !exclusive_asked_.empty() && !exclusive_;
     if (emptying && !emptying_) {
         emptying_since_ = now;
     } else if (!emptying && emptying_) {
@@ -37,7 +37,7 @@ std::uint64_t GpuGate::acquire(Use use, const std::string& label, Grant& grant) 
     std::unique_lock lock(mutex_);
     if (use == Use::shared) {
         // Behind any speed test that waits, unless what it waits for looks like a hang.
-        while (exclusive_ || (exclusive_waiting_ > 0 && !any_long_holder(Clock::now()))) {
+        while (exclusive_ || (!exclusive_asked_.empty() && !any_long_holder(Clock::now()))) {
             changed_.wait_for(lock, std::chrono::milliseconds(100));
         }
         const std::uint64_t ticket = next_ticket_++;
@@ -46,11 +46,9 @@ std::uint64_t GpuGate::acquire(Use use, const std::string& label, Grant& grant) 
     }
     if (use == Use::exclusive) {
         const auto asked = Clock::now();
-        ++exclusive_waiting_;
         const auto ask = exclusive_asked_.insert(asked);
         note_emptying(asked);
         changed_.wait(lock, [&] { return !exclusive_ && shared_.empty(); });
-        --exclusive_waiting_;
         exclusive_asked_.erase(ask);
         exclusive_ = true;
         exclusive_since_ = Clock::now();
@@ -70,7 +68,7 @@ void GpuGate::release(Use use, std::uint64_t ticket) {
         std::lock_guard lock(mutex_);
         if (use == Use::shared) {
             if (const auto hold = shared_.find(ticket); hold != shared_.end()) {
-                if (exclusive_waiting_ > 0 && shared_.size() == 1) {
+                if (!exclusive_asked_.empty() && shared_.size() == 1) {
                     last_to_leave_ = hold->second.label;
                     last_to_leave_at_ = Clock::now();
                     last_to_leave_held_ = last_to_leave_at_ - hold->second.since;

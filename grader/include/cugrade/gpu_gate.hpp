@@ -142,7 +142,6 @@ private:
     Clock::duration last_to_leave_held_{};
     Clock::time_point last_to_leave_at_;
     std::uint64_t next_ticket_ = 1;
-    std::size_t exclusive_waiting_ = 0;
     std::multiset<Clock::time_point> exclusive_asked_;  // when each speed test now waiting asked
     bool exclusive_ = false;
     Clock::time_point exclusive_since_;
