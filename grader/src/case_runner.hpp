@@ -24,7 +24,7 @@ namespace cugrade {
 
 using Seconds = std::chrono::duration<double>;
 
-// How many cases of a runner run once more after a launch failure (RunMode::rerun_launch_failures): another context's
+// How many cases of a run run once more after a launch failure (RunMode::rerun_launch_failures): another context's
 // fault is rare (one case in a class of 300 submissions), and a submission that traps in every case costs this many
 // processes more.
 inline constexpr int launch_failure_reruns = 2;
@@ -60,7 +60,8 @@ struct RunMode {
     bool counters_round = false;
     // A graded run on a GPU that other processes may share: a case that fails with a launch failure (another
     // context's fault can end this context's kernels so) runs once more, in the fresh process the fault starts anyway,
-    // and the second run's verdict is the case's; at most launch_failure_reruns cases of a runner.
+    // and the second run's verdict is the case's; at most launch_failure_reruns cases of a run, its chains and quiet
+    // rounds included.
     bool rerun_launch_failures = false;
 
     // Under a tool, each of the harness's buffers is an allocation of its own, as the tool sees them (a stray access
