@@ -587,18 +587,16 @@ CaseRunner::Ended CaseRunner::run_process_once(const std::vector<std::size_t>& l
             if (mode.rerun_launch_failures && result.status == Status::cuda_error &&
                 record.value("fault", "") == protocol::fault_launch_failure && !rerun_after_launch_failure_[current] &&
                 launch_failure_reruns_left_->fetch_sub(1) > 0) {
-                rerun_after_launch_failure_[current] = true;
+                rerun_after_launch_failure_[current] = true;  // left undecided: the next process runs it first
                 if (options_.trace != nullptr) {
                     options_.trace->record({{"event", "launch_failure_rerun"},
                                             {"submission", options_.trace_label},
                                             {"case", cases_[current].id},
                                             {"detail", result.detail}});
                 }
-                current = none;
-                deadline = after(startup_seconds);
-                continue;
+            } else {
+                settle(current, std::move(result));
             }
-            settle(current, std::move(result));
             current = none;
             deadline = after(startup_seconds);
         } else if (event == "hidden_cases" && switches && !printed_before_hidden && current == none) {
