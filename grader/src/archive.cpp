@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <iterator>
 #include <vector>
 
 #include "cugrade/error.hpp"
@@ -39,26 +40,161 @@ bool is_archive(const fs::path& path) {
 #if CUGRADE_HAVE_LIBARCHIVE
 namespace {
 
-// The entry's path made relative and plain, or "" when it would leave the target: absolute, "..", empty.
-fs::path safe_relative(const char* raw) {
+// Why an entry's path is left out, or "" when `relative` is now that path made relative and plain (a folder's
+// without its trailing slash): it would leave the target (absolute, "..", empty), or is too deep or too long.
+std::string refused_path(const char* raw, const UnpackLimits& limits, fs::path& relative) {
     if (raw == nullptr) {
-        return {};
+        return "a path outside the archive's folder";
     }
-    const fs::path path = fs::path(raw).lexically_normal();
-    if (path.empty() || path.is_absolute() || path.has_root_name()) {
-        return {};
+    if (std::strlen(raw) > limits.path_bytes) {
+        return fmt::format("a path longer than {} bytes", limits.path_bytes);
     }
-    for (const auto& part : path) {
+    relative = fs::path(raw).lexically_normal();
+    if (!relative.empty() && !relative.has_filename()) {
+        relative = relative.parent_path();  // "class/": the folder itself
+    }
+    if (relative.empty() || relative.is_absolute() || relative.has_root_name()) {
+        return "a path outside the archive's folder";
+    }
+    std::size_t depth = 0;
+    for (const auto& part : relative) {
         if (part == "..") {
-            return {};
+            return "a path outside the archive's folder";
         }
+        ++depth;
     }
-    return path;
+    return depth > limits.path_depth ? fmt::format("a path more than {} names deep", limits.path_depth) : "";
 }
 
 struct ArchiveReader {
     archive* handle = archive_read_new();
     ~ArchiveReader() { archive_read_free(handle); }
+};
+
+// One archive unpacked into its target, entry by entry, within its limits. A limit passed removes the target and
+// throws.
+class Unpacker {
+public:
+    Unpacker(archive* reader, const fs::path& archive_path, const fs::path& target, const UnpackLimits& limits)
+        : reader_(reader), archive_path_(archive_path), target_(target), limits_(limits) {}
+
+    void unpack(archive_entry* entry) {
+        count();
+        const char* raw = archive_entry_pathname(entry);
+        const std::string shown = raw != nullptr ? raw : "(no name)";
+        fs::path relative;
+        const mode_t type = archive_entry_filetype(entry);
+        if (const std::string why = refused_path(raw, limits_, relative); !why.empty()) {
+            leave_out(shown, why);
+        } else if (archive_entry_hardlink(entry) != nullptr || type == AE_IFLNK) {
+            leave_out(shown, "a link");
+        } else if (relative.begin()->string() == "__MACOSX") {
+            // the Finder's resource forks
+        } else if (type == AE_IFDIR) {
+            if (const std::string why = make_folders(relative, true); !why.empty()) {
+                leave_out(shown, fmt::format("cannot be made ({})", why));
+            }
+        } else if (type != AE_IFREG) {
+            leave_out(shown, "not a file or a folder");
+        } else if (const std::string why = make_folders(relative.parent_path(), false); !why.empty()) {
+            leave_out(shown, fmt::format("cannot be written ({})", why));
+        } else {
+            write_file(shown, target_ / relative);
+        }
+    }
+
+    [[noreturn]] void fail(const std::string& why) {
+        std::error_code ec;
+        fs::remove_all(target_, ec);
+        throw UsageError(fmt::format("the archive '{}' {}: refused", archive_path_.string(), why));
+    }
+
+    UnpackResult result;
+
+private:
+    void count() {
+        if (++result.entries > limits_.entries) {
+            fail(fmt::format("holds more than {} entries (files, folders and entries left out, each counted)",
+                             limits_.entries));
+        }
+    }
+
+    void leave_out(const std::string& shown, const std::string& why) {
+        if (result.refused.size() < named_refusals) {
+            result.refused.push_back(fmt::format("{}: {}", shown, why));
+        } else {
+            ++result.refused_unnamed;
+        }
+    }
+
+    // Makes the folders of `relative` that do not exist yet, each counted as an entry but the entry's own (`own`:
+    // `relative` is the path of a folder's entry). Says why one cannot be made, or "".
+    std::string make_folders(const fs::path& relative, bool own) {
+        fs::path at = target_;
+        std::size_t part = 0;
+        const auto parts = static_cast<std::size_t>(std::distance(relative.begin(), relative.end()));
+        for (const auto& name : relative) {
+            at /= name;
+            ++part;
+            std::error_code ec;
+            const fs::file_status status = fs::symlink_status(at, ec);
+            if (fs::is_directory(status)) {
+                continue;
+            }
+            if (fs::exists(status)) {
+                return fmt::format("'{}' is a file", at.lexically_relative(target_).string());
+            }
+            if (!fs::create_directory(at, ec)) {
+                return ec.message();
+            }
+            if (!own || part < parts) {
+                count();
+            }
+        }
+        return "";
+    }
+
+    void write_file(const std::string& shown, const fs::path& destination) {
+        // O_NOFOLLOW and O_EXCL: nothing already at that name (a link made by an earlier entry) is written through.
+        const int fd = ::open(destination.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+        if (fd < 0) {
+            leave_out(shown, fmt::format("cannot be written ({})", std::strerror(errno)));
+            return;
+        }
+        ++result.files;
+        std::uint64_t file_bytes = 0;
+        for (la_ssize_t got; (got = archive_read_data(reader_, buffer_.data(), buffer_.size())) != 0;) {
+            if (got < 0) {
+                ::close(fd);
+                fail(fmt::format("cannot be read at {}: {}", shown, archive_error_string(reader_)));
+            }
+            file_bytes += static_cast<std::uint64_t>(got);
+            result.bytes += static_cast<std::uint64_t>(got);
+            if (result.bytes > limits_.total_bytes) {
+                ::close(fd);
+                fail(fmt::format("unpacks to more than {} MiB", limits_.total_bytes >> 20));
+            }
+            if (file_bytes > limits_.file_bytes) {
+                ::close(fd);
+                std::error_code ec;
+                fs::remove(destination, ec);
+                --result.files;
+                leave_out(shown, fmt::format("larger than {} MiB", limits_.file_bytes >> 20));
+                return;
+            }
+            if (::write(fd, buffer_.data(), static_cast<std::size_t>(got)) != got) {
+                ::close(fd);
+                fail(fmt::format("cannot be written at {}: {}", shown, std::strerror(errno)));
+            }
+        }
+        ::close(fd);
+    }
+
+    archive* reader_;
+    const fs::path& archive_path_;
+    const fs::path& target_;
+    const UnpackLimits& limits_;
+    std::vector<char> buffer_ = std::vector<char>(64 * 1024);
 };
 
 }  // namespace
@@ -79,86 +215,20 @@ UnpackResult unpack_archive(const fs::path& archive_path, const fs::path& target
         throw UsageError(fmt::format("cannot unpack into '{}': {}", target.string(),
                                      made ? made.message() : "it exists already"));
     }
-    UnpackResult result;
-    const auto fail = [&](const std::string& why) {
-        std::error_code ec;
-        fs::remove_all(target, ec);
-        throw UsageError(fmt::format("the archive '{}' {}: refused", archive_path.string(), why));
-    };
+    Unpacker unpacker(reader.handle, archive_path, target, limits);
     archive_entry* entry = nullptr;
-    std::vector<char> buffer(64 * 1024);
     while (true) {
         const int status = archive_read_next_header(reader.handle, &entry);
         if (status == ARCHIVE_EOF) {
             break;
         }
         if (status != ARCHIVE_OK && status != ARCHIVE_WARN) {
-            fail(fmt::format("cannot be read past entry {}: {}", result.files, archive_error_string(reader.handle)));
+            unpacker.fail(fmt::format("cannot be read past entry {}: {}", unpacker.result.entries,
+                                      archive_error_string(reader.handle)));
         }
-        const char* raw = archive_entry_pathname(entry);
-        const std::string shown = raw != nullptr ? raw : "(no name)";
-        const fs::path relative = safe_relative(raw);
-        const mode_t type = archive_entry_filetype(entry);
-        if (relative.empty()) {
-            result.refused.push_back(fmt::format("{}: a path outside the archive's folder", shown));
-            continue;
-        }
-        if (archive_entry_hardlink(entry) != nullptr || type == AE_IFLNK) {
-            result.refused.push_back(fmt::format("{}: a link", shown));
-            continue;
-        }
-        if (relative.begin()->string() == "__MACOSX") {
-            continue;  // the Finder's resource forks
-        }
-        const fs::path destination = target / relative;
-        std::error_code ec;
-        if (type == AE_IFDIR) {
-            fs::create_directories(destination, ec);
-            continue;
-        }
-        if (type != AE_IFREG) {
-            result.refused.push_back(fmt::format("{}: not a file or a folder", shown));
-            continue;
-        }
-        if (++result.files > limits.files) {
-            fail(fmt::format("holds more than {} files", limits.files));
-        }
-        fs::create_directories(destination.parent_path(), ec);
-        // O_NOFOLLOW and O_EXCL: nothing already at that name (a link made by an earlier entry) is written through.
-        const int fd = ::open(destination.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-        if (fd < 0) {
-            result.refused.push_back(fmt::format("{}: cannot be written ({})", shown, std::strerror(errno)));
-            continue;
-        }
-        std::uint64_t file_bytes = 0;
-        bool cut = false;
-        for (la_ssize_t got; (got = archive_read_data(reader.handle, buffer.data(), buffer.size())) != 0;) {
-            if (got < 0) {
-                ::close(fd);
-                fail(fmt::format("cannot be read at {}: {}", shown, archive_error_string(reader.handle)));
-            }
-            file_bytes += static_cast<std::uint64_t>(got);
-            result.bytes += static_cast<std::uint64_t>(got);
-            if (result.bytes > limits.total_bytes) {
-                ::close(fd);
-                fail(fmt::format("unpacks to more than {} MiB", limits.total_bytes >> 20));
-            }
-            if (file_bytes > limits.file_bytes) {
-                cut = true;
-                break;
-            }
-            if (::write(fd, buffer.data(), static_cast<std::size_t>(got)) != got) {
-                ::close(fd);
-                fail(fmt::format("cannot be written at {}: {}", shown, std::strerror(errno)));
-            }
-        }
-        ::close(fd);
-        if (cut) {
-            fs::remove(destination, ec);
-            result.refused.push_back(fmt::format("{}: larger than {} MiB", shown, limits.file_bytes >> 20));
-        }
+        unpacker.unpack(entry);
     }
-    return result;
+    return unpacker.result;
 }
 
 void pack_folder(const fs::path& folder, const fs::path& tarball) {

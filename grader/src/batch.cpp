@@ -240,7 +240,12 @@ fs::path unpacked_submissions(const fs::path& archive, const fs::path& results, 
         for (const auto& refused : unpacked.refused) {
             warnings.push_back(fmt::format("{}: left out {}", archive.filename().string(), refused));
         }
-        write_file(done, fmt::format("{} files, {} bytes\n", unpacked.files, unpacked.bytes));
+        if (unpacked.refused_unnamed > 0) {
+            warnings.push_back(fmt::format("{}: left out {} more entries", archive.filename().string(),
+                                           unpacked.refused_unnamed));
+        }
+        write_file(done, fmt::format("{} files, {} bytes, {} entries\n", unpacked.files, unpacked.bytes,
+                                     unpacked.entries));
     }
     fs::path root = target;
     while (!fs::exists(root / "submission_metadata.yml", ec)) {

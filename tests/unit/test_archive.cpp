@@ -134,11 +134,68 @@ TEST_CASE("a bomb is stopped at the size or file-count limit and leaves nothing 
     }
     make_archive(dir / "many.zip", many, true);
     limits = {};
-    limits.files = 10;
+    limits.entries = 10;
     CHECK_THROWS_WITH(unpack_archive(dir / "many.zip", dir / "many", limits),
-                      "the archive '" + (dir / "many.zip").string() + "' holds more than 10 files: refused");
+                      "the archive '" + (dir / "many.zip").string() +
+                          "' holds more than 10 entries (files, folders and entries left out, each counted): refused");
     CHECK_FALSE(fs::exists(dir / "many"));
     CHECK_THROWS_AS(unpack_archive(dir / "bomb.tar.gz", dir / "bomb.tar.gz"), UsageError);  // the target exists
+}
+
+TEST_CASE("folders, the folders a path makes and entries left out count against the entries") {
+    const fs::path dir = fresh("entries");
+    UnpackLimits limits;
+    limits.entries = 10;
+    const auto refusal = [&](const std::string& name) {
+        return "the archive '" + (dir / name).string() +
+               "' holds more than 10 entries (files, folders and entries left out, each counted): refused";
+    };
+    std::vector<Entry> folders, deep, links, within;
+    for (int i = 0; i < 11; ++i) {
+        folders.push_back({"d" + std::to_string(i) + "/", "", AE_IFDIR});
+        links.push_back({"l" + std::to_string(i), "", AE_IFLNK, "/etc/passwd"});
+    }
+    std::string path;
+    for (int i = 0; i < 10; ++i) {
+        path += "f" + std::to_string(i) + "/";
+        within.push_back({path, "", AE_IFDIR});  // each folder named by its own entry: counted once
+    }
+    deep.push_back({path + "file", "x"});  // one entry, ten folders made for it
+    const std::vector<std::pair<std::string, std::vector<Entry>>> bombs = {
+        {"folders.zip", folders}, {"links.tar.gz", links}, {"deep.zip", deep}};
+    for (const auto& [name, entries] : bombs) {
+        make_archive(dir / name, entries, name.ends_with(".zip"));
+        CHECK_THROWS_WITH(unpack_archive(dir / name, dir / "out", limits), refusal(name));
+        CHECK_FALSE(fs::exists(dir / "out"));
+    }
+    make_archive(dir / "within.zip", within, true);
+    const UnpackResult result = unpack_archive(dir / "within.zip", dir / "within", limits);
+    CHECK(result.entries == 10);
+    CHECK(fs::is_directory(dir / "within" / path));
+}
+
+TEST_CASE("a path too deep or too long is left out and named; the first hundred left out are named, the rest counted") {
+    const fs::path dir = fresh("paths");
+    std::string deep;
+    for (int i = 0; i < 40; ++i) {
+        deep += "d/";
+    }
+    const std::string long_name = "class/" + std::string(1100, 'n');
+    std::vector<Entry> entries = {{deep + "sum.cu", "deep"}, {long_name, "long"}, {"./", "", AE_IFDIR},
+                                  {"./class/alice/sum.cu", "the sum\n"}};
+    for (int i = 0; i < 150; ++i) {
+        entries.push_back({"class/link" + std::to_string(i), "", AE_IFLNK, "/etc/passwd"});
+    }
+    make_archive(dir / "paths.tar.gz", entries, false);
+    const UnpackResult result = unpack_archive(dir / "paths.tar.gz", dir / "out");
+    CHECK(result.files == 1);
+    CHECK(read_file(dir / "out" / "class" / "alice" / "sum.cu") == "the sum\n");
+    CHECK_FALSE(fs::exists(dir / "out" / "d"));
+    REQUIRE(result.refused.size() == named_refusals);
+    CHECK(result.refused[0] == deep + "sum.cu: a path more than 32 names deep");
+    CHECK(result.refused[1] == long_name + ": a path longer than 1024 bytes");
+    CHECK(result.refused[2] == "class/link0: a link");
+    CHECK(result.refused_unnamed == 52);
 }
 
 #endif
