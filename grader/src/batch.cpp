@@ -287,10 +287,13 @@ BatchSummary grade_class(const Course& course, const BatchOptions& options) {
     const bool archive = folder != options.submissions;
     const ClassLayout layout = read_class_layout(folder, graded_files(plans));
     std::map<std::string, RosterEntry> roster;
+    std::vector<std::string> roster_warnings;
     if (options.roster) {
-        for (auto& entry : read_roster(*options.roster)) {
+        Roster read = read_roster(*options.roster);
+        for (auto& entry : read.entries) {
             roster.emplace(entry.id, std::move(entry));
         }
+        roster_warnings = std::move(read.warnings);
     }
     std::set<std::string> present_ids;
     for (const auto& student : layout.students) {
@@ -307,6 +310,7 @@ BatchSummary grade_class(const Course& course, const BatchOptions& options) {
     summary.exercises = describe(exercises);
     summary.layout = archive ? layout.kind + " in " + options.submissions.filename().string() : layout.kind;
     summary.warnings = unpack_warnings;
+    summary.warnings.insert(summary.warnings.end(), roster_warnings.begin(), roster_warnings.end());
     for (const auto& ignored : layout.ignored) {
         summary.warnings.push_back("ignored " + ignored);
     }

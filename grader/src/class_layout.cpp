@@ -13,6 +13,7 @@
 #include "cugrade/error.hpp"
 #include "cugrade/process.hpp"
 #include "cugrade/submission.hpp"
+#include "student_id.hpp"
 
 namespace cugrade {
 namespace fs = std::filesystem;
@@ -21,17 +22,6 @@ namespace {
 std::string lowercase(std::string text) {
     std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return std::tolower(c); });
     return text;
-}
-
-// A folder name usable as an id in file names and CSV cells: no hidden folders, nothing a shell or a path would
-// read differently, no first character a spreadsheet takes for a formula.
-bool usable_id(const std::string& name) {
-    if (name.empty() || name.size() > 128 || !(std::isalnum(static_cast<unsigned char>(name.front())) || name.front() == '_')) {
-        return false;
-    }
-    return std::all_of(name.begin(), name.end(), [](unsigned char c) {
-        return std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '@' || c == '+';
-    });
 }
 
 // The last commit's time of a clone, from git itself. Hooks and fsmonitor are switched off: the clone is a
@@ -200,8 +190,7 @@ ClassLayout read_class_layout(const fs::path& root,
             }
         } else if (!usable_id(name)) {
             if (name.front() != '.') {
-                layout.ignored.push_back(
-                    fmt::format("{}: not usable as a student id (letters, digits and - _ . @ +, starting with a letter, digit or _)", name));
+                layout.ignored.push_back(fmt::format("{}: not usable as a student id ({})", name, usable_id_rule));
             }
         } else {
             folders.push_back(entry.path());

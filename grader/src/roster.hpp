@@ -1,5 +1,6 @@
-// A class roster: a CSV file with a header row naming at least an id column (id, student_id, sid, login or
-// username), and optionally name, email and section. Columns are found by name, in any order and case.
+// A class roster: a CSV file with a header row naming one id column (id, student_id, sid, login or username), and
+// optionally name, email and section. Columns are found by name, in any order and case. An id follows the rule of
+// a student's folder (student_id.hpp).
 #pragma once
 
 #include <filesystem>
@@ -15,7 +16,12 @@ struct RosterEntry {
     std::string section;
 };
 
-// Throws UsageError naming the file and line: no id column, an empty id, an id listed twice, a broken quote.
-std::vector<RosterEntry> read_roster(const std::filesystem::path& file);
+struct Roster {
+    std::vector<RosterEntry> entries;
+    std::vector<std::string> warnings;  // rows left out, with the file and line: an id no folder can have
+};
+
+// Throws UsageError naming the file and line: no id column or two, an empty id, an id listed twice, a broken quote.
+Roster read_roster(const std::filesystem::path& file);
 
 }  // namespace cugrade

@@ -63,7 +63,7 @@ TEST_CASE("csv: quoted commas, doubled quotes, line breaks and CRLF round trip")
 TEST_CASE("a roster names its columns in any order and case, and says what is wrong with it, where") {
     const fs::path dir = fresh("roster");
     write_file(dir / "ok.csv", "Email,Student ID,Section,Full Name\nalice@x.edu,alice,1,Alice A\nbob@x.edu, bob ,2,\n");
-    const auto roster = read_roster(dir / "ok.csv");
+    const auto roster = read_roster(dir / "ok.csv").entries;
     REQUIRE(roster.size() == 2);
     CHECK(roster[0].id == "alice");
     CHECK(roster[0].name == "Alice A");
@@ -80,6 +80,33 @@ TEST_CASE("a roster names its columns in any order and case, and says what is wr
                       "roster '" + (dir / "twice.csv").string() + "':4: id 'alice' is listed twice");
     write_file(dir / "empty-id.csv", "id,name\n,Nobody\n");
     CHECK_THROWS_AS(read_roster(dir / "empty-id.csv"), UsageError);
+}
+
+TEST_CASE("a roster with two id columns is refused; an id no folder can have is left out and said") {
+    const fs::path dir = fresh("roster-ids");
+    write_file(dir / "id-and-sid.csv", "id,name,sid\nalice,Alice A,1001\n");
+    CHECK_THROWS_WITH(read_roster(dir / "id-and-sid.csv"),
+                      "roster '" + (dir / "id-and-sid.csv").string() +
+                          "':1: two id columns, 'id' (column 1) and 'sid' (column 3): remove or rename one of them");
+    write_file(dir / "id-twice.csv", "ID,Name,ID\nalice,Alice A,alice\n");
+    CHECK_THROWS_WITH(read_roster(dir / "id-twice.csv"),
+                      "roster '" + (dir / "id-twice.csv").string() +
+                          "':1: two id columns, 'ID' (column 1) and 'ID' (column 3): remove or rename one of them");
+    // Two name columns are not a question of who is who: the first is read.
+    write_file(dir / "names.csv", "id,name,full name\nalice,Alice A,Alice Anne A\n");
+    CHECK(read_roster(dir / "names.csv").entries.at(0).name == "Alice A");
+
+    write_file(dir / "unusable.csv",
+               "id,name\nalice,Alice A\nann lee,Ann Lee\n=cmd(),Formula\nzo\xC3\xAB,Zo\xC3\xAB\nbob,Bob\n");
+    const Roster roster = read_roster(dir / "unusable.csv");
+    REQUIRE(roster.entries.size() == 2);
+    CHECK(roster.entries[0].id == "alice");
+    CHECK(roster.entries[1].id == "bob");
+    const std::string where = "roster '" + (dir / "unusable.csv").string() + "':";
+    const std::string rule = " is not usable as a student id (letters, digits and - _ . @ +, starting with a letter, "
+                             "digit or _): row left out";
+    CHECK(roster.warnings == std::vector<std::string>{where + "3: id 'ann lee'" + rule, where + "4: id '=cmd()'" + rule,
+                                                      where + "5: id 'zo\xC3\xAB'" + rule});
 }
 
 TEST_CASE("a folder of student folders: files one folder too deep or with a near name are found, not graded") {
