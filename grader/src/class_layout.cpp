@@ -75,8 +75,96 @@ std::vector<FoundFile> find_files(const fs::path& folder,
     return files;
 }
 
+// A record of submission_metadata.yml that cannot be read, where: its submission (or one submitter) is skipped.
+struct MalformedRecord {
+    YAML::Mark mark;
+    std::string why;
+};
+
+// A field's text, "" when it is absent or empty; a list or a map throws MalformedRecord.
+std::string scalar_field(const YAML::Node& map, const char* key, const std::string& malformed) {
+    const YAML::Node field = map[key];
+    if (!field || field.IsNull()) {
+        return "";
+    }
+    if (!field.IsScalar()) {
+        throw MalformedRecord{field.Mark(), malformed};
+    }
+    return field.Scalar();
+}
+
+// One submitter of a record, or MalformedRecord.
+StudentFolder read_submitter(const YAML::Node& submitter) {
+    if (!submitter.IsMap()) {
+        throw MalformedRecord{submitter.Mark(),
+                              "a submitter is not a map of :name, :sid and :email; that submitter is not graded"};
+    }
+    StudentFolder student;
+    const auto field = [&](const char* key) {
+        return scalar_field(submitter, key,
+                            fmt::format("a submitter's {} is not text; that submitter is not graded", key));
+    };
+    student.name = field(":name");
+    student.email = field(":email");
+    const std::string sid = field(":sid");
+    student.id = !sid.empty() ? sid : student.email;
+    return student;
+}
+
+// "FOLDER: FILE:LINE: why", as layout.ignored words it.
+std::string malformed_words(const std::string& folder_name, const fs::path& file, const YAML::Mark& mark,
+                            const std::string& why) {
+    return fmt::format("{}: {}:{}: {}", folder_name, file.string(), mark.is_null() ? 0 : mark.line + 1, why);
+}
+
+// One submission of a Gradescope export: its record's submitters, each a student graded from its folder.
+void read_submission_record(const YAML::Node& record, const std::string& folder_name, const fs::path& root,
+                            const std::vector<std::pair<std::string, std::string>>& files, ClassLayout& layout,
+                            std::set<std::string>& seen) {
+    const fs::path metadata_file = root / "submission_metadata.yml";
+    if (!record.IsMap()) {
+        throw MalformedRecord{record.Mark(),
+                              "the record is not a map of :submitters and :created_at; its submitters are not graded"};
+    }
+    const std::string created = scalar_field(record, ":created_at", "its :created_at is not a time; its submitters "
+                                                                    "are not graded");
+    const YAML::Node submitters = record[":submitters"];
+    if (submitters && !submitters.IsNull() && !submitters.IsSequence()) {
+        throw MalformedRecord{submitters.Mark(), "its :submitters is not a list; its submitters are not graded"};
+    }
+    if (!submitters || submitters.IsNull() || submitters.size() == 0) {
+        layout.ignored.push_back(fmt::format("{}: no submitters in submission_metadata.yml", folder_name));
+        return;
+    }
+    for (const auto& submitter : submitters) {
+        StudentFolder student;
+        try {
+            student = read_submitter(submitter);
+        } catch (const MalformedRecord& e) {
+            layout.ignored.push_back(malformed_words(folder_name, metadata_file, e.mark, e.why));
+            continue;
+        } catch (const YAML::Exception& e) {
+            layout.ignored.push_back(
+                malformed_words(folder_name, metadata_file, e.mark, e.msg + "; that submitter is not graded"));
+            continue;
+        }
+        if (!usable_id(student.id) || !seen.insert(student.id).second) {
+            layout.ignored.push_back(fmt::format("{}: submitter '{}' has no usable id, or one already taken",
+                                                 folder_name, student.id));
+            continue;
+        }
+        student.folder = root / folder_name;
+        if (!created.empty()) {
+            student.submitted_at = created;
+        }
+        student.files = find_files(student.folder, files);
+        layout.students.push_back(std::move(student));
+    }
+}
+
 // Gradescope's "Export Submissions": submission_metadata.yml maps each submission's folder to its submitters
-// (:name, :sid, :email) and its time (:created_at). A group submission gives each submitter a row.
+// (:name, :sid, :email) and its time (:created_at). A group submission gives each submitter a row. A record that
+// cannot be read is skipped and said; the others are graded.
 void read_gradescope_export(const fs::path& root, const std::vector<std::pair<std::string, std::string>>& files,
                             ClassLayout& layout) {
     const fs::path metadata_file = root / "submission_metadata.yml";
@@ -92,7 +180,12 @@ void read_gradescope_export(const fs::path& root, const std::vector<std::pair<st
     }
     std::set<std::string> seen;
     for (const auto& submission : metadata) {
-        const std::string folder_name = submission.first.as<std::string>("");
+        if (!submission.first.IsScalar()) {
+            layout.ignored.push_back(fmt::format("{}:{}: a submission whose folder is not a name; not graded",
+                                                 metadata_file.string(), submission.first.Mark().line + 1));
+            continue;
+        }
+        const std::string folder_name = submission.first.Scalar();
         const fs::path folder = root / folder_name;
         std::error_code ec;
         if (!usable_id(folder_name) || fs::is_symlink(folder, ec) || !fs::is_directory(folder, ec)) {
@@ -100,30 +193,15 @@ void read_gradescope_export(const fs::path& root, const std::vector<std::pair<st
                                                  folder_name));
             continue;
         }
-        const YAML::Node record = submission.second;
-        const std::string created = record[":created_at"] ? record[":created_at"].as<std::string>("") : "";
-        const YAML::Node submitters = record[":submitters"];
-        if (!submitters || !submitters.IsSequence() || submitters.size() == 0) {
-            layout.ignored.push_back(fmt::format("{}: no submitters in submission_metadata.yml", folder_name));
-            continue;
-        }
-        for (const auto& submitter : submitters) {
-            StudentFolder student;
-            student.folder = folder;
-            student.name = submitter[":name"] ? submitter[":name"].as<std::string>("") : "";
-            student.email = submitter[":email"] ? submitter[":email"].as<std::string>("") : "";
-            const std::string sid = submitter[":sid"] ? submitter[":sid"].as<std::string>("") : "";
-            student.id = !sid.empty() ? sid : student.email;
-            if (!usable_id(student.id) || !seen.insert(student.id).second) {
-                layout.ignored.push_back(fmt::format("{}: submitter '{}' has no usable id, or one already taken",
-                                                     folder_name, student.id));
-                continue;
-            }
-            if (!created.empty()) {
-                student.submitted_at = created;
-            }
-            student.files = find_files(folder, files);
-            layout.students.push_back(std::move(student));
+        // Where a record's own node has no place (an empty value), its key's is said.
+        const auto place = [&](const YAML::Mark& mark) { return mark.is_null() ? submission.first.Mark() : mark; };
+        try {
+            read_submission_record(submission.second, folder_name, root, files, layout, seen);
+        } catch (const MalformedRecord& e) {
+            layout.ignored.push_back(malformed_words(folder_name, metadata_file, place(e.mark), e.why));
+        } catch (const YAML::Exception& e) {
+            layout.ignored.push_back(malformed_words(folder_name, metadata_file, place(e.mark),
+                                                     e.msg + "; its submitters are not graded"));
         }
     }
 }

@@ -286,6 +286,49 @@ TEST_CASE("a Gradescope export: each submitter a row, named and timed by submiss
           std::vector<std::string>{"submission_999: named in submission_metadata.yml, but not a folder of the export"});
 }
 
+TEST_CASE("a Gradescope record that cannot be read is skipped with its line; the others are graded") {
+    const fs::path root = fresh("gradescope-malformed");
+    for (const char* folder : {"submission_1", "submission_2", "submission_3", "submission_4", "submission_5",
+                               "submission_6", "submission_7"}) {
+        touch(root / folder / "sum.cu");
+    }
+    write_file(root / "submission_metadata.yml",
+               "submission_1:\n"                                          // 1
+               "  :submitters: [\"alice\"]\n"                            // 2
+               "submission_2:\n"                                          // 3
+               "  :submitters:\n"                                         // 4
+               "  - bob\n"                                                // 5
+               "  - :name: Carol C\n    :sid: '1003'\n"                  // 6, 7
+               "submission_3:\n"                                          // 8
+               "  :submitters:\n"                                         // 9
+               "  - :name: {first: Dan}\n    :sid: '1004'\n"             // 10, 11
+               "submission_4:\n"                                          // 12
+               "  :created_at: {when: now}\n"                             // 13
+               "  :submitters:\n  - :name: Erin E\n    :sid: '1005'\n"  // 14-16
+               "submission_5: just text\n"                                // 17
+               "? [submission_6]\n: {}\n"                                // 18, 19
+               "submission_7:\n"                                          // 20
+               "  :submitters:\n  - :name: Gina G\n    :sid: '1007'\n"  // 21-23
+               "  :created_at: 2026-03-01 09:00:00.000000000 -05:00\n");
+    const ClassLayout layout = read_class_layout(root, {{"sum", "sum.cu"}});
+    REQUIRE(layout.students.size() == 2);
+    CHECK(layout.students[0].id == "1003");
+    CHECK(layout.students[0].folder == root / "submission_2");
+    CHECK(layout.students[1].id == "1007");
+    const std::string file = (root / "submission_metadata.yml").string();
+    CHECK(layout.ignored ==
+          std::vector<std::string>{
+              "submission_1: " + file + ":2: a submitter is not a map of :name, :sid and :email; that submitter is "
+                                        "not graded",
+              "submission_2: " + file + ":5: a submitter is not a map of :name, :sid and :email; that submitter is "
+                                        "not graded",
+              "submission_3: " + file + ":10: a submitter's :name is not text; that submitter is not graded",
+              "submission_4: " + file + ":13: its :created_at is not a time; its submitters are not graded",
+              "submission_5: " + file + ":17: the record is not a map of :submitters and :created_at; its "
+                                        "submitters are not graded",
+              file + ":18: a submission whose folder is not a name; not graded"});
+}
+
 TEST_CASE("times with their zones, and a late policy's days and penalty") {
     CHECK(parse_time("1970-01-01T00:00:00Z") == 0);
     CHECK(parse_time("1970-01-01T01:00:00+01:00") == 0);
