@@ -197,16 +197,35 @@ std::string class_report(const std::vector<ExercisePlan>& plans, const std::vect
                              total_possible(plans), students);
 }
 
+// The submission files of `names`, those of the course: (exercise, file).
+std::vector<std::pair<std::string, std::string>> submission_files(const Course& course,
+                                                                  const std::vector<std::string>& names) {
+    const std::vector<std::string> known = course.exercise_names();
+    std::vector<std::pair<std::string, std::string>> files;
+    for (const auto& name : names) {
+        if (std::find(known.begin(), known.end(), name) != known.end()) {
+            files.emplace_back(name, load_exercise(course, name).submission_file);
+        }
+    }
+    return files;
+}
+
+// The files a student's folder may hold, before the class is read: of -e's exercises, else the assignment's, else
+// every exercise of the course.
+std::vector<std::pair<std::string, std::string>> expected_files(const Course& course, const BatchOptions& options,
+                                                                const CourseFile& course_file) {
+    return submission_files(course, !options.exercises.empty()    ? options.exercises
+                                    : !course_file.exercises.empty() ? course_file.exercises
+                                                                     : course.exercise_names());
+}
+
 // The exercises a class is graded on (exercise_choice.hpp); the folders are read for the files handed in only when
 // neither -e nor course.yaml names them.
 ExerciseChoice exercises_of_class(const Course& course, const BatchOptions& options, const CourseFile& course_file,
                                   const fs::path& folder) {
     const std::vector<std::string> names = course.exercise_names();
     return choose_exercises(names, options.exercises, course_file.exercises, [&] {
-        std::vector<std::pair<std::string, std::string>> files;
-        for (const auto& name : names) {
-            files.emplace_back(name, load_exercise(course, name).submission_file);
-        }
+        const std::vector<std::pair<std::string, std::string>> files = submission_files(course, names);
         const ClassLayout layout = read_class_layout(folder, files);
         std::vector<std::string> found;
         for (std::size_t e = 0; e < files.size(); ++e) {
@@ -229,43 +248,40 @@ void write_class_listing(const fs::path& results, const ClassLayout& layout) {
 }
 
 // The folder of submissions an archive unpacks to, under RESULTS/unpacked/ by the archive's digest (unpacked once),
-// past any folders that only wrap another (a zip of "hw1/").
-fs::path unpacked_submissions(const fs::path& archive, const fs::path& results, std::vector<std::string>& warnings) {
+// past any folders that only wrap the class (class_layout.hpp: unwrapped_class), each said in `warnings`.
+fs::path unpacked_submissions(const fs::path& archive, const fs::path& results,
+                              const std::vector<std::pair<std::string, std::string>>& submission_files,
+                              std::vector<std::string>& warnings) {
     const fs::path target = results / "unpacked" / hex64(fnv1a64(read_file(archive)));
     const fs::path done = target.string() + ".complete";
+    const std::string name = archive.filename().string();
     std::error_code ec;
     if (!fs::exists(done, ec)) {
         fs::remove_all(target, ec);
         const UnpackResult unpacked = unpack_archive(archive, target);
         for (const auto& refused : unpacked.refused) {
-            warnings.push_back(fmt::format("{}: left out {}", archive.filename().string(), refused));
+            warnings.push_back(fmt::format("{}: left out {}", name, refused));
         }
         if (unpacked.refused_unnamed > 0) {
-            warnings.push_back(fmt::format("{}: left out {} more entries", archive.filename().string(),
-                                           unpacked.refused_unnamed));
+            warnings.push_back(fmt::format("{}: left out {} more entries", name, unpacked.refused_unnamed));
         }
         write_file(done, fmt::format("{} files, {} bytes, {} entries\n", unpacked.files, unpacked.bytes,
                                      unpacked.entries));
     }
-    fs::path root = target;
-    while (!fs::exists(root / "submission_metadata.yml", ec)) {
-        std::vector<fs::path> entries;
-        for (const auto& entry : fs::directory_iterator(root, ec)) {
-            entries.push_back(entry.path());
-        }
-        if (entries.size() != 1 || !fs::is_directory(fs::symlink_status(entries[0], ec))) {
-            break;
-        }
-        root = entries[0];
-    }
-    return root;
+    ClassRoot root = unwrapped_class(target, name, submission_files);
+    warnings.insert(warnings.end(), root.warnings.begin(), root.warnings.end());
+    return root.folder;
 }
 
-// SUBMISSIONS itself, or the folder its archive unpacked to (once); what the archive left out goes to `warnings`.
-fs::path class_folder(const BatchOptions& options, std::vector<std::string>& warnings) {
+// SUBMISSIONS itself, or the folder its archive unpacked to (once); what the archive left out, and the folders
+// passed to reach the class, go to `warnings`.
+fs::path class_folder(const Course& course, const BatchOptions& options, const CourseFile& course_file,
+                      std::vector<std::string>& warnings) {
     std::error_code ec;
     const bool archive = fs::is_regular_file(options.submissions, ec) && is_archive(options.submissions);
-    return archive ? unpacked_submissions(options.submissions, options.results, warnings) : options.submissions;
+    return archive ? unpacked_submissions(options.submissions, options.results,
+                                          expected_files(course, options, course_file), warnings)
+                   : options.submissions;
 }
 
 }  // namespace
@@ -281,7 +297,7 @@ BatchSummary grade_class(const Course& course, const BatchOptions& options) {
     if (fs::exists(options.results, ec) && !fs::is_directory(options.results, ec)) {
         throw UsageError(fmt::format("-o '{}' is not a folder", options.results.string()));
     }
-    const fs::path folder = class_folder(options, unpack_warnings);
+    const fs::path folder = class_folder(course, options, course_file, unpack_warnings);
     const ExerciseChoice exercises = exercises_of_class(course, options, course_file, folder);
     const std::vector<ExercisePlan> plans = load_plans(course, exercises.names);
     const bool archive = folder != options.submissions;
@@ -662,10 +678,9 @@ BatchSummary grade_class(const Course& course, const BatchOptions& options) {
 ClassListing list_class(const Course& course, const BatchOptions& options) {
     std::error_code ec;
     fs::create_directories(options.results, ec);
-    std::vector<std::string> warnings;
     ClassListing listing;
-    listing.folder = fs::absolute(class_folder(options, warnings));
     const CourseFile course_file = load_course_file(course.root / "course.yaml", course.exercise_names());
+    listing.folder = fs::absolute(class_folder(course, options, course_file, listing.warnings));
     const ExerciseChoice exercises = exercises_of_class(course, options, course_file, listing.folder);
     const ClassLayout layout = read_class_layout(listing.folder, graded_files(load_plans(course, exercises.names)));
     for (const auto& student : layout.students) {

@@ -2,6 +2,7 @@
 #include "class_layout.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cctype>
@@ -206,7 +207,115 @@ void read_gradescope_export(const fs::path& root, const std::vector<std::pair<st
     }
 }
 
+// A folder's entries: OS litter apart.
+struct FolderEntries {
+    std::vector<fs::path> others, litter;
+};
+
+FolderEntries entries_of(const fs::path& folder) {
+    FolderEntries entries;
+    std::error_code ec;
+    for (const auto& entry : fs::directory_iterator(folder, ec)) {
+        (is_os_litter(entry.path().filename().string()) ? entries.litter : entries.others).push_back(entry.path());
+    }
+    std::sort(entries.others.begin(), entries.others.end());
+    std::sort(entries.litter.begin(), entries.litter.end());
+    return entries;
+}
+
+bool real_folder(const fs::path& path) {
+    std::error_code ec;
+    return fs::is_directory(fs::symlink_status(path, ec));
+}
+
+// Why the lone folder `folder` is a student's, in words ("it holds sum.cu"), or "" when it may wrap the class.
+std::string student_sign(const fs::path& folder, const std::vector<std::pair<std::string, std::string>>& files) {
+    std::error_code ec;
+    for (const auto& [exercise, file] : files) {
+        if (fs::exists(fs::symlink_status(folder / file, ec))) {
+            return fmt::format("it holds {}", file);
+        }
+    }
+    if (fs::exists(fs::symlink_status(folder / ".git", ec))) {
+        return "it is a git clone";
+    }
+    if (fs::is_regular_file(folder / "submission_metadata.yml", ec)) {
+        return "";
+    }
+    const FolderEntries entries = entries_of(folder);
+    const bool holds_folders = std::any_of(entries.others.begin(), entries.others.end(), [](const fs::path& entry) {
+        return entry.filename().string().front() != '.' && real_folder(entry);
+    });
+    return holds_folders ? "" : "it holds no folder";
+}
+
+// "'a', 'b'": paths relative to `top`, each quoted.
+std::string quoted_relative(const std::vector<fs::path>& paths, const fs::path& top) {
+    std::vector<std::string> words;
+    for (const auto& path : paths) {
+        words.push_back(fmt::format("'{}'", path.lexically_relative(top).string()));
+    }
+    return fmt::format("{}", fmt::join(words, ", "));
+}
+
+// The warning for a folder among `others` that looks like it holds the class, kept from being unwrapped by the
+// files beside it; "" when there is no such folder.
+std::string kept_wrapped(const fs::path& top, const std::vector<fs::path>& others,
+                         const std::string& archive_name,
+                         const std::vector<std::pair<std::string, std::string>>& files) {
+    std::vector<fs::path> folders, beside;
+    for (const auto& entry : others) {
+        (real_folder(entry) ? folders : beside).push_back(entry);
+    }
+    if (folders.size() != 1 || beside.empty() || !student_sign(folders[0], files).empty()) {
+        return "";
+    }
+    const std::string name = folders[0].lexically_relative(top).string();
+    return fmt::format("unpacked '{}': not unwrapped: {} beside its folder '{}/', so '{}' is read as a student's "
+                       "folder; if '{}/' holds the class, grade '{}' instead",
+                       archive_name, quoted_relative(beside, top), name, folders[0].filename().string(), name,
+                       folders[0].string());
+}
+
 }  // namespace
+
+bool is_os_litter(const std::string& name) {
+    return name == ".DS_Store" || name == "__MACOSX" || name == "Thumbs.db" || name == "desktop.ini" ||
+           name.starts_with("._");
+}
+
+ClassRoot unwrapped_class(const fs::path& top, const std::string& archive_name,
+                          const std::vector<std::pair<std::string, std::string>>& submission_files) {
+    ClassRoot root{top, {}};
+    std::vector<fs::path> litter;
+    std::error_code ec;
+    while (!fs::exists(root.folder / "submission_metadata.yml", ec)) {
+        FolderEntries entries = entries_of(root.folder);
+        if (entries.others.size() != 1 || !real_folder(entries.others[0])) {
+            if (std::string kept = kept_wrapped(top, entries.others, archive_name, submission_files);
+                !kept.empty()) {
+                root.warnings.push_back(std::move(kept));
+            }
+            break;
+        }
+        const fs::path& only = entries.others[0];
+        if (const std::string sign = student_sign(only, submission_files); !sign.empty()) {
+            root.warnings.push_back(fmt::format("unpacked '{}': its only folder '{}/' is read as a student's folder: "
+                                                "{}",
+                                                archive_name, only.lexically_relative(top).string(), sign));
+            break;
+        }
+        litter.insert(litter.end(), entries.litter.begin(), entries.litter.end());
+        root.folder = only;
+    }
+    if (root.folder != top) {
+        const std::string ignored = litter.empty() ? "" : fmt::format("; {} ignored", quoted_relative(litter, top));
+        root.warnings.insert(root.warnings.begin(),
+                             fmt::format("unpacked '{}': its folder '{}/' holds the class{}", archive_name,
+                                         root.folder.lexically_relative(top).string(), ignored));
+    }
+    return root;
+}
 
 std::vector<std::string> near_misses(const fs::path& folder, const std::string& expected) {
     static const std::set<std::string> source_like = {".cu", ".cuh", ".cpp", ".cc", ".cxx", ".c", ".h", ".txt", ""};

@@ -43,6 +43,21 @@ struct ClassLayout {
 ClassLayout read_class_layout(const std::filesystem::path& root,
                               const std::vector<std::pair<std::string, std::string>>& submission_files);
 
+// Where the class is in a folder an archive unpacked to, `top`: past each folder that is the only entry beside OS
+// litter and does not look like a student's (it holds no submission file, is no git clone, and holds folders or a
+// submission_metadata.yml). `warnings` say each folder passed and the litter left with it, a lone folder read as a
+// student's, and a folder that looks like the class kept by a file beside it. `archive_name` names the archive in
+// them; `submission_files` are the course's exercises' file names (exercise name, file name).
+struct ClassRoot {
+    std::filesystem::path folder;
+    std::vector<std::string> warnings;
+};
+ClassRoot unwrapped_class(const std::filesystem::path& top, const std::string& archive_name,
+                          const std::vector<std::pair<std::string, std::string>>& submission_files);
+
+// What operating systems leave in folders and archives: .DS_Store, __MACOSX, Thumbs.db, desktop.ini, ._NAME.
+bool is_os_litter(const std::string& name);
+
 // The files of `folder` that look like `expected` without being it: the same name in another case or below a
 // subfolder (down to three levels), or the same stem with a source-like extension. Relative paths, sorted.
 std::vector<std::string> near_misses(const std::filesystem::path& folder, const std::string& expected);

@@ -301,6 +301,9 @@ int main(int argc, char** argv) {
             batch.live = ::isatty(STDERR_FILENO) != 0;
             if (use_slurm) {
                 const SlurmSubmission submitted = submit_to_slurm(full_course(course, "grade"), batch, slurm);
+                for (const auto& warning : submitted.warnings) {
+                    std::cerr << "cugrade: warning: " << warning << "\n";
+                }
                 if (slurm.dry_run) {
                     std::cout << fmt::format("# {}\n{}\n# {}\n{}", submitted.array_script.string(),
                                              read_file(submitted.array_script), submitted.merge_script.string(),

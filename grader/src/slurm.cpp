@@ -124,6 +124,7 @@ SlurmSubmission submit_to_slurm(const Course& course, const BatchOptions& batch,
     }
     SlurmSubmission submission;
     submission.students = listing.ids.size();
+    submission.warnings = listing.warnings;
     submission.tasks = slurm.tasks > 0 ? slurm.tasks
                                        : std::clamp<unsigned>(static_cast<unsigned>((listing.ids.size() + 24) / 25), 1, 32);
     submission.tasks = std::min<unsigned>(submission.tasks, static_cast<unsigned>(listing.ids.size()));

@@ -136,6 +136,64 @@ TEST_CASE("a folder of student folders: files one folder too deep or with a near
     CHECK_THROWS_AS(read_class_layout(root / "notes.txt", {}), UsageError);
 }
 
+TEST_CASE("an unpacked class: a folder that only wraps it is passed and said, a lone student's folder is kept") {
+    const fs::path dir = fresh("unwrap");
+    const std::vector<std::pair<std::string, std::string>> files = {{"sum", "sum.cu"}};
+    const auto unwrap = [&](const std::string& name) { return unwrapped_class(dir / name, name + ".zip", files); };
+
+    touch(dir / "class" / "hw1" / "alice" / "sum.cu");
+    touch(dir / "class" / "hw1" / "bob" / "sum.cu");
+    touch(dir / "class" / ".DS_Store");
+    touch(dir / "class" / "._hw1");
+    ClassRoot root = unwrap("class");
+    CHECK(root.folder == dir / "class" / "hw1");
+    CHECK(root.warnings ==
+          std::vector<std::string>{
+              "unpacked 'class.zip': its folder 'hw1/' holds the class; '.DS_Store', '._hw1' ignored"});
+
+    touch(dir / "nested" / "export" / "hw1" / "alice" / "hw1" / "sum.cu");  // alice's file one folder too deep
+    touch(dir / "nested" / "export" / "hw1" / "bob" / "sum.cu");
+    touch(dir / "nested" / "export" / "Thumbs.db");
+    root = unwrap("nested");
+    CHECK(root.folder == dir / "nested" / "export" / "hw1");
+    CHECK(root.warnings == std::vector<std::string>{
+                               "unpacked 'nested.zip': its folder 'export/hw1/' holds the class; 'export/Thumbs.db' "
+                               "ignored"});
+
+    touch(dir / "one" / "alice" / "sum.cu");
+    touch(dir / "one" / "alice" / "old" / "sum.cu");
+    root = unwrap("one");
+    CHECK(root.folder == dir / "one");
+    CHECK(root.warnings == std::vector<std::string>{
+                               "unpacked 'one.zip': its only folder 'alice/' is read as a student's folder: it holds "
+                               "sum.cu"});
+
+    touch(dir / "clone" / "hw1-alice" / ".git" / "HEAD");
+    touch(dir / "clone" / "hw1-alice" / "src" / "sum.cu");
+    CHECK(unwrap("clone").warnings == std::vector<std::string>{
+                                          "unpacked 'clone.zip': its only folder 'hw1-alice/' is read as a student's "
+                                          "folder: it is a git clone"});
+
+    touch(dir / "gradescope" / "submissions" / "submission_metadata.yml");
+    touch(dir / "gradescope" / "submissions" / "submission_1" / "sum.cu");
+    CHECK(unwrap("gradescope").folder == dir / "gradescope" / "submissions");
+
+    touch(dir / "readme" / "hw1" / "alice" / "sum.cu");
+    touch(dir / "readme" / "README.txt");
+    root = unwrap("readme");
+    CHECK(root.folder == dir / "readme");
+    CHECK(root.warnings == std::vector<std::string>{
+                               "unpacked 'readme.zip': not unwrapped: 'README.txt' beside its folder 'hw1/', so 'hw1' "
+                               "is read as a student's folder; if 'hw1/' holds the class, grade '" +
+                               (dir / "readme" / "hw1").string() + "' instead"});
+
+    touch(dir / "flat" / "alice" / "sum.cu");
+    touch(dir / "flat" / "bob" / "sum.cu");
+    root = unwrap("flat");
+    CHECK(root.folder == dir / "flat");
+    CHECK(root.warnings.empty());
+}
+
 TEST_CASE("GitHub Classroom clones: the id is the name after the assignment's prefix, the time the last commit's") {
     const fs::path root = fresh("classroom");
     for (const char* user : {"alice", "bob-smith"}) {

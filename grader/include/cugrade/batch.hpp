@@ -95,6 +95,7 @@ BatchStatus batch_status(const std::filesystem::path& results);
 struct ClassListing {
     std::filesystem::path folder;
     std::vector<std::string> ids;
+    std::vector<std::string> warnings;  // what the archive left out, and the folders passed to reach the class
 };
 ClassListing list_class(const Course& course, const BatchOptions& options);
 

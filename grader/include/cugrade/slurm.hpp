@@ -31,6 +31,7 @@ struct SlurmSubmission {
     std::string array_job, merge_job;       // the job ids sbatch gave; empty on a dry run
     unsigned tasks = 0;
     std::size_t students = 0;
+    std::vector<std::string> warnings;      // of the class's archive (ClassListing::warnings)
 };
 
 // Throws UsageError for bad options, std::runtime_error when sbatch fails (with what it said).
