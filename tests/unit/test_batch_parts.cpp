@@ -208,7 +208,7 @@ TEST_CASE("exports show hidden cases by verdict and points only") {
     exercise.cases = {visible, hidden};
     report.exercises.push_back(exercise);
 
-    const auto gradescope = gradescope_results(report, "");
+    const auto gradescope = gradescope_results(report, {});
     CHECK(gradescope["score"] == 3.0);
     CHECK(gradescope["max_score"] == 5.0);
     REQUIRE(gradescope["tests"].size() == 2);
@@ -230,10 +230,23 @@ TEST_CASE("exports show hidden cases by verdict and points only") {
     CHECK(xml.find("4194304") == std::string::npos);
     CHECK(xml.find('\x01') == std::string::npos);
 
-    const std::string md = feedback_markdown(report, "- a note");
+    const std::string md = feedback_markdown(report, {"a note"});
     CHECK(md.find("**3 / 5 points**") != std::string::npos);
-    CHECK(md.find("- a note") != std::string::npos);
+    CHECK(md.find("\n- a note\n") != std::string::npos);
     CHECK(md.find("4194304") == std::string::npos);
+}
+
+TEST_CASE("feedback.md: a note naming a hostile file stays one list item, with no control character") {
+    Report report;
+    const std::string note = "sum: graded sum.cu; also found x\n# pwned | a/sum.cu\x1b]0;t\x07\xff, not graded";
+    const std::string md = feedback_markdown(report, {note, "dot: no dot.cu in the folder"});
+    CHECK(md.find("\n- sum: graded sum.cu; also found x\xEF\xBF\xBD# pwned \\| a/sum.cu\xEF\xBF\xBD\\]0;t\xEF\xBF\xBD"
+                  "\xEF\xBF\xBD, not graded\n- dot: no dot.cu in the folder\n") != std::string::npos);
+    CHECK(md.find('\x1b') == std::string::npos);
+    CHECK(md.find("\n#", 1) == std::string::npos);  // the document's own heading is its only one
+    const auto gradescope = gradescope_results(report, {note});
+    CHECK(gradescope["output"].get<std::string>().rfind(
+              "- sum: graded sum.cu; also found x\xEF\xBF\xBD# pwned | a/sum.cu\xEF\xBF\xBD]0;t", 0) == 0);
 }
 
 TEST_CASE("a Gradescope export: each submitter a row, named and timed by submission_metadata.yml") {
