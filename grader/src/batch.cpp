@@ -40,17 +40,19 @@
 #include "roster.hpp"
 #include "student_locks.hpp"
 #include "submission_queue.hpp"
+#include "text_safety.hpp"
 
 namespace cugrade {
 namespace fs = std::filesystem;
 namespace {
 
 // What a student's results are graded from: cugrade, the GPU, the course's files, and the student's folder (every
-// file's name and size, the graded files' contents). Compared in full with key.txt.
+// file's name and size, the graded files' contents). Compared in full with key.txt. What the student or the export
+// chose (file names, the submission time) is line_text: one line each, control characters and invalid UTF-8 replaced.
 std::string student_key(const StudentFolder& student, const std::vector<ExercisePlan>& plans, const GpuInfo& gpu) {
     std::string key = fmt::format("cugrade {} grader {}\ngpu {}\n", CUGRADE_VERSION, CUGRADE_GRADER_DIGEST,
                                   gpu.available ? gpu.name : "none");
-    key += fmt::format("submitted {}\n", student.submitted_at.value_or("unknown"));
+    key += fmt::format("submitted {}\n", line_text(student.submitted_at.value_or("unknown")));
     for (std::size_t e = 0; e < plans.size(); ++e) {
         const FoundFile& found = student.files[e];
         key += fmt::format("exercise {}\n{}", plans[e].exercise.name, plans[e].revision);
@@ -67,7 +69,7 @@ std::string student_key(const StudentFolder& student, const std::vector<Exercise
             it.disable_recursion_pending();
         }
         if (it->is_regular_file(ec)) {
-            listing.push_back(fmt::format("  {} {}", it->path().lexically_relative(student.folder).string(),
+            listing.push_back(fmt::format("  {} {}", line_text(it->path().lexically_relative(student.folder).string()),
                                           it->file_size(ec)));
         }
     }
@@ -143,7 +145,6 @@ GradedStudent student_results(const StudentFolder& student, const std::vector<Ex
         }
     }
     const nlohmann::json row = student_row(student, plans, report, notes);
-    const std::string note_text = notes.empty() ? "" : fmt::format("- {}", fmt::join(notes, "\n- "));
     ReportOptions instructor;
     instructor.show_hidden = true;
     GradedStudent result;
@@ -154,8 +155,8 @@ GradedStudent student_results(const StudentFolder& student, const std::vector<Ex
     result.points = fmt::format("{}/{}", format_points(report.points()), format_points(report.max_points()));
     result.files = {{"results.json", json_text(report_to_json(report, ReportOptions{}))},
                     {"results-instructor.json", json_text(report_to_json(report, instructor))},
-                    {"feedback.md", feedback_markdown(report, note_text)},
-                    {"gradescope-results.json", json_text(gradescope_results(report, note_text))},
+                    {"feedback.md", feedback_markdown(report, notes)},
+                    {"gradescope-results.json", json_text(gradescope_results(report, notes))},
                     {"junit.xml", junit_xml(report)},
                     {"row.json", json_text(row)}};
     return result;

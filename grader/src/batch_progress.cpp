@@ -2,12 +2,14 @@
 
 #include <fmt/format.h>
 
+#include "text_safety.hpp"
+
 namespace cugrade {
 
 void BatchProgress::line(const std::string& text) {
     std::lock_guard lock(mutex_);
     if (out_ != nullptr) {
-        *out_ << (live_ && status_shown_ ? "\r\033[K" : "") << "cugrade: " << text << std::endl;
+        *out_ << (live_ && status_shown_ ? "\r\033[K" : "") << "cugrade: " << terminal_text(text) << std::endl;
         status_shown_ = false;
     }
 }
@@ -28,7 +30,7 @@ void BatchProgress::done(bool failed, const std::string& what) {
         return;
     }
     if (!live_) {
-        *out_ << "cugrade: " << fmt::format("[{}/{}] {}", done_, total_, what) << std::endl;
+        *out_ << "cugrade: " << fmt::format("[{}/{}] {}", done_, total_, terminal_text(what)) << std::endl;
         return;
     }
     const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();

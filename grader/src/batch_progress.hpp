@@ -1,5 +1,7 @@
 // What a batch says while it works: on a terminal one line rewritten in place (done/total, running, failed, elapsed,
-// estimated time left); elsewhere a plain line per student, for a log. Safe to call from every worker.
+// estimated time left); elsewhere a plain line per student, for a log. Safe to call from every worker. What it is
+// given (ids, file and archive entry names, error messages) is printed as terminal_text: no control sequence of a
+// student's reaches the terminal.
 #pragma once
 
 #include <chrono>

@@ -14,6 +14,7 @@
 #include "cugrade/rubric.hpp"
 #include "cugrade/submission.hpp"
 #include "parallel.hpp"
+#include "text_safety.hpp"
 
 namespace cugrade {
 namespace fs = std::filesystem;
@@ -32,7 +33,7 @@ public:
     template <class... Args>
     void say(fmt::format_string<Args...> format, Args&&... args) {
         if (out_ != nullptr) {
-            *out_ << "cugrade: " << fmt::format(format, std::forward<Args>(args)...) << std::endl;
+            *out_ << "cugrade: " << terminal_text(fmt::format(format, std::forward<Args>(args)...)) << std::endl;
         }
     }
 

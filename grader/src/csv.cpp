@@ -3,6 +3,8 @@
 
 #include <stdexcept>
 
+#include "text_safety.hpp"
+
 namespace cugrade::csv {
 
 std::vector<std::vector<std::string>> parse(const std::string& input) {
@@ -66,7 +68,7 @@ std::string row(const std::vector<std::string>& fields) {
         if (i > 0) {
             out += ',';
         }
-        const std::string& f = fields[i];
+        const std::string f = spreadsheet_cell(fields[i]);
         if (f.find_first_of(",\"\r\n") == std::string::npos) {
             out += f;
             continue;

@@ -32,6 +32,24 @@ std::string fence_for(const std::string& text) {
     return std::string(std::max<std::size_t>(3, longest + 1), '`');
 }
 
+// The row's notes (files not graded, and why) as a Markdown list: each note one item, whatever names it holds.
+std::string notes_markdown(const std::vector<std::string>& notes) {
+    std::string list;
+    for (const auto& note : notes) {
+        list += "- " + markdown_text(note) + "\n";
+    }
+    return list;
+}
+
+// The same notes as plain text, for Gradescope's output.
+std::string notes_text(const std::vector<std::string>& notes) {
+    std::string list;
+    for (const auto& note : notes) {
+        list += (list.empty() ? "- " : "\n- ") + line_text(note);
+    }
+    return list;
+}
+
 std::string case_score_status(const ScoredCase& c) {
     return c.status == Status::passed || (c.plan.max_points > 0 && c.points >= c.plan.max_points) ? "passed"
                                                                                                    : "failed";
@@ -39,11 +57,11 @@ std::string case_score_status(const ScoredCase& c) {
 
 }  // namespace
 
-std::string feedback_markdown(const Report& report, const std::string& student_note) {
+std::string feedback_markdown(const Report& report, const std::vector<std::string>& notes) {
     std::string md = fmt::format("# cugrade feedback\n\n**{} / {} points**\n\n", format_points(report.points()),
                                  format_points(report.max_points()));
-    if (!student_note.empty()) {
-        md += student_note + "\n\n";
+    if (!notes.empty()) {
+        md += notes_markdown(notes) + "\n";
     }
     const std::string text = report_text(report);
     const std::string fence = fence_for(text);
@@ -51,7 +69,7 @@ std::string feedback_markdown(const Report& report, const std::string& student_n
     return md;
 }
 
-nlohmann::json gradescope_results(const Report& report, const std::string& student_note) {
+nlohmann::json gradescope_results(const Report& report, const std::vector<std::string>& notes) {
     nlohmann::json tests = nlohmann::json::array();
     for (const auto& exercise : report.exercises) {
         const auto shown = shown_cases(exercise, student_view);
@@ -90,7 +108,7 @@ nlohmann::json gradescope_results(const Report& report, const std::string& stude
                              {"visibility", "visible"}});
         }
     }
-    std::string output = student_note.empty() ? report_text(report) : student_note + "\n\n" + report_text(report);
+    const std::string output = notes.empty() ? report_text(report) : notes_text(notes) + "\n\n" + report_text(report);
     return valid_json_text({{"score", report.points()},
             {"max_score", report.max_points()},
             {"output", output},

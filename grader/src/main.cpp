@@ -23,6 +23,7 @@
 #include "cugrade/process.hpp"
 #include "cugrade/slurm.hpp"
 #include "file_io.hpp"
+#include "text_safety.hpp"
 
 namespace {
 
@@ -91,6 +92,10 @@ Shape parse_shape(const std::string& text) {
                                  "8192x8192, not '{}'",
                                  max_elements, text));
 }
+
+// Everything cugrade says on the terminal goes through here: ids, names, paths and error messages can hold a
+// student's text, and none of its control sequences may reach the terminal (terminal_text).
+void print(std::ostream& out, const std::string& text) { out << terminal_text(text) << std::flush; }
 
 int terminal_width() {
     if (const char* columns = std::getenv("COLUMNS"); columns != nullptr) {
@@ -249,7 +254,7 @@ int main(int argc, char** argv) {
         if (e.get_exit_code() == 0) {
             return app.exit(e);  // --help, --version
         }
-        std::cerr << "cugrade: error: " << e.what() << "\n(run 'cugrade check --help' for the options)\n";
+        print(std::cerr, fmt::format("cugrade: error: {}\n(run 'cugrade check --help' for the options)\n", e.what()));
         return to_int(ExitCode::invalid);
     }
 
@@ -269,14 +274,14 @@ int main(int argc, char** argv) {
 
         if (grade_command->parsed() && !batch_status_dir.empty()) {
             const BatchStatus status = batch_status(batch_status_dir);
-            std::cout << fmt::format("{} students: {} done, {} build_failed, {} error, {} running, {} missing\n",
-                                     status.total(), status.done.size(), status.build_failed.size(),
-                                     status.error.size(), status.running.size(), status.missing.size());
+            print(std::cout, fmt::format("{} students: {} done, {} build_failed, {} error, {} running, {} missing\n",
+                                         status.total(), status.done.size(), status.build_failed.size(),
+                                         status.error.size(), status.running.size(), status.missing.size()));
             for (const auto& [label, ids] :
                  {std::pair{"running", &status.running}, std::pair{"build_failed", &status.build_failed},
                   std::pair{"error", &status.error}, std::pair{"missing", &status.missing}}) {
                 if (!ids->empty()) {
-                    std::cout << fmt::format("{}: {}\n", label, fmt::join(*ids, ", "));
+                    print(std::cout, fmt::format("{}: {}\n", label, fmt::join(*ids, ", ")));
                 }
             }
             return to_int(status.missing.empty() && status.running.empty() ? ExitCode::passed : ExitCode::failed);
@@ -305,18 +310,18 @@ int main(int argc, char** argv) {
                     std::cerr << "cugrade: warning: " << warning << "\n";
                 }
                 if (slurm.dry_run) {
-                    std::cout << fmt::format("# {}\n{}\n# {}\n{}", submitted.array_script.string(),
-                                             read_file(submitted.array_script), submitted.merge_script.string(),
-                                             read_file(submitted.merge_script));
+                    print(std::cout, fmt::format("# {}\n{}\n# {}\n{}", submitted.array_script.string(),
+                                                 read_file(submitted.array_script), submitted.merge_script.string(),
+                                                 read_file(submitted.merge_script)));
                     return to_int(ExitCode::passed);
                 }
-                std::cout << fmt::format(
+                print(std::cout, fmt::format(
                     "submitted {} students in {} tasks: job array {}, merge job {} (runs when every task has ended)\n"
                     "follow them: squeue -j {},{}   or   cugrade grade --status {}\n"
                     "task logs: {}\n",
                     submitted.students, submitted.tasks, submitted.array_job, submitted.merge_job,
                     submitted.array_job, submitted.merge_job, batch.results.string(),
-                    (batch.results / "slurm" / "logs").string());
+                    (batch.results / "slurm" / "logs").string()));
                 return to_int(ExitCode::passed);
             }
             const CourseChoice chosen = choose_course(course);
@@ -324,48 +329,51 @@ int main(int argc, char** argv) {
             batch.diagnose = !no_diagnosis;
             const BatchSummary summary = grade_class(full_course(chosen.root.string(), "grade"), batch);
             for (const auto& warning : summary.warnings) {
-                std::cerr << "cugrade: warning: " << warning << "\n";
+                print(std::cerr, "cugrade: warning: " + warning + "\n");
             }
             if (batch.shard) {
-                std::cout << fmt::format("shard {}/{}: {} students graded now, {} by another batch\n",
-                                         batch.shard->index, batch.shard->count, summary.graded, summary.elsewhere);
+                print(std::cout, fmt::format("shard {}/{}: {} students graded now, {} by another batch\n",
+                                             batch.shard->index, batch.shard->count, summary.graded,
+                                             summary.elsewhere));
                 return to_int(summary.gpu.available ? ExitCode::passed : ExitCode::skipped);
             }
-            std::cout << fmt::format("{} students ({} graded now, {} up to date, {} missing, {} failed) on GPU {}\n"
-                                     "exercises: {}\ngradebook: {}\n",
-                                     summary.students, summary.graded, summary.reused, summary.missing, summary.failed,
-                                     summary.gpu.available ? summary.gpu.name : "none: " + summary.gpu.unavailable_reason,
-                                     summary.exercises, summary.gradebook.string());
+            print(std::cout,
+                  fmt::format("{} students ({} graded now, {} up to date, {} missing, {} failed) on GPU {}\n"
+                              "exercises: {}\ngradebook: {}\n",
+                              summary.students, summary.graded, summary.reused, summary.missing, summary.failed,
+                              summary.gpu.available ? summary.gpu.name : "none: " + summary.gpu.unavailable_reason,
+                              summary.exercises, summary.gradebook.string()));
             return to_int(summary.gpu.available ? ExitCode::passed : ExitCode::skipped);
         }
         if (handout_command->parsed()) {
             const Toolchain toolchain = find_toolchain(options.nvcc);
             const CourseChoice chosen = choose_course(course);
-            std::cerr << fmt::format("cugrade: course: {} ({})\n", chosen.root.string(), chosen.origin);
+            print(std::cerr, fmt::format("cugrade: course: {} ({})\n", chosen.root.string(), chosen.origin));
             handout_options.output = handout_output;
-            handout_options.progress = [](const std::string& line) { std::cerr << "cugrade: " << line << "\n"; };
+            handout_options.progress = [](const std::string& line) { print(std::cerr, "cugrade: " + line + "\n"); };
             const Handout handout = make_handout(open_course(chosen.root), toolchain, handout_options);
-            std::cout << fmt::format("kit: {}\n     {}\nexercises: {}\nbuilt with CUDA {} for {}, and PTX of {} for "
-                                     "newer GPUs\n{}\n",
-                                     handout.folder.string(), handout.tarball.string(),
-                                     fmt::join(handout.kit.exercises, ", "), handout.kit.release,
-                                     fmt::join(handout.kit.arches, " "), handout.kit.arches.back(),
-                                     handout.kit.cpu_target.empty()
-                                         ? "no CPU self-check (see above why)"
-                                         : "CPU self-check without a GPU on " + handout.kit.cpu_target);
+            print(std::cout, fmt::format("kit: {}\n     {}\nexercises: {}\nbuilt with CUDA {} for {}, and PTX of {} "
+                                         "for newer GPUs\n{}\n",
+                                         handout.folder.string(), handout.tarball.string(),
+                                         fmt::join(handout.kit.exercises, ", "), handout.kit.release,
+                                         fmt::join(handout.kit.arches, " "), handout.kit.arches.back(),
+                                         handout.kit.cpu_target.empty()
+                                             ? "no CPU self-check (see above why)"
+                                             : "CPU self-check without a GPU on " + handout.kit.cpu_target));
             return to_int(ExitCode::passed);
         }
         if (new_command->parsed()) {
             const Course target = full_course(course, "new");
             const auto written =
                 new_exercise(target.root, new_name, new_title.empty() ? default_title(new_name) : new_title);
-            std::cout << fmt::format("exercise {} in {}:\n", new_name, target.root.string());
+            print(std::cout, fmt::format("exercise {} in {}:\n", new_name, target.root.string()));
             for (const auto& path : written) {
-                std::cout << "  " << path.string() << "\n";
+                print(std::cout, "  " + path.string() + "\n");
             }
-            std::cout << fmt::format("try it: cugrade check reference -e {0}   and   cugrade check student_template -e "
-                                     "{0}\nthen follow docs/authoring.md, from the contract to the tiers\n",
-                                     new_name);
+            print(std::cout, fmt::format("try it: cugrade check reference -e {0}   and   cugrade check "
+                                         "student_template -e {0}\nthen follow docs/authoring.md, from the contract "
+                                         "to the tiers\n",
+                                         new_name));
             return to_int(ExitCode::passed);
         }
         if (bench_command->parsed()) {
@@ -386,7 +394,7 @@ int main(int argc, char** argv) {
             bench_options.progress = &std::cerr;
             const BenchReport report = bench(full_course(course, "bench"), bench_options);
             if (!report.gpu.available) {
-                std::cerr << "cugrade: bench needs an NVIDIA GPU: " << report.gpu.unavailable_reason << "\n";
+                print(std::cerr, "cugrade: bench needs an NVIDIA GPU: " + report.gpu.unavailable_reason + "\n");
                 return to_int(ExitCode::skipped);
             }
             if (!json_file.empty()) {
@@ -408,10 +416,10 @@ int main(int argc, char** argv) {
         }
         return to_int(report.exit_code());
     } catch (const UsageError& e) {
-        std::cerr << "cugrade: error: " << e.what() << "\n";
+        print(std::cerr, fmt::format("cugrade: error: {}\n", e.what()));
         return to_int(ExitCode::invalid);
     } catch (const std::exception& e) {
-        std::cerr << "cugrade: error: " << e.what() << "\n";
+        print(std::cerr, fmt::format("cugrade: error: {}\n", e.what()));
         return to_int(ExitCode::internal_error);
     }
 }

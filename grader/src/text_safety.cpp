@@ -1,5 +1,9 @@
 #include "text_safety.hpp"
 
+#include <algorithm>
+#include <regex>
+#include <string_view>
+
 namespace cugrade {
 
 std::string valid_utf8(const std::string& text) {
@@ -41,7 +45,10 @@ std::string valid_utf8(const std::string& text) {
     return result;
 }
 
-std::string terminal_text(const std::string& text) {
+namespace {
+
+// valid_utf8, and every control character (C0, DEL, C1) becomes U+FFFD, except newline and tab where `keep_lines`.
+std::string without_controls(const std::string& text, bool keep_lines) {
     const std::string valid = valid_utf8(text);
     std::string result;
     result.reserve(valid.size());
@@ -49,7 +56,8 @@ std::string terminal_text(const std::string& text) {
         const auto c = static_cast<unsigned char>(valid[i]);
         const bool c1 = c == 0xC2 && i + 1 < valid.size() && static_cast<unsigned char>(valid[i + 1]) >= 0x80 &&
                         static_cast<unsigned char>(valid[i + 1]) <= 0x9F;
-        if ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7F) {
+        const bool kept_line = keep_lines && (c == '\n' || c == '\t');
+        if ((c < 0x20 && !kept_line) || c == 0x7F) {
             result += "\xEF\xBF\xBD";
         } else if (c1) {
             result += "\xEF\xBF\xBD";
@@ -59,6 +67,46 @@ std::string terminal_text(const std::string& text) {
         }
     }
     return result;
+}
+
+// A decimal number as cugrade writes points and days: an optional minus, digits, and an optional fraction. A
+// spreadsheet reads it as that number and nothing else.
+bool plain_number(const std::string& text) {
+    static const std::regex number("-?[0-9]+(\\.[0-9]+)?");
+    return std::regex_match(text, number);
+}
+
+}  // namespace
+
+std::string terminal_text(const std::string& text) { return without_controls(text, true); }
+
+std::string line_text(const std::string& text) { return without_controls(text, false); }
+
+std::string spreadsheet_cell(const std::string& text) {
+    std::string cell = line_text(text);
+    // Tab and carriage return, OWASP's other two, are already U+FFFD.
+    const bool formula_start = !cell.empty() && std::string_view("=+-@").find(cell.front()) != std::string_view::npos;
+    return formula_start && !plain_number(cell) ? "'" + cell : cell;
+}
+
+std::string markdown_text(const std::string& text) {
+    const std::string line = line_text(text);
+    const std::size_t leading_digits = std::min(line.find_first_not_of("0123456789"), line.size());
+    std::string out;
+    out.reserve(line.size());
+    for (std::size_t i = 0; i < line.size(); ++i) {
+        const char c = line[i];
+        // Anywhere: what opens inline markup, a link, raw HTML, an entity or a table cell. At the start: what opens
+        // a heading, a list item, a quote or a setext underline.
+        const bool inline_markup = std::string_view("\\`*_[]<>|~&").find(c) != std::string_view::npos;
+        const bool block_start = i == 0 && std::string_view("#+-=").find(c) != std::string_view::npos;
+        const bool ordered_item = i > 0 && i == leading_digits && (c == '.' || c == ')');
+        if (inline_markup || block_start || ordered_item) {
+            out += '\\';
+        }
+        out += c;
+    }
+    return out;
 }
 
 nlohmann::json valid_json_text(const nlohmann::json& json) {

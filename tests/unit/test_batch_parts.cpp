@@ -50,14 +50,24 @@ void touch(const fs::path& file, const std::string& text = "x\n") {
 
 TEST_CASE("csv: quoted commas, doubled quotes, line breaks and CRLF round trip") {
     const std::vector<std::string> fields = {"bob", "Bob, B", "say \"hi\"", "two\nlines", ""};
-    const std::string text = csv::row(fields) + csv::row({"a", "b"});
-    CHECK(text == "bob,\"Bob, B\",\"say \"\"hi\"\"\",\"two\nlines\",\r\na,b\r\n");
+    const std::string text = "bob,\"Bob, B\",\"say \"\"hi\"\"\",\"two\nlines\",\r\na,b\r\n";
     const auto rows = csv::parse(text);
     REQUIRE(rows.size() == 2);
     CHECK(rows[0] == fields);
     CHECK(rows[1] == std::vector<std::string>{"a", "b"});
+    // Written, a line break is U+FFFD (one line a student): spreadsheet_cell.
+    CHECK(csv::row(fields) + csv::row({"a", "b"}) ==
+          "bob,\"Bob, B\",\"say \"\"hi\"\"\",two\xEF\xBF\xBDlines,\r\na,b\r\n");
     CHECK(csv::parse("\xEF\xBB\xBFid\n\nx\n") == std::vector<std::vector<std::string>>{{"id"}, {"x"}});
     CHECK_THROWS_WITH(csv::parse("a\n\"open,b\n"), "line 2: a quoted field is never closed");
+}
+
+TEST_CASE("csv: every field written is a spreadsheet cell, quoted where it holds a comma or a quote") {
+    CHECK(csv::row({"=HYPERLINK(\"http://x\",\"y\")", "+cmd|' /C calc'!A0", "@SUM(1+1)", "-2+3", "-1.5", "\t1"}) ==
+          "\"'=HYPERLINK(\"\"http://x\"\",\"\"y\"\")\",'+cmd|' /C calc'!A0,'@SUM(1+1),'-2+3,-1.5,\xEF\xBF\xBD" "1\r\n");
+    const auto read = csv::parse(csv::row({"\x1b]0;pwned\x07", "\xff\xfe", "=1,2"}));
+    REQUIRE(read.size() == 1);
+    CHECK(read[0] == std::vector<std::string>{"\xEF\xBF\xBD]0;pwned\xEF\xBF\xBD", "\xEF\xBF\xBD\xEF\xBF\xBD", "'=1,2"});
 }
 
 TEST_CASE("a roster names its columns in any order and case, and says what is wrong with it, where") {
@@ -283,7 +293,7 @@ TEST_CASE("exports show hidden cases by verdict and points only") {
     exercise.cases = {visible, hidden};
     report.exercises.push_back(exercise);
 
-    const auto gradescope = gradescope_results(report, "");
+    const auto gradescope = gradescope_results(report, {});
     CHECK(gradescope["score"] == 3.0);
     CHECK(gradescope["max_score"] == 5.0);
     REQUIRE(gradescope["tests"].size() == 2);
@@ -305,10 +315,23 @@ TEST_CASE("exports show hidden cases by verdict and points only") {
     CHECK(xml.find("4194304") == std::string::npos);
     CHECK(xml.find('\x01') == std::string::npos);
 
-    const std::string md = feedback_markdown(report, "- a note");
+    const std::string md = feedback_markdown(report, {"a note"});
     CHECK(md.find("**3 / 5 points**") != std::string::npos);
-    CHECK(md.find("- a note") != std::string::npos);
+    CHECK(md.find("\n- a note\n") != std::string::npos);
     CHECK(md.find("4194304") == std::string::npos);
+}
+
+TEST_CASE("feedback.md: a note naming a hostile file stays one list item, with no control character") {
+    Report report;
+    const std::string note = "sum: graded sum.cu; also found x\n# pwned | a/sum.cu\x1b]0;t\x07\xff, not graded";
+    const std::string md = feedback_markdown(report, {note, "dot: no dot.cu in the folder"});
+    CHECK(md.find("\n- sum: graded sum.cu; also found x\xEF\xBF\xBD# pwned \\| a/sum.cu\xEF\xBF\xBD\\]0;t\xEF\xBF\xBD"
+                  "\xEF\xBF\xBD, not graded\n- dot: no dot.cu in the folder\n") != std::string::npos);
+    CHECK(md.find('\x1b') == std::string::npos);
+    CHECK(md.find("\n#", 1) == std::string::npos);  // the document's own heading is its only one
+    const auto gradescope = gradescope_results(report, {note});
+    CHECK(gradescope["output"].get<std::string>().rfind(
+              "- sum: graded sum.cu; also found x\xEF\xBF\xBD# pwned | a/sum.cu\xEF\xBF\xBD]0;t", 0) == 0);
 }
 
 TEST_CASE("a Gradescope export: each submitter a row, named and timed by submission_metadata.yml") {
@@ -642,4 +665,33 @@ TEST_CASE("a gradebook row per student: each group's points, the roster's name, 
     CHECK(counts_as_failed("error"));
     CHECK_FALSE(counts_as_failed("graded"));
     CHECK_FALSE(counts_as_failed("missing"));
+}
+
+TEST_CASE("a gradebook's names, emails and sections from a roster or an export are cells, never formulas") {
+    ExercisePlan sum;
+    sum.exercise.name = "sum";
+    sum.groups = {"edges"};
+    sum.group_max = {{"edges", 10.0}};
+    sum.max_points = 10.0;
+    const nlohmann::json row = {{"id", "s1"},
+                                {"name", "@SUM(1+1)"},
+                                {"email", "-2+3"},
+                                {"submitted_at", "\x1b]0;pwned\x07"},
+                                {"status", "graded"},
+                                {"notes", {"sum: also found \tx.cu, not graded"}},
+                                {"exercises", {{"sum", {{"points", 2.5}, {"groups", {{"edges", 2.5}}}}}}}};
+    const std::map<std::string, RosterEntry> roster = {
+        {"s1", {"s1", "=HYPERLINK(\"http://x\",\"y\")", "+cmd|' /C calc'!A0", "\x1b[31m\xff\xfe"}}};
+    const std::vector<RowFigures> figures = {figures_of(row, {sum}, roster, std::nullopt)};
+    const auto gradebook = csv::parse(gradebook_csv({sum}, {row}, figures));
+    REQUIRE(gradebook.size() == 3);
+    CHECK(gradebook[2] == std::vector<std::string>{"s1", "'=HYPERLINK(\"http://x\",\"y\")", "'+cmd|' /C calc'!A0",
+                                                   "\xEF\xBF\xBD[31m\xEF\xBF\xBD\xEF\xBF\xBD",
+                                                   "\xEF\xBF\xBD]0;pwned\xEF\xBF\xBD", "0", "2.5", "2.5", "0", "2.5",
+                                                   "10", "graded", "sum: also found \xEF\xBF\xBDx.cu, not graded"});
+    const auto canvas = csv::parse(canvas_csv({sum}, {row}, figures, "=1+1"));
+    REQUIRE(canvas.size() == 3);
+    CHECK(canvas[0].back() == "'=1+1");
+    CHECK(canvas[2] == std::vector<std::string>{"'=HYPERLINK(\"http://x\",\"y\")", "", "s1", "'+cmd|' /C calc'!A0",
+                                                "\xEF\xBF\xBD[31m\xEF\xBF\xBD\xEF\xBF\xBD", "2.5"});
 }
