@@ -102,6 +102,12 @@ int terminal_width() {
     return 110;
 }
 
+// "cugrade new --help": the help of the subcommand the command line named, else cugrade's own.
+std::string help_command(const CLI::App& app) {
+    const std::vector<CLI::App*> named = app.get_subcommands();
+    return named.empty() ? "cugrade --help" : fmt::format("cugrade {} --help", named.back()->get_name());
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -249,7 +255,7 @@ int main(int argc, char** argv) {
         if (e.get_exit_code() == 0) {
             return app.exit(e);  // --help, --version
         }
-        std::cerr << "cugrade: error: " << e.what() << "\n(run 'cugrade check --help' for the options)\n";
+        std::cerr << "cugrade: error: " << e.what() << "\n(run '" << help_command(app) << "' for the options)\n";
         return to_int(ExitCode::invalid);
     }
 
