@@ -248,6 +248,7 @@ int main(int argc, char** argv) {
     new_command->add_option("name", new_name, "the exercise's name: its file, header and entry point")->required();
     new_command->add_option("--title", new_title, "its title (default: from the name)");
     new_command->add_option("--course", course, "the folder with exercises/, reference/ and rubrics/");
+    new_command->add_option("--nvcc", nvcc, "the nvcc that checks the name against the C, C++ and CUDA headers");
 
     try {
         app.parse(argc, argv);
@@ -360,8 +361,9 @@ int main(int argc, char** argv) {
         }
         if (new_command->parsed()) {
             const Course target = full_course(course, "new");
-            const auto written =
-                new_exercise(target.root, new_name, new_title.empty() ? default_title(new_name) : new_title);
+            const auto written = new_exercise(target.root, new_name,
+                                              new_title.empty() ? default_title(new_name) : new_title,
+                                              find_toolchain(options.nvcc));
             std::cout << fmt::format("exercise {} in {}:\n", new_name, target.root.string());
             for (const auto& path : written) {
                 std::cout << "  " << path.string() << "\n";
