@@ -78,6 +78,29 @@ void check_name_free(const std::string& name, const Toolchain& toolchain) {
                                  owner->macro ? "defines" : "declares", owner->header));
 }
 
+// Refuses a path whose folders a symbolic link leads out of the course: `new` writes inside the course alone.
+void check_inside_course(const fs::path& course_root, const fs::path& relative) {
+    std::error_code ec;
+    const fs::path course = fs::weakly_canonical(course_root, ec);
+    fs::path at = course_root;
+    for (const auto& part : relative) {
+        at /= part;
+        const fs::file_status status = fs::symlink_status(at, ec);
+        if (!fs::exists(status)) {
+            return;  // nothing below it exists either: it is created inside
+        }
+        if (!fs::is_symlink(status)) {
+            continue;
+        }
+        const fs::path target = fs::weakly_canonical(at, ec);
+        if (ec || !lies_under(target, course)) {
+            throw UsageError(fmt::format("{} is a symbolic link out of the course (to {}): remove it, or point it "
+                                         "inside the course",
+                                         at.string(), fs::read_symlink(at, ec).string()));
+        }
+    }
+}
+
 }  // namespace
 
 std::string default_title(const std::string& name) {
@@ -119,6 +142,7 @@ std::vector<fs::path> new_exercise(const fs::path& course_root, const std::strin
             throw UsageError(fmt::format("{} exists already: remove it, or name the exercise otherwise",
                                          (course_root / path).string()));
         }
+        check_inside_course(course_root, path.parent_path());
     }
     check_name_free(name, toolchain);
     std::vector<fs::path> written;

@@ -81,6 +81,27 @@ for arguments, message in [
     check(refused.stderr == message, f"cugrade new {arguments} said {refused.stderr!r}, expected {message!r}")
 check(sorted(os.listdir(os.path.join(course, "exercises"))) == before, "a refused name wrote something")
 
+# A folder it writes in that a symbolic link leads out of the course is refused, naming the link; nothing is written.
+fixtures = os.path.join(course, "tests", "fixtures")
+os.rename(fixtures, fixtures + ".kept")
+outside = os.path.join(WORK, "outside")
+os.makedirs(outside)
+os.symlink(outside, fixtures)
+linked = cugrade("new", "scale_thrice", "--course", course)
+check(linked.returncode == 2 and linked.stderr == f"cugrade: error: {fixtures} is a symbolic link out of the course "
+      f"(to {outside}): remove it, or point it inside the course\n",
+      f"a link out of the course was not refused: {linked.stderr!r}")
+check(os.listdir(outside) == [] and not os.path.exists(os.path.join(course, "exercises", "scale_thrice")),
+      "a refused link wrote something")
+os.remove(fixtures)
+os.makedirs(os.path.join(course, "elsewhere"))
+os.symlink("../elsewhere", fixtures)  # a link that stays inside the course is followed
+inside = cugrade("new", "scale_thrice", "--course", course)
+check(inside.returncode == 0 and
+      os.path.isfile(os.path.join(course, "elsewhere", "scale_thrice-template.expected.yaml")),
+      f"a link inside the course was refused: {inside.stderr!r}")
+os.remove(fixtures)
+os.rename(fixtures + ".kept", fixtures)
 os.remove(os.path.join(course, f"rubrics/{NAME}.yaml"))
 shutil.rmtree(os.path.join(course, f"exercises/{NAME}"))
 half = cugrade("new", NAME, "--course", course)
