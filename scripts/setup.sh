@@ -4,8 +4,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(cmake make g++ libyaml-cpp-dev libfmt-dev catch2 libcli11-dev nlohmann-json3-dev libarchive-dev libboost-context-dev
-          bubblewrap git python3 python3-yaml)
+packages=(cmake make g++ pkg-config libyaml-cpp-dev libfmt-dev catch2 libcli11-dev nlohmann-json3-dev libarchive-dev libgit2-dev
+          libboost-context-dev bubblewrap git python3 python3-yaml)
 missing=()
 for package in "${packages[@]}"; do
     if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then

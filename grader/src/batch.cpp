@@ -331,6 +331,7 @@ BatchSummary grade_class(const Course& course, const BatchOptions& options) {
     for (const auto& ignored : layout.ignored) {
         summary.warnings.push_back("ignored " + ignored);
     }
+    summary.warnings.insert(summary.warnings.end(), layout.warnings.begin(), layout.warnings.end());
     if (options.roster) {
         std::vector<std::string> unknown;
         for (const auto& id : present_ids) {

@@ -6,13 +6,12 @@
 
 #include <algorithm>
 #include <cctype>
-#include <chrono>
 #include <set>
 
 #include <yaml-cpp/yaml.h>
 
+#include "clone_time.hpp"
 #include "cugrade/error.hpp"
-#include "cugrade/process.hpp"
 #include "cugrade/submission.hpp"
 #include "student_id.hpp"
 
@@ -25,23 +24,21 @@ std::string lowercase(std::string text) {
     return text;
 }
 
-// The last commit's time of a clone, from git itself. Hooks and fsmonitor are switched off: the clone is a
-// student's, and its configuration is not trusted.
-std::optional<std::string> last_commit_time(const fs::path& clone) {
-    ProcessOptions options;
-    options.argv = {"git", "-c", "core.fsmonitor=", "-c", "core.hooksPath=/dev/null", "-c", "safe.directory=*",
-                    "-C", clone.string(), "log", "-1", "--format=%cI"};
-    options.output_limit = 4096;
-    try {
-        const ProcessResult result = run_process(options, std::chrono::seconds(30));
-        if (!result.status.success()) {
-            return std::nullopt;
+// A clone's submission time, or none with the reason in `warnings` (and, without libgit2, the reason once).
+std::optional<std::string> clone_time(const fs::path& clone, std::vector<std::string>& warnings) {
+    if (!can_read_clone_times()) {
+        const std::string warning = "GitHub Classroom clones have no submission time: this cugrade was built without "
+                                    "libgit2 (install libgit2-dev and build it again)";
+        if (std::find(warnings.begin(), warnings.end(), warning) == warnings.end()) {
+            warnings.push_back(warning);
         }
-        std::string time = result.output.substr(0, result.output.find('\n'));
-        return time.empty() ? std::nullopt : std::optional(time);
-    } catch (const std::exception&) {
-        return std::nullopt;  // no git on this machine: no submission time
+        return std::nullopt;
     }
+    CloneTime read = read_clone_time(clone);
+    if (!read.time) {
+        warnings.push_back(fmt::format("{}: no submission time: {}", clone.filename().string(), read.problem));
+    }
+    return read.time;
 }
 
 // The longest prefix ending in '-' that every name shares, or "" (GitHub Classroom names clones ASSIGNMENT-USER).
@@ -392,7 +389,7 @@ ClassLayout read_class_layout(const fs::path& root,
     bool all_clones = !folders.empty();
     for (const auto& folder : folders) {
         names.push_back(folder.filename().string());
-        all_clones = all_clones && fs::exists(folder / ".git", ec);
+        all_clones = all_clones && fs::exists(fs::symlink_status(folder / ".git", ec));  // a link too: warned of
     }
     const std::string prefix = all_clones ? common_dash_prefix(names) : "";
     layout.kind = all_clones && !prefix.empty() ? "github-classroom" : "folders";
@@ -407,7 +404,7 @@ ClassLayout read_class_layout(const fs::path& root,
                 layout.ignored.push_back(fmt::format("{}: the assignment's name without a user", folder.filename().string()));
                 continue;
             }
-            student.submitted_at = last_commit_time(folder);
+            student.submitted_at = clone_time(folder, layout.warnings);
         }
         student.files = find_files(folder, submission_files);
         layout.students.push_back(std::move(student));

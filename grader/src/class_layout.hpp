@@ -2,7 +2,7 @@
 // file of each exercise was found, or what was found instead.
 //   a folder of student folders           alice/sum.cu, bob/sum.cu         id = the folder's name
 //   GitHub Classroom clones                hw1-alice/.git, hw1-bob/.git     id = the name after the common prefix,
-//                                                                           time = the last commit's
+//                                                                           time = HEAD's commit's (clone_time.hpp)
 //   a Gradescope export                    submission_metadata.yml,         id = each submitter's sid (else email),
 //                                          submission_123/sum.cu            name, email and time from the metadata
 #pragma once
@@ -36,6 +36,7 @@ struct ClassLayout {
     std::string kind;  // "folders", "github-classroom" or "gradescope"
     std::vector<StudentFolder> students;  // sorted by id
     std::vector<std::string> ignored;     // entries of the top folder that are not student folders, with why
+    std::vector<std::string> warnings;    // what was not read of a student's folder, with why (a clone's time)
 };
 
 // Reads `root`. `submission_files` are the exercises' file names (exercise name, file name). Throws UsageError when

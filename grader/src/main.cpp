@@ -107,6 +107,12 @@ int terminal_width() {
     return 110;
 }
 
+// "cugrade new --help": the help of the subcommand the command line named, else cugrade's own.
+std::string help_command(const CLI::App& app) {
+    const std::vector<CLI::App*> named = app.get_subcommands();
+    return named.empty() ? "cugrade --help" : fmt::format("cugrade {} --help", named.back()->get_name());
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -247,6 +253,7 @@ int main(int argc, char** argv) {
     new_command->add_option("name", new_name, "the exercise's name: its file, header and entry point")->required();
     new_command->add_option("--title", new_title, "its title (default: from the name)");
     new_command->add_option("--course", course, "the folder with exercises/, reference/ and rubrics/");
+    new_command->add_option("--nvcc", nvcc, "the nvcc that checks the name against the C, C++ and CUDA headers");
 
     try {
         app.parse(argc, argv);
@@ -254,7 +261,8 @@ int main(int argc, char** argv) {
         if (e.get_exit_code() == 0) {
             return app.exit(e);  // --help, --version
         }
-        print(std::cerr, fmt::format("cugrade: error: {}\n(run 'cugrade check --help' for the options)\n", e.what()));
+        print(std::cerr,
+              fmt::format("cugrade: error: {}\n(run '{}' for the options)\n", e.what(), help_command(app)));
         return to_int(ExitCode::invalid);
     }
 
@@ -364,8 +372,9 @@ int main(int argc, char** argv) {
         }
         if (new_command->parsed()) {
             const Course target = full_course(course, "new");
-            const auto written =
-                new_exercise(target.root, new_name, new_title.empty() ? default_title(new_name) : new_title);
+            const auto written = new_exercise(target.root, new_name,
+                                              new_title.empty() ? default_title(new_name) : new_title,
+                                              find_toolchain(options.nvcc));
             print(std::cout, fmt::format("exercise {} in {}:\n", new_name, target.root.string()));
             for (const auto& path : written) {
                 print(std::cout, "  " + path.string() + "\n");

@@ -10,6 +10,7 @@
 #include "cugrade/error.hpp"
 #include "exercise_skeleton.hpp"
 #include "file_io.hpp"
+#include "name_probe.hpp"
 
 namespace cugrade {
 
@@ -19,18 +20,19 @@ namespace {
 
 constexpr std::size_t longest_name = 40;
 
-// Names the exercise cannot take: C++ keywords and common names of the C and CUDA libraries, which its extern "C"
-// entry point would clash with, and the course's own folder of shared code.
-constexpr std::array taken_names = {
-    "alignas", "alignof", "and", "asm", "auto", "bool", "break", "case", "catch", "char", "class", "concept",
-    "const", "consteval", "constexpr", "constinit", "continue", "decltype", "default", "delete", "do", "double",
-    "else", "enum", "explicit", "export", "extern", "false", "float", "for", "friend", "goto", "if", "inline", "int",
-    "long", "mutable", "namespace", "new", "noexcept", "not", "nullptr", "operator", "or", "private", "protected",
-    "public", "register", "requires", "return", "short", "signed", "sizeof", "static", "struct", "switch",
-    "template", "this", "throw", "true", "try", "typedef", "typeid", "typename", "union", "unsigned", "using",
-    "virtual", "void", "volatile", "while", "xor", "main", "common", "abs", "min", "max", "exp", "log", "pow",
-    "sqrt", "sin", "cos", "tan", "floor", "ceil", "round", "fma", "malloc", "free", "memcpy", "memset", "printf",
-    "exit", "abort", "assert"};
+// Names the exercise cannot take that no header declares: C++'s keywords (C++20, alternative tokens included), a
+// program's main, the course's folder of shared code. What the C and C++ libraries and CUDA declare is asked of the
+// compiler (name_probe.hpp).
+constexpr std::array reserved_names = {
+    "alignas", "alignof", "and", "and_eq", "asm", "auto", "bitand", "bitor", "bool", "break", "case", "catch", "char",
+    "char8_t", "char16_t", "char32_t", "class", "compl", "concept", "const", "consteval", "constexpr", "constinit",
+    "const_cast", "continue", "co_await", "co_return", "co_yield", "decltype", "default", "delete", "do", "double",
+    "dynamic_cast", "else", "enum", "explicit", "export", "extern", "false", "float", "for", "friend", "goto", "if",
+    "inline", "int", "long", "mutable", "namespace", "new", "noexcept", "not", "not_eq", "nullptr", "operator", "or",
+    "or_eq", "private", "protected", "public", "register", "reinterpret_cast", "requires", "return", "short",
+    "signed", "sizeof", "static", "static_assert", "static_cast", "struct", "switch", "template", "this",
+    "thread_local", "throw", "true", "try", "typedef", "typeid", "typename", "union", "unsigned", "using", "virtual",
+    "void", "volatile", "wchar_t", "while", "xor", "xor_eq", "main", "common"};
 
 std::string replaced(std::string text, std::string_view token, const std::string& value) {
     for (std::size_t at = text.find(token); at != std::string::npos; at = text.find(token, at + value.size())) {
@@ -51,11 +53,51 @@ void check_name(const std::string& name) {
                                      "with a letter, at most {} characters",
                                      name, longest_name));
     }
-    if (std::find(taken_names.begin(), taken_names.end(), std::string_view(name)) != taken_names.end() ||
+    if (std::find(reserved_names.begin(), reserved_names.end(), std::string_view(name)) != reserved_names.end() ||
         name.starts_with("cuda") || name.starts_with("cugrade")) {
         throw UsageError(fmt::format("cannot name an exercise '{}': its entry point would clash with a name of C++, "
                                      "CUDA or the course",
                                      name));
+    }
+}
+
+// Refuses a name the C or C++ library or CUDA declares: the entry point's declaration would clash with it in the
+// harness, the reference or a submission ("read" gives a harness that does not compile).
+void check_name_free(const std::string& name, const Toolchain& toolchain) {
+    const std::optional<NameOwner> owner = name_owner(name, toolchain);
+    if (!owner) {
+        return;
+    }
+    if (owner->library.empty()) {
+        throw UsageError(fmt::format("cannot name an exercise '{0}': '{0}' is a name the C, C++ or CUDA headers "
+                                     "already declare; choose another",
+                                     name));
+    }
+    throw UsageError(fmt::format("cannot name an exercise '{0}': '{0}' is a {1} {2} already {3} ({4}); choose another",
+                                 name, owner->macro ? "macro" : "name", owner->library,
+                                 owner->macro ? "defines" : "declares", owner->header));
+}
+
+// Refuses a path whose folders a symbolic link leads out of the course: `new` writes inside the course alone.
+void check_inside_course(const fs::path& course_root, const fs::path& relative) {
+    std::error_code ec;
+    const fs::path course = fs::weakly_canonical(course_root, ec);
+    fs::path at = course_root;
+    for (const auto& part : relative) {
+        at /= part;
+        const fs::file_status status = fs::symlink_status(at, ec);
+        if (!fs::exists(status)) {
+            return;  // nothing below it exists either: it is created inside
+        }
+        if (!fs::is_symlink(status)) {
+            continue;
+        }
+        const fs::path target = fs::weakly_canonical(at, ec);
+        if (ec || !lies_under(target, course)) {
+            throw UsageError(fmt::format("{} is a symbolic link out of the course (to {}): remove it, or point it "
+                                         "inside the course",
+                                         at.string(), fs::read_symlink(at, ec).string()));
+        }
     }
 }
 
@@ -69,7 +111,8 @@ std::string default_title(const std::string& name) {
     return title;
 }
 
-std::vector<fs::path> new_exercise(const fs::path& course_root, const std::string& name, const std::string& title) {
+std::vector<fs::path> new_exercise(const fs::path& course_root, const std::string& name, const std::string& title,
+                                   const Toolchain& toolchain) {
     check_name(name);
     if (!fs::is_regular_file(course_root / "exercises" / "common" / "harness.cuh")) {
         throw UsageError(fmt::format("'{}' is not a course with the shared harness (exercises/common/harness.cuh): "
@@ -99,7 +142,9 @@ std::vector<fs::path> new_exercise(const fs::path& course_root, const std::strin
             throw UsageError(fmt::format("{} exists already: remove it, or name the exercise otherwise",
                                          (course_root / path).string()));
         }
+        check_inside_course(course_root, path.parent_path());
     }
+    check_name_free(name, toolchain);
     std::vector<fs::path> written;
     for (const auto& [path, text] : files) {
         fs::create_directories((course_root / path).parent_path());

@@ -60,11 +60,48 @@ for arguments, message in [
                      "starting with a letter, at most 40 characters\n"),
     (["cuda_sum"], "cugrade: error: cannot name an exercise 'cuda_sum': its entry point would clash with a name of "
                    "C++, CUDA or the course\n"),
+    # What the C library and CUDA declare is asked of nvcc, on the headers the harness includes.
+    (["read"], "cugrade: error: cannot name an exercise 'read': 'read' is a name the C library already declares "
+               "(unistd.h); choose another\n"),
+    (["time"], "cugrade: error: cannot name an exercise 'time': 'time' is a name the C library already declares "
+               "(time.h); choose another\n"),
+    (["fork"], "cugrade: error: cannot name an exercise 'fork': 'fork' is a name the C library already declares "
+               "(unistd.h); choose another\n"),
+    (["assert"], "cugrade: error: cannot name an exercise 'assert': 'assert' is a macro the C library already "
+                 "defines (assert.h); choose another\n"),
+    (["min"], "cugrade: error: cannot name an exercise 'min': 'min' is a name CUDA already declares "
+              "(crt/math_functions.h); choose another\n"),
+    # A usage error's hint names the subcommand used.
+    (["-rf"], "cugrade: error: name is required\n(run 'cugrade new --help' for the options)\n"),
+    ([NAME + "_too", "-rf"], "cugrade: error: The following argument was not expected: -rf\n"
+                             "(run 'cugrade new --help' for the options)\n"),
 ]:
     refused = cugrade("new", *arguments, "--course", course)
     check(refused.returncode == 2, f"cugrade new {arguments} exited {refused.returncode}")
     check(refused.stderr == message, f"cugrade new {arguments} said {refused.stderr!r}, expected {message!r}")
 check(sorted(os.listdir(os.path.join(course, "exercises"))) == before, "a refused name wrote something")
+
+# A folder it writes in that a symbolic link leads out of the course is refused, naming the link; nothing is written.
+fixtures = os.path.join(course, "tests", "fixtures")
+os.rename(fixtures, fixtures + ".kept")
+outside = os.path.join(WORK, "outside")
+os.makedirs(outside)
+os.symlink(outside, fixtures)
+linked = cugrade("new", "scale_thrice", "--course", course)
+check(linked.returncode == 2 and linked.stderr == f"cugrade: error: {fixtures} is a symbolic link out of the course "
+      f"(to {outside}): remove it, or point it inside the course\n",
+      f"a link out of the course was not refused: {linked.stderr!r}")
+check(os.listdir(outside) == [] and not os.path.exists(os.path.join(course, "exercises", "scale_thrice")),
+      "a refused link wrote something")
+os.remove(fixtures)
+os.makedirs(os.path.join(course, "elsewhere"))
+os.symlink("../elsewhere", fixtures)  # a link that stays inside the course is followed
+inside = cugrade("new", "scale_thrice", "--course", course)
+check(inside.returncode == 0 and
+      os.path.isfile(os.path.join(course, "elsewhere", "scale_thrice-template.expected.yaml")),
+      f"a link inside the course was refused: {inside.stderr!r}")
+os.remove(fixtures)
+os.rename(fixtures + ".kept", fixtures)
 os.remove(os.path.join(course, f"rubrics/{NAME}.yaml"))
 shutil.rmtree(os.path.join(course, f"exercises/{NAME}"))
 half = cugrade("new", NAME, "--course", course)

@@ -1,10 +1,16 @@
 // exercise.yaml: every shipped exercise loads, and its README sections are checked where they are named.
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <regex>
+#include <sstream>
 
 #include "catch.hpp"
 #include "cugrade/error.hpp"
 #include "cugrade/exercise.hpp"
+#include "exercise_skeleton.hpp"
+#include "file_io.hpp"
+#include "name_probe.hpp"
 #include "fresh_folder.hpp"
 
 using namespace cugrade;
@@ -60,4 +66,34 @@ TEST_CASE("readme_sections names known topics and sections the README has, at th
           (fresh_folder("exercise", "unused").parent_path() / "course" / "exercises" / "toy" / "README.md").string());
     CHECK(error_of("readme_sections: [bounds]\n") ==
           "exercise.yaml:5:18: 'readme_sections' maps a diagnosis topic to the title of a section of README.md");
+}
+
+TEST_CASE("cugrade new's name probe includes every header the course's shared code and the skeleton include") {
+    // Libraries whose names live in namespaces of their own, or carry capitals (cuptiGetVersion, nvtxRangePushA).
+    const std::vector<std::string> namespaced = {"cub/", "boost/", "nlohmann/", "nvtx3/", "cupti"};
+    const std::regex include(R"(^\s*#\s*include\s*<([^>]+)>)");
+    std::vector<std::string> texts;
+    for (const auto& entry : fs::recursive_directory_iterator(CUGRADE_SOURCE_DIR "/exercises/common")) {
+        if (entry.is_regular_file()) {
+            texts.push_back(read_file(entry.path()));
+        }
+    }
+    for (const auto& file : exercise_skeleton()) {
+        texts.push_back(file.text);
+    }
+    const std::vector<std::string>& probed = probe_headers();
+    for (const auto& text : texts) {
+        std::istringstream lines(text);
+        for (std::string line; std::getline(lines, line);) {
+            std::smatch match;
+            if (!std::regex_search(line, match, include)) {
+                continue;
+            }
+            const std::string header = match[1];
+            const bool skipped = std::any_of(namespaced.begin(), namespaced.end(),
+                                              [&](const std::string& prefix) { return header.starts_with(prefix); });
+            INFO(header);
+            CHECK((skipped || std::find(probed.begin(), probed.end(), header) != probed.end()));
+        }
+    }
 }

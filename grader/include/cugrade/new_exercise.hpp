@@ -6,12 +6,16 @@
 #include <string>
 #include <vector>
 
+#include "cugrade/toolchain.hpp"
+
 namespace cugrade {
 
-// Throws UsageError when NAME cannot name an exercise (it becomes a file name and a C function's name), or when a
-// file it would write exists already; writes nothing then. Returns the files written, relative to the course's root.
+// Throws UsageError when NAME cannot name an exercise (it becomes a file name and a C function's name: not a C++
+// keyword, nor a name the C or C++ library or CUDA declares, which `toolchain`'s nvcc is asked), when a file it would
+// write exists already, or when a symbolic link leads a folder it writes in out of the course; writes nothing then.
+// Returns the files written, relative to the course's root.
 std::vector<std::filesystem::path> new_exercise(const std::filesystem::path& course_root, const std::string& name,
-                                                const std::string& title);
+                                                const std::string& title, const Toolchain& toolchain);
 
 // "Prefix sum" from "prefix_sum": the title a new exercise gets when none is given.
 std::string default_title(const std::string& name);
