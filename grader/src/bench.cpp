@@ -209,6 +209,8 @@ BenchRow row_from(const std::string& exercise, const Shape& shape, const std::st
 }  // namespace
 
 BenchReport bench(const Course& course, const BenchOptions& options) {
+    // The sizes, shapes and parameters asked for are checked first, with or without a GPU.
+    std::vector<BenchPlan> plans = plan_bench(course, options);
     BenchReport report;
     GradingSetup setup;
     setup.nvcc = options.nvcc;
@@ -223,7 +225,6 @@ BenchReport bench(const Course& course, const BenchOptions& options) {
     if (!report.gpu.available) {
         return report;
     }
-    std::vector<BenchPlan> plans = plan_bench(course, options);
     const auto show = [&](const std::string& text) {
         if (options.table != nullptr) {
             *options.table << text << std::flush;
