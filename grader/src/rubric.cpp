@@ -110,8 +110,13 @@ InputDistribution read_input(const std::filesystem::path& file, const std::strin
             fields.fail(std::nearbyint(input.low) != input.low ? low : high,
                         "'low' and 'high' of an integers input must be whole numbers");
         }
-        if (input.kind == "integers" ? !(input.low <= input.high) : !(input.low < input.high)) {
-            fields.fail(high, fmt::format("'high' must be greater than 'low' ({})", input.low));
+        // The harness draws float32 values between the two as floats: distinct numbers can round to one float.
+        if (input.kind == "integers" ? !(input.low <= input.high)
+                                     : !(static_cast<float>(input.low) < static_cast<float>(input.high))) {
+            fields.fail(high, input.high > input.low && input.kind != "integers"
+                                  ? fmt::format("'high' must be greater than 'low' ({}), not {}, the same float32",
+                                                input.low, high.Scalar())
+                                  : fmt::format("'high' must be greater than 'low' ({})", input.low));
         }
     }
     if (auto at = fields.optional("min_at")) {

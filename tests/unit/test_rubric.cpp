@@ -102,6 +102,10 @@ TEST_CASE("input distributions are checked") {
           "rubric.yaml:4:13: 'kind' must be one of uniform, integers, constant, ascending, descending, got 'normal'");
     CHECK(error_of("schema: 1\nexercise: sum\ninputs:\n  p: {kind: uniform, low: 1, high: 1}\n") ==
           "rubric.yaml:4:36: 'high' must be greater than 'low' (1)");
+    CHECK(error_of("schema: 1\nexercise: sum\ninputs:\n  p: {kind: uniform, low: 1, high: 1.00000001}\n") ==
+          "rubric.yaml:4:36: 'high' must be greater than 'low' (1), not 1.00000001, the same float32");
+    CHECK(error_of("schema: 1\nexercise: sum\ninputs:\n  p: {kind: uniform, low: -1e31, high: 1}\n") ==
+          "rubric.yaml:4:27: 'low' must be a number from -1e+30 to 1e+30, got '-1e31'");
     CHECK(error_of("schema: 1\nexercise: sum\ninputs:\n  p: {kind: integers, low: 0.5, high: 2}\n") ==
           "rubric.yaml:4:28: 'low' and 'high' of an integers input must be whole numbers");
 }
