@@ -1,10 +1,12 @@
 // exercise.yaml: every shipped exercise loads, and its README sections are checked where they are named.
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include "catch.hpp"
 #include "cugrade/error.hpp"
 #include "cugrade/exercise.hpp"
+#include "exercise_skeleton.hpp"
 #include "fresh_folder.hpp"
 
 using namespace cugrade;
@@ -105,4 +107,23 @@ TEST_CASE("a relation names another parameter of numbers, and the defaults keep 
     CHECK(error_of("parameters:\n  low: {type: float32, default: 300}\n"
                    "  high: {type: float32, default: 256, greater_than: low}\n") ==
           "exercise.yaml:7:34: 'high' must be greater than 'low' (300), not 256");
+}
+
+TEST_CASE("the parameters that cugrade new's exercise.yaml shows, uncommented, are declared as loading wants") {
+    std::string shown;
+    for (const auto& file : exercise_skeleton()) {
+        if (file.path.find("exercise.yaml") == std::string::npos) {
+            continue;
+        }
+        std::istringstream lines(file.text);
+        bool inside = false;
+        for (std::string line; std::getline(lines, line);) {
+            inside = line == "# parameters:" || (inside && line.rfind("#   ", 0) == 0);
+            if (inside) {
+                shown += line.substr(2) + "\n";
+            }
+        }
+    }
+    REQUIRE(shown.rfind("parameters:\n", 0) == 0);
+    CHECK(error_of(shown) == "no error");
 }
