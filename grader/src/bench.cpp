@@ -10,6 +10,7 @@
 #include "cugrade/grading.hpp"
 #include "file_io.hpp"
 #include "parallel.hpp"
+#include "parameter_rules.hpp"
 #include "speed_metric.hpp"
 #include "text_safety.hpp"
 
@@ -56,6 +57,28 @@ Checker baseline_checker(const Exercise& exercise, const Baseline& baseline) {
     return checker;
 }
 
+// `--parameter NAME=VALUE` for the exercise that has NAME: its value checked as a rubric's would be.
+void set_speed_parameters(BenchPlan& plan, const BenchOptions& options) {
+    const auto& rules = plan.exercise.choices.parameters;
+    for (const auto& [parameter, number] : options.parameters) {
+        if (rules.count(parameter) == 0) {
+            continue;
+        }
+        const ParameterValue value = command_line_value(rules.at(parameter), number);
+        if (const std::string problem = parameter_problem(parameter, rules.at(parameter), value); !problem.empty()) {
+            throw UsageError(fmt::format("--parameter {}={}: {}", parameter, value.written, problem));
+        }
+        plan.rubric.speed->parameters[parameter] = value;
+        plan.setting += fmt::format("{}{}={}", plan.setting.empty() ? "" : " ", parameter, value.written);
+    }
+    for (const auto& [parameter, rule] : rules) {
+        if (const std::string problem = relation_problem(parameter, rules, plan.rubric.speed->parameters);
+            !problem.empty()) {
+            throw UsageError(fmt::format("--parameter: {}", problem));
+        }
+    }
+}
+
 // Throws UsageError when a size or shape asked for does not fit one of the exercises.
 std::vector<BenchPlan> plan_bench(const Course& course, const BenchOptions& options) {
     std::vector<BenchPlan> plans;
@@ -81,12 +104,7 @@ std::vector<BenchPlan> plan_bench(const Course& course, const BenchOptions& opti
                                              plan.rubric.dimensions == 1 ? "--size" : "--shape", format_shape(shape)));
             }
         }
-        for (const auto& [parameter, value] : options.parameters) {
-            if (plan.exercise.choices.parameters.count(parameter) != 0) {
-                plan.rubric.speed->parameters[parameter] = value;
-                plan.setting += fmt::format("{}{}={}", plan.setting.empty() ? "" : " ", parameter, value);
-            }
-        }
+        set_speed_parameters(plan, options);
         plan.own = {"reference", plan.exercise, ""};
         for (const Baseline& baseline : plan.exercise.baselines) {
             plan.baselines.push_back(baseline_checker(plan.exercise, baseline));
@@ -191,6 +209,8 @@ BenchRow row_from(const std::string& exercise, const Shape& shape, const std::st
 }  // namespace
 
 BenchReport bench(const Course& course, const BenchOptions& options) {
+    // The sizes, shapes and parameters asked for are checked first, with or without a GPU.
+    std::vector<BenchPlan> plans = plan_bench(course, options);
     BenchReport report;
     GradingSetup setup;
     setup.nvcc = options.nvcc;
@@ -205,7 +225,6 @@ BenchReport bench(const Course& course, const BenchOptions& options) {
     if (!report.gpu.available) {
         return report;
     }
-    std::vector<BenchPlan> plans = plan_bench(course, options);
     const auto show = [&](const std::string& text) {
         if (options.table != nullptr) {
             *options.table << text << std::flush;

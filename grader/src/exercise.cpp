@@ -10,6 +10,7 @@
 #include "cugrade/diagnosis.hpp"
 #include "cugrade/error.hpp"
 #include "file_io.hpp"
+#include "parameter_rules.hpp"
 #include "yaml_fields.hpp"
 
 namespace cugrade {
@@ -67,13 +68,7 @@ Exercise load_exercise(const Course& course, const std::string& name) {
         }
     }
     if (auto parameters = fields.optional("parameters")) {
-        if (!parameters->IsMap()) {
-            fields.fail(*parameters, "'parameters' maps each parameter a rubric may set to its default");
-        }
-        for (const auto& entry : *parameters) {
-            const std::string name = fields.text(entry.first, "parameters");
-            exercise.choices.parameters[name] = fields.parameter(entry.second, name);
-        }
+        exercise.choices.parameters = read_parameter_rules(fields, *parameters);
     }
     if (auto baselines = fields.optional("baselines"); baselines && !course.kit) {
         if (!baselines->IsMap()) {

@@ -14,6 +14,14 @@ submission: @name@.cu    # the file a student writes; the instructor's version i
 contract: @name@.h       # the header that declares the entry points
 entry_points: [@name@]   # extern "C" functions the submission defines
 operands: [input]        # one seeded input buffer per operand, each drawn with a seed of its own
+# TODO(instructor): the parameters a rubric may set per group, if the exercise has any: each one's type (integer,
+# float32 or boolean), default and the range its harness accepts, checked when a rubric loads; the harness reads
+# c.parameter(NAME). See docs/authoring.md:
+# parameters:
+#   bins: {type: integer, default: 256, min: 1, max: 4096, reason: "one copy of the counts fits in shared memory"}
+#   low: {type: float32, default: 0}
+#   high: {type: float32, default: 1, greater_than: low}
+#   exclusive: {type: boolean, default: false}
 # TODO(instructor): library baselines that `cugrade bench` times the reference against, each a file of
 # exercises/@name@/baselines/ that implements the contract with the library (see exercises/sum/baselines/cub.cu):
 # baselines:

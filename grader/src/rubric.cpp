@@ -7,9 +7,11 @@
 #include <limits>
 #include <regex>
 #include <set>
+#include <utility>
 
 #include "cugrade/api_policy.hpp"
 #include "hash.hpp"
+#include "parameter_rules.hpp"
 #include "yaml_fields.hpp"
 
 namespace cugrade {
@@ -61,17 +63,27 @@ std::vector<std::string> read_input_entry(const yaml::Mapping& fields, const YAM
     return names;
 }
 
-// `parameters: {exclusive: true, tile: 32}`: numbers, and true and false as 1 and 0.
-std::map<std::string, double> read_parameters(const yaml::Mapping& fields, const YAML::Node& node,
-                                              std::map<std::string, double> parameters) {
+// `parameters: {exclusive: true, tile: 32}`: numbers, and true and false as 1 and 0, each kept as written and where,
+// for fit_rubric to check against the exercise's declaration.
+ParameterValues read_parameters(const yaml::Mapping& fields, const YAML::Node& node, ParameterValues parameters) {
     if (!node.IsMap()) {
         fields.fail(node, "'parameters' must map the exercise's parameter names to numbers or true/false");
     }
     for (const auto& entry : node) {
         const std::string name = read_name(fields, entry.first, "parameters");
-        parameters[name] = fields.parameter(entry.second, name);
+        parameters[name] = {fields.parameter(entry.second, name), entry.second.Scalar(),
+                            yaml::location(fields.file(), entry.second)};
     }
     return parameters;
+}
+
+// What the harness gets of the parameters: their numbers.
+std::map<std::string, double> numbers_of(const ParameterValues& parameters) {
+    std::map<std::string, double> numbers;
+    for (const auto& [name, value] : parameters) {
+        numbers[name] = value.number;
+    }
+    return numbers;
 }
 
 SourceLocation place_of(const std::filesystem::path& file, const YAML::Node& node) {
@@ -98,8 +110,13 @@ InputDistribution read_input(const std::filesystem::path& file, const std::strin
             fields.fail(std::nearbyint(input.low) != input.low ? low : high,
                         "'low' and 'high' of an integers input must be whole numbers");
         }
-        if (input.kind == "integers" ? !(input.low <= input.high) : !(input.low < input.high)) {
-            fields.fail(high, fmt::format("'high' must be greater than 'low' ({})", input.low));
+        // The harness draws float32 values between the two as floats: distinct numbers can round to one float.
+        if (input.kind == "integers" ? !(input.low <= input.high)
+                                     : !(static_cast<float>(input.low) < static_cast<float>(input.high))) {
+            fields.fail(high, input.high > input.low && input.kind != "integers"
+                                  ? fmt::format("'high' must be greater than 'low' ({}), not {}, the same float32",
+                                                input.low, high.Scalar())
+                                  : fmt::format("'high' must be greater than 'low' ({})", input.low));
         }
     }
     if (auto at = fields.optional("min_at")) {
@@ -402,7 +419,7 @@ std::vector<CasePlan> plan_cases(const Rubric& rubric) {
                 plan.shape = shape;
                 // Each case draws its own data: the group's seed, the size and the input together pick it.
                 plan.inputs = plan_inputs(rubric, input, fnv1a64(plan.id, group.seed));
-                plan.parameters = group.parameters;
+                plan.parameters = numbers_of(group.parameters);
                 plan.calls = rubric.calls_per_case;
                 plan.lambda = rubric.tolerance_lambda;
                 plan.max_points = per_case;
@@ -421,7 +438,7 @@ std::vector<CasePlan> plan_cases(const Rubric& rubric) {
         plan.visibility = speed.visibility;
         plan.shape = speed.shape;
         plan.inputs = plan_inputs(rubric, speed.input, speed.seed);
-        plan.parameters = speed.parameters;
+        plan.parameters = numbers_of(speed.parameters);
         plan.calls = rubric.calls_per_case;
         plan.lambda = rubric.tolerance_lambda;
         plan.max_points = speed.max_points();
@@ -437,41 +454,84 @@ std::vector<CasePlan> plan_cases(const Rubric& rubric) {
     return cases;
 }
 
+namespace {
+
+// Every value the rubric wrote that its exercise declares is one the declaration accepts, wherever it was written.
+void check_written_values(const ParameterValues& parameters, const std::map<std::string, ParameterRule>& rules) {
+    for (const auto& [name, value] : parameters) {
+        const auto rule = rules.find(name);
+        if (rule == rules.end() || !value.where) {
+            continue;
+        }
+        if (const std::string problem = parameter_problem(name, rule->second, value); !problem.empty()) {
+            throw FileError(*value.where, problem);
+        }
+    }
+}
+
+// Where to point at a relation two values break: the one written last, most likely the group's own; a default is
+// written nowhere.
+SourceLocation later_written(const ParameterValue& a, const ParameterValue& b, const SourceLocation& otherwise) {
+    if (!a.where || !b.where) {
+        return a.where ? *a.where : b.where ? *b.where : otherwise;
+    }
+    return std::pair(a.where->line, a.where->column) > std::pair(b.where->line, b.where->column) ? *a.where
+                                                                                                 : *b.where;
+}
+
+// The parameters of one group (or the speed test) as the harness will get them: only the exercise's, each value
+// accepted by its declaration, the defaults filled in, and each relation kept.
+void fit_parameters(const std::string& what, const SourceLocation& where, const std::string& exercise,
+                    ParameterValues& parameters, const std::map<std::string, ParameterRule>& rules) {
+    for (const auto& [name, value] : parameters) {
+        if (rules.count(name) == 0) {
+            std::vector<std::string> known;
+            for (const auto& [known_name, rule] : rules) {
+                known.push_back(known_name);
+            }
+            throw FileError(where, known.empty() ? fmt::format("{}: {} has no parameters, so 'parameters' cannot set "
+                                                               "'{}'",
+                                                               what, exercise, name)
+                                                 : fmt::format("{}: {} has no parameter '{}' (it has: {})", what,
+                                                               exercise, name, fmt::join(known, ", ")));
+        }
+    }
+    check_written_values(parameters, rules);
+    for (const auto& [name, rule] : rules) {
+        parameters.emplace(name, default_value(rule));
+    }
+    for (const auto& [name, rule] : rules) {
+        if (const std::string problem = relation_problem(name, rules, parameters); !problem.empty()) {
+            throw FileError(later_written(parameters.at(name), parameters.at(rule.greater_than), where),
+                            fmt::format("{}: {}", what, problem));
+        }
+    }
+}
+
+void fit_inputs(const std::string& what, const SourceLocation& where, const Rubric& rubric,
+                const std::vector<std::vector<std::string>>& inputs, const RubricChoices& choices) {
+    for (const auto& names : inputs) {
+        if (names.size() != 1 && names.size() != choices.operands.size()) {
+            throw FileError(where, fmt::format("{}: [{}] names {} inputs, but {} takes {} ({}): name one input for "
+                                               "all, or one for each",
+                                               what, fmt::join(names, ", "), names.size(), rubric.exercise,
+                                               choices.operands.size(), fmt::join(choices.operands, ", ")));
+        }
+    }
+}
+
+}  // namespace
+
 void fit_rubric(Rubric& rubric, const RubricChoices& choices) {
-    const auto fit = [&](const std::string& what, const SourceLocation& where,
-                         const std::vector<std::vector<std::string>>& inputs, std::map<std::string, double>& parameters) {
-        const auto fail = [&](const std::string& message) {
-            throw FileError(where, fmt::format("{}: {}", what, message));
-        };
-        for (const auto& names : inputs) {
-            if (names.size() != 1 && names.size() != choices.operands.size()) {
-                fail(fmt::format("[{}] names {} inputs, but {} takes {} ({}): name one input for all, or one for "
-                                 "each",
-                                 fmt::join(names, ", "), names.size(), rubric.exercise, choices.operands.size(),
-                                 fmt::join(choices.operands, ", ")));
-            }
-        }
-        for (const auto& [name, value] : parameters) {
-            if (choices.parameters.count(name) == 0) {
-                std::vector<std::string> known;
-                for (const auto& [known_name, default_value] : choices.parameters) {
-                    known.push_back(known_name);
-                }
-                fail(known.empty() ? fmt::format("{} has no parameters, so 'parameters' cannot set '{}'",
-                                                 rubric.exercise, name)
-                                   : fmt::format("{} has no parameter '{}' (it has: {})", rubric.exercise, name,
-                                                 fmt::join(known, ", ")));
-            }
-        }
-        for (const auto& [name, default_value] : choices.parameters) {
-            parameters.emplace(name, default_value);
-        }
-    };
+    check_written_values(rubric.parameters, choices.parameters);
     for (auto& group : rubric.groups) {
-        fit(fmt::format("group '{}'", group.name), group.where, group.inputs, group.parameters);
+        const std::string what = fmt::format("group '{}'", group.name);
+        fit_inputs(what, group.where, rubric, group.inputs, choices);
+        fit_parameters(what, group.where, rubric.exercise, group.parameters, choices.parameters);
     }
     if (rubric.speed) {
-        fit("'speed'", rubric.speed->where, {rubric.speed->input}, rubric.speed->parameters);
+        fit_inputs("'speed'", rubric.speed->where, rubric, {rubric.speed->input}, choices);
+        fit_parameters("'speed'", rubric.speed->where, rubric.exercise, rubric.speed->parameters, choices.parameters);
     }
 }
 

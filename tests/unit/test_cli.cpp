@@ -230,6 +230,16 @@ TEST_CASE("bench refuses sizes and shapes that are not whole numbers from 1") {
     }
 }
 
+TEST_CASE("bench refuses a parameter that its exercise's declaration refuses, with a GPU or without") {
+    ProcessResult result = cugrade_cli({"bench", "--exercise", "matmul", "--parameter", "k=1e15"});
+    CHECK(result.status.code == 2);
+    CHECK(result.output == "cugrade: error: --parameter k=1000000000000000: 'k' must be an integer from 1 to 65536, "
+                           "not 1000000000000000 (a and b, m x k and k x n floats, must fit in the GPU's memory)\n");
+    result = cugrade_cli({"bench", "--exercise", "histogram", "--parameter", "low=300"});
+    CHECK(result.status.code == 2);
+    CHECK(result.output == "cugrade: error: --parameter: 'high' must be greater than 'low' (300), not 256\n");
+}
+
 TEST_CASE("run from inside a student's folder with '.', the other students' folder is the one hidden") {
     const fs::path parent = scratch("class");
     fs::create_directories(parent / "alice");

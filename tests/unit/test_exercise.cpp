@@ -97,3 +97,67 @@ TEST_CASE("cugrade new's name probe includes every header the course's shared co
         }
     }
 }
+
+TEST_CASE("parameters are declared with a type, a default and a range, and the default is checked against them") {
+    CHECK(error_of("parameters:\n  bins: {type: integer, default: 256, min: 1, max: 4096}\n"
+                   "  low: {type: float32, default: 0}\n  high: {type: float32, default: 256, greater_than: low}\n"
+                   "  exclusive: {type: boolean, default: false}\n") == "no error");
+    CHECK(error_of("parameters:\n  bins: 256\n") ==
+          "exercise.yaml:6:9: parameter 'bins' must be declared as {type: integer | float32 | boolean, default: "
+          "VALUE}, not 256");
+    CHECK(error_of("parameters: [bins]\n") ==
+          "exercise.yaml:5:13: 'parameters' maps each parameter a rubric may set to its declaration, {type: integer | "
+          "float32 | boolean, default: VALUE}");
+    CHECK(error_of("parameters:\n  bins: {type: int, default: 256}\n") ==
+          "exercise.yaml:6:16: 'type' must be one of integer, float32, boolean, got 'int'");
+    CHECK(error_of("parameters:\n  bins: {default: 256}\n") ==
+          "exercise.yaml:6:9: parameter 'bins' is missing the required key 'type'");
+    CHECK(error_of("parameters:\n  bins: {type: integer, default: 256, mx: 4096}\n") ==
+          "exercise.yaml:6:39: unknown key 'mx' in parameter 'bins' (did you mean 'max'?)");
+    CHECK(error_of("parameters:\n  bins: {type: integer, default: 0, min: 1, max: 4096}\n") ==
+          "exercise.yaml:6:34: 'bins' must be an integer from 1 to 4096, not 0");
+    CHECK(error_of("parameters:\n  k: {type: integer, default: 0, min: 1, reason: \"k is a length\"}\n") ==
+          "exercise.yaml:6:31: 'k' must be an integer of at least 1, not 0 (k is a length)");
+    CHECK(error_of("parameters:\n  bins: {type: integer, default: 2, min: 1.5}\n") ==
+          "exercise.yaml:6:42: 'min' must be an integer, not 1.5");
+    CHECK(error_of("parameters:\n  bins: {type: integer, default: 2, min: 5, max: 3}\n") ==
+          "exercise.yaml:6:50: 'max' must be at least 'min' (5), not 3");
+    CHECK(error_of("parameters:\n  low: {type: float32, default: 1e39}\n") ==
+          "exercise.yaml:6:33: 'low' is 1e39, outside float32's finite range (about -3.4e38 to 3.4e38)");
+    CHECK(error_of("parameters:\n  exclusive: {type: boolean, default: 0}\n") ==
+          "exercise.yaml:6:39: 'exclusive' must be true or false, not 0");
+    CHECK(error_of("parameters:\n  exclusive: {type: boolean, default: false, max: 1}\n") ==
+          "exercise.yaml:6:51: 'max' is for integer and float32 parameters; 'exclusive' is a boolean");
+}
+
+TEST_CASE("a relation names another parameter of numbers, and the defaults keep to it") {
+    CHECK(error_of("parameters:\n  low: {type: float32, default: 0}\n"
+                   "  high: {type: float32, default: 256, greater_than: lo}\n") ==
+          "exercise.yaml:7:53: 'greater_than' must name another parameter of this exercise, not 'lo' (the others: "
+          "low)");
+    CHECK(error_of("parameters:\n  flag: {type: boolean, default: false}\n"
+                   "  high: {type: float32, default: 256, greater_than: flag}\n") ==
+          "exercise.yaml:7:53: 'greater_than' compares numbers; 'flag' is a boolean");
+    CHECK(error_of("parameters:\n  low: {type: float32, default: 300}\n"
+                   "  high: {type: float32, default: 256, greater_than: low}\n") ==
+          "exercise.yaml:7:34: 'high' must be greater than 'low' (300), not 256");
+}
+
+TEST_CASE("the parameters that cugrade new's exercise.yaml shows, uncommented, are declared as loading wants") {
+    std::string shown;
+    for (const auto& file : exercise_skeleton()) {
+        if (file.path.find("exercise.yaml") == std::string::npos) {
+            continue;
+        }
+        std::istringstream lines(file.text);
+        bool inside = false;
+        for (std::string line; std::getline(lines, line);) {
+            inside = line == "# parameters:" || (inside && line.rfind("#   ", 0) == 0);
+            if (inside) {
+                shown += line.substr(2) + "\n";
+            }
+        }
+    }
+    REQUIRE(shown.rfind("parameters:\n", 0) == 0);
+    CHECK(error_of(shown) == "no error");
+}

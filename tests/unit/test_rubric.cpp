@@ -4,8 +4,10 @@
 #include <set>
 
 #include "catch.hpp"
+#include "cugrade/exercise.hpp"
 #include "cugrade/rubric.hpp"
 #include "cugrade/score.hpp"
+#include "file_io.hpp"
 
 namespace {
 
@@ -100,6 +102,10 @@ TEST_CASE("input distributions are checked") {
           "rubric.yaml:4:13: 'kind' must be one of uniform, integers, constant, ascending, descending, got 'normal'");
     CHECK(error_of("schema: 1\nexercise: sum\ninputs:\n  p: {kind: uniform, low: 1, high: 1}\n") ==
           "rubric.yaml:4:36: 'high' must be greater than 'low' (1)");
+    CHECK(error_of("schema: 1\nexercise: sum\ninputs:\n  p: {kind: uniform, low: 1, high: 1.00000001}\n") ==
+          "rubric.yaml:4:36: 'high' must be greater than 'low' (1), not 1.00000001, the same float32");
+    CHECK(error_of("schema: 1\nexercise: sum\ninputs:\n  p: {kind: uniform, low: -1e31, high: 1}\n") ==
+          "rubric.yaml:4:27: 'low' must be a number from -1e+30 to 1e+30, got '-1e31'");
     CHECK(error_of("schema: 1\nexercise: sum\ninputs:\n  p: {kind: integers, low: 0.5, high: 2}\n") ==
           "rubric.yaml:4:28: 'low' and 'high' of an integers input must be whole numbers");
 }
@@ -214,7 +220,7 @@ std::string fit_error_of(const std::string& text, const RubricChoices& choices) 
 }
 
 const RubricChoices two_operands{{"a", "b"}, {}};
-const RubricChoices scan_like{{"input"}, {{"exclusive", 0.0}}};
+const RubricChoices scan_like{{"input"}, {{"exclusive", {ParameterType::boolean, 0.0}}}};
 
 }  // namespace
 
@@ -263,15 +269,102 @@ TEST_CASE("parameters: the rubric's, a group's own, the exercise's defaults, and
     Rubric defaults = load_rubric(dir / "fit.yaml");
     defaults.parameters.clear();
     defaults.groups[0].parameters.clear();
-    fit_rubric(defaults, {{"input"}, {{"exclusive", 1.0}}});
+    fit_rubric(defaults, {{"input"}, {{"exclusive", {ParameterType::boolean, 1.0}}}});
     CHECK(plan_cases(defaults)[0].parameter("exclusive") == 1.0);
 
-    CHECK(fit_error_of(rubric, {{"input"}, {{"tile", 32.0}}}) ==
+    CHECK(fit_error_of(rubric, {{"input"}, {{"tile", {ParameterType::integer, 32.0}}}}) ==
           "fit.yaml:7:5: group 'a': sum has no parameter 'exclusive' (it has: tile)");
     CHECK(fit_error_of(rubric, {}) ==
           "fit.yaml:7:5: group 'a': sum has no parameters, so 'parameters' cannot set 'exclusive'");
     CHECK(error_of(valid_start + "parameters: {exclusive: maybe}\n" + valid_group) ==
           "rubric.yaml:5:25: parameter 'exclusive' must be a number, true or false, got 'maybe'");
+}
+
+namespace {
+
+// The shipped rubrics/EXERCISE.yaml with `from` replaced by `to`, loaded with the shipped exercise: the error message
+// with the temporary folder taken out, so it reads as the real file's would ("histogram.yaml:13:8: ...").
+std::string shipped_error_of(const std::string& exercise, const std::string& from, const std::string& to) {
+    const fs::path source = CUGRADE_SOURCE_DIR;
+    std::string text = read_file(source / "rubrics" / (exercise + ".yaml"));
+    const auto at = text.find(from);
+    REQUIRE(at != std::string::npos);
+    text.replace(at, from.size(), to);
+    const fs::path dir = fs::temp_directory_path() / "cugrade-test-rubric" / "shipped";
+    fs::create_directories(dir);
+    std::ofstream(dir / (exercise + ".yaml")) << text;
+    try {
+        load_exercise_rubric(load_exercise(Course{source}, exercise), dir / (exercise + ".yaml"));
+    } catch (const FileError& e) {
+        return std::string(e.what()).substr(dir.string().size() + 1);
+    }
+    return "no error";
+}
+
+}  // namespace
+
+TEST_CASE("every shipped rubric loads with its exercise's parameter declarations") {
+    const Course course{CUGRADE_SOURCE_DIR};
+    for (const auto& name : course.exercise_names()) {
+        INFO(name);
+        CHECK_NOTHROW(load_exercise_rubric(load_exercise(course, name), course.rubric_for(name)));
+    }
+    const Exercise histogram = load_exercise(course, "histogram");
+    const ParameterRule& bins = histogram.choices.parameters.at("bins");
+    CHECK(bins.type == ParameterType::integer);
+    CHECK(bins.default_value == 256.0);
+    CHECK(*bins.min == 1.0);
+    CHECK(*bins.max == 4096.0);
+    CHECK(histogram.choices.parameters.at("high").greater_than == "low");
+    CHECK(load_exercise(course, "scan").choices.parameters.at("exclusive").type == ParameterType::boolean);
+}
+
+TEST_CASE("a value the exercise's declaration refuses is an error at its place, before anything is built") {
+    CHECK(shipped_error_of("histogram", "  low: 0\n", "  low: -1e39\n") ==
+          "histogram.yaml:13:8: 'low' is -1e39, outside float32's finite range (about -3.4e38 to 3.4e38)");
+    CHECK(shipped_error_of("histogram", "  low: 0\n", "  low: 1e-40\n") ==
+          "histogram.yaml:13:8: 'low' is 1e-40, nearer 0 than float32's smallest normal number (about 1.2e-38): give "
+          "0 or a larger magnitude");
+    CHECK(shipped_error_of("histogram", "  low: 0\n", "  low: true\n") ==
+          "histogram.yaml:13:8: 'low' must be a float32 number, not true");
+    CHECK(shipped_error_of("histogram", "{bins: 4096,", "{bins: 5000,") ==
+          "histogram.yaml:53:24: 'bins' must be an integer from 1 to 4096, not 5000 (HISTOGRAM_MAX_BINS: one copy of "
+          "the counts fits a block's shared memory)");
+    CHECK(shipped_error_of("histogram", "  bins: 256\n", "  bins: 0\n") ==
+          "histogram.yaml:12:9: 'bins' must be an integer from 1 to 4096, not 0 (HISTOGRAM_MAX_BINS: one copy of the "
+          "counts fits a block's shared memory)");
+    CHECK(shipped_error_of("histogram", "  bins: 256\n", "  bins: 25.5\n") ==
+          "histogram.yaml:12:9: 'bins' must be an integer from 1 to 4096, not 25.5 (HISTOGRAM_MAX_BINS: one copy of "
+          "the counts fits a block's shared memory)");
+    CHECK(shipped_error_of("matmul", "parameters: {k: 1}", "parameters: {k: true}") ==
+          "matmul.yaml:25:21: 'k' must be an integer from 1 to 65536, not true (a and b, m x k and k x n floats, must "
+          "fit in the GPU's memory)");
+    CHECK(shipped_error_of("matmul", "  parameters: {k: 4096}\n  seed: 8", "  parameters: {k: 1e15}\n  seed: 8") ==
+          "matmul.yaml:77:19: 'k' must be an integer from 1 to 65536, not 1e15 (a and b, m x k and k x n floats, "
+          "must fit in the GPU's memory)");
+    CHECK(shipped_error_of("matmul", "parameters: {k: 33}", "parameters: {k: -33}") ==
+          "matmul.yaml:32:21: 'k' must be an integer from 1 to 65536, not -33 (a and b, m x k and k x n floats, must "
+          "fit in the GPU's memory)");
+    CHECK(shipped_error_of("scan", "parameters: {exclusive: true}", "parameters: {exclusive: 1}") ==
+          "scan.yaml:35:29: 'exclusive' must be true or false, not 1");
+}
+
+TEST_CASE("a value the rubric sets but no group uses is checked too") {
+    CHECK(shipped_error_of("scan", "  exclusive: false", "  exclusive: 0") ==
+          "scan.yaml:20:14: 'exclusive' must be true or false, not 0");
+}
+
+TEST_CASE("a relation between two parameters is kept in every group, and pointed at where it breaks") {
+    CHECK(shipped_error_of("histogram", "{bins: 1, low: 0, high: 1}", "{bins: 1, low: 1, high: 1}") ==
+          "histogram.yaml:39:41: group 'one-bin-range': 'high' must be greater than 'low' (1), not 1");
+    CHECK(shipped_error_of("histogram", "{bins: 1, low: 0, high: 1}", "{bins: 1, low: 1, high: 1.00000001}") ==
+          "histogram.yaml:39:41: group 'one-bin-range': 'high' must be greater than 'low' (1), not 1.00000001, the "
+          "same float32");
+    // The group's own low against the rubric's high: the error is at the group's value.
+    CHECK(shipped_error_of("histogram", "{bins: 7, low: 0, high: 7}", "{bins: 7, low: 300}") ==
+          "histogram.yaml:46:32: group 'seven-bins': 'high' must be greater than 'low' (300), not 256");
+    CHECK(shipped_error_of("histogram", "  high: 256\n", "  high: -1\n") ==
+          "histogram.yaml:14:9: group 'edges': 'high' must be greater than 'low' (0), not -1");
 }
 
 TEST_CASE("a case plan reaches the harness as it left the grader") {

@@ -28,6 +28,15 @@ std::uint64_t element_count(const Shape& shape);  // the product of the extents;
 // of several digits.
 inline constexpr std::uint64_t max_elements = std::uint64_t{1} << 34;
 
+// A parameter's value as a rubric sets it: the number the harness gets (true and false as 1 and 0), the text as
+// written and where, so that a value the exercise does not accept is refused at its place (fit_rubric).
+struct ParameterValue {
+    double number = 0.0;
+    std::string written;                  // "true", "2.5", "1e15"
+    std::optional<SourceLocation> where;  // none for an exercise's default or a value given on the command line
+};
+using ParameterValues = std::map<std::string, ParameterValue>;
+
 struct Limits {
     double compile_seconds = 300.0;
     double case_seconds = 20.0;
@@ -41,7 +50,7 @@ struct CaseGroup {
     std::vector<Shape> shapes;  // from `sizes` or `shapes`
     // One case per entry and shape. An entry names one distribution for every operand, or one per operand.
     std::vector<std::vector<std::string>> inputs;
-    std::map<std::string, double> parameters;  // the rubric's own, overridden by the group's
+    ParameterValues parameters;  // the rubric's own, overridden by the group's
     SourceLocation where;                      // where the group starts in the rubric, for messages
     std::uint64_t seed = 0;
     double case_seconds = 0.0;
@@ -61,7 +70,7 @@ enum class SpeedScale { stepped, linear };
 struct SpeedTest {
     Shape shape;
     std::vector<std::string> input;  // one distribution for every operand, or one per operand
-    std::map<std::string, double> parameters;
+    ParameterValues parameters;
     std::uint64_t seed = 0;
     Visibility visibility = Visibility::visible;
     SpeedMetric metric = SpeedMetric::ratio;
@@ -94,7 +103,7 @@ struct Rubric {
     int calls_per_case = 3;
     double tolerance_lambda = 8.0;
     std::map<std::string, InputDistribution> inputs;
-    std::map<std::string, double> parameters;  // `parameters:` at the top, the default of every group
+    ParameterValues parameters;  // `parameters:` at the top, the default of every group
     std::vector<CaseGroup> groups;
     std::optional<SpeedTest> speed;
     ApiRules apis;
@@ -119,14 +128,28 @@ struct CasePlan : plan::Case {
 // The rubric's cases in the order they run: groups as written, sizes then inputs, the speed test last.
 std::vector<CasePlan> plan_cases(const Rubric& rubric);
 
-// What an exercise lets its rubric choose (exercise.yaml): its operands and its parameters with their defaults.
-struct RubricChoices {
-    std::vector<std::string> operands = {"input"};
-    std::map<std::string, double> parameters;
+// How an exercise declares one of its parameters (exercise.yaml's `parameters:`, docs/authoring.md): its type, its
+// default, and the values its harness accepts. A float32 is finite in float32 and, unless 0, normal.
+enum class ParameterType { integer, float32, boolean };
+
+struct ParameterRule {
+    ParameterType type = ParameterType::integer;
+    double default_value = 0.0;  // true and false as 1 and 0
+    std::optional<double> min;   // integer and float32 only
+    std::optional<double> max;
+    std::string greater_than;    // another parameter of the exercise whose value this one must exceed, or ""
+    std::string reason;          // why the range is what it is: told with a refusal
 };
 
-// Checks that the rubric's inputs fit the exercise's operands and that it sets only the exercise's parameters, and
-// fills in the parameters' defaults. Throws FileError at the group (or the speed test) that does not fit.
+// What an exercise lets its rubric choose (exercise.yaml): its operands and its parameters' declarations.
+struct RubricChoices {
+    std::vector<std::string> operands = {"input"};
+    std::map<std::string, ParameterRule> parameters;
+};
+
+// Checks that the rubric's inputs fit the exercise's operands and that it sets only the exercise's parameters, each
+// to a value its declaration accepts, and fills in the parameters' defaults. Throws FileError at the group (or the
+// speed test) that does not fit, or at the value refused.
 void fit_rubric(Rubric& rubric, const RubricChoices& choices);
 
 // "integers" or "signed+positive": how a case's id names its inputs.
