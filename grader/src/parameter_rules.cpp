@@ -194,7 +194,15 @@ std::string relation_problem(const std::string& name, const std::map<std::string
     const double number = value->second.number, bound = other->second.number;
     // Two float32 parameters reach the harness as floats: distinct numbers can round to one float.
     const bool as_float32 = rule.type == ParameterType::float32 && other_rule->second.type == ParameterType::float32;
-    if (as_float32 ? static_cast<float>(number) > static_cast<float>(bound) : number > bound) {
+    if (as_float32 && static_cast<float>(number) > static_cast<float>(bound)) {
+        // The harness divides the range: a width that overflows float32 makes every bin infinite.
+        const float width = static_cast<float>(number) - static_cast<float>(bound);
+        return std::isfinite(width) ? ""
+                                    : fmt::format("'{}' - '{}' is {} - {}, beyond float32's finite range (about "
+                                                  "3.4e38): narrow the range",
+                                                  name, rule.greater_than, value->second.written, other->second.written);
+    }
+    if (!as_float32 && number > bound) {
         return "";
     }
     return fmt::format("'{}' must be greater than '{}' ({}), not {}{}", name, rule.greater_than, other->second.written,

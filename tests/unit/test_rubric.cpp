@@ -365,6 +365,10 @@ TEST_CASE("a relation between two parameters is kept in every group, and pointed
           "histogram.yaml:46:32: group 'seven-bins': 'high' must be greater than 'low' (300), not 256");
     CHECK(shipped_error_of("histogram", "  high: 256\n", "  high: -1\n") ==
           "histogram.yaml:14:9: group 'edges': 'high' must be greater than 'low' (0), not -1");
+    // Each bound is finite, but the range's width is not: every bin would be infinitely wide.
+    CHECK(shipped_error_of("histogram", "{bins: 1, low: 0, high: 1}", "{bins: 1, low: -3e38, high: 3e38}") ==
+          "histogram.yaml:39:45: group 'one-bin-range': 'high' - 'low' is 3e38 - -3e38, beyond float32's finite range "
+          "(about 3.4e38): narrow the range");
 }
 
 TEST_CASE("a case plan reaches the harness as it left the grader") {
