@@ -75,13 +75,13 @@ def make_export(root):
 
 def make_roster(root):
     """1001's name, email and section from the roster (a roster's cells are trimmed: its tab goes, its = stays); a
-    roster student with no submission, by a hostile id."""
+    roster student with no submission, by hostile cells; a row whose id is a formula, left out with a warning."""
     roster = os.path.join(root, "roster.csv")
     with open(roster, "wb") as out:
         out.write(b"id,name,email,section\r\n")
         out.write(b'1001,"\t=1+1",' + INVALID + b"@x.edu," + ARITHMETIC.encode() + b"\r\n")
-        out.write(b'"' + HYPERLINK.replace('"', '""').encode() + b'",' + SUM.encode() + b"," +
-                  (TITLE + RED).encode() + b",\r\n")
+        out.write(b"1004," + SUM.encode() + b"," + (TITLE + RED).encode() + b",\r\n")
+        out.write(b'"' + HYPERLINK.replace('"', '""').encode() + b'",' + SUM.encode() + b",,\r\n")
     return roster
 
 
@@ -138,7 +138,7 @@ def check_results(results, what):
         "1001": ("'=1+1", REPLACED * 2 + "@x.edu", "'" + ARITHMETIC),  # the roster's
         "1002": (REPLACED + "]0;pwned" + REPLACED + REPLACED + "[31mred", "'" + SUM, ""),  # the export's
         "1003": ("'" + ARITHMETIC, REPLACED + "lead@x.edu", ""),
-        "'" + HYPERLINK: ("'" + SUM, REPLACED + "]0;pwned" + REPLACED + REPLACED + "[31m", ""),  # missing
+        "1004": ("'" + SUM, REPLACED + "]0;pwned" + REPLACED + REPLACED + "[31m", ""),  # missing
     }
     for sid, (name, email, section) in expected.items():
         row = gradebook.get(sid)
@@ -146,9 +146,9 @@ def check_results(results, what):
               f"{what}: gradebook row {sid}: {row}")
     check(gradebook.get("1003", {}).get("submitted_at") == REPLACED + "]0;pwned" + REPLACED,
           f"{what}: 1003's time: {gradebook.get('1003')}")
-    check("'" + HYPERLINK in gradebook and gradebook["'" + HYPERLINK]["status"] == "missing",
-          f"{what}: the roster's student with no submission")
-    check(["'" + SUM, "", "'" + HYPERLINK, REPLACED + "]0;pwned" + REPLACED + REPLACED + "[31m", "", "0"] in canvas,
+    check(gradebook.get("1004", {}).get("status") == "missing", f"{what}: the roster's student with no submission")
+    check(not any(HYPERLINK in sid for sid in gradebook), f"{what}: the roster's formula id is left out: {gradebook}")
+    check(["'" + SUM, "", "1004", REPLACED + "]0;pwned" + REPLACED + REPLACED + "[31m", "", "0"] in canvas,
           f"{what}: Canvas row of the missing student: {canvas}")
     note = gradebook.get("1003", {}).get("notes", "")
     shown_folder = REPLACED + "]0;pwned" + REPLACED + REPLACED + "# heading | cell" + REPLACED * 2
@@ -189,6 +189,7 @@ def main():
     check(f"cugrade: warning: ignored {REPLACED}]0;pwned{REPLACED}submission_9: named in submission_metadata.yml"
           in log, f"the hostile folder name is named, made safe: {log!r}")
     check("cugrade: warning: not in the roster: 1002, 1003" in log, f"students missing from the roster: {log!r}")
+    check(f":4: id '{HYPERLINK}' is not usable as a student id" in log, f"the roster's formula id is said: {log!r}")
     check_results(results, "folder")
     status = subprocess.run([grade.CUGRADE, "grade", "--status", results], capture_output=True)
     check_terminal(status.stdout + status.stderr, "--status")
