@@ -139,6 +139,7 @@ int run_cases(Channel& channel, const std::vector<plan::Case>& cases, const std:
             return end_holding_gpu(channel, protocol::exit_runner_gone);
         } catch (const RuleBroken& e) {
             outcome = {protocol::status_rejected, e.what()};
+            outcome.fresh_process_after = e.channel_lost;
         } catch (const std::exception& e) {
             outcome = {protocol::status_harness_error, e.what()};
         }

@@ -30,7 +30,7 @@ const char* const not_a_reply = "its process sent the grader something other tha
 cudaError_t error_of(const nlohmann::json& value) {
     const auto code = static_cast<cudaError_t>(value.get<int>());
     if (code != cudaSuccess && std::string(cpu::error_name(code)) == "cudaErrorUnknown") {
-        throw RuleBroken(not_a_reply);
+        throw RuleBroken(not_a_reply, true);
     }
     return code;
 }
@@ -73,8 +73,8 @@ struct RemoteSubmission::State {
         return found;
     }
 
-    // The runner's reply line: the runtime's state it left, taken as this process's own. Throws RuleBroken for a
-    // refusal or a reply that is not one, RunnerGone where the runner ended.
+    // The runner's reply line. Throws RuleBroken for a reply that is not one (whatever follows it cannot be read
+    // either: the cases left run with a fresh runner), RunnerGone where the runner ended.
     nlohmann::json receive_reply() {
         std::string line;
         nlohmann::json reply;
@@ -84,7 +84,7 @@ struct RemoteSubmission::State {
             }
             reply = nlohmann::json::parse(line);
             if (!reply.is_object() || !reply.at("refused").is_array() || !reply.at("fault").is_string()) {
-                throw RuleBroken(not_a_reply);
+                throw RuleBroken(not_a_reply, true);
             }
             reply.at("error").get<int>();
             reply.at("last_error").get<int>();
@@ -92,9 +92,9 @@ struct RemoteSubmission::State {
                 refusal.get<std::string>();
             }
         } catch (const std::length_error&) {
-            throw RuleBroken(not_a_reply);
+            throw RuleBroken(not_a_reply, true);
         } catch (const nlohmann::json::exception&) {
-            throw RuleBroken(not_a_reply);
+            throw RuleBroken(not_a_reply, true);
         }
         return reply;
     }
