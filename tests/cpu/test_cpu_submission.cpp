@@ -21,6 +21,7 @@
 #include "cugrade/grading.hpp"
 #include "cugrade/report.hpp"
 #include "cugrade/rubric.hpp"
+#include "cugrade/toolchain.hpp"
 #include "cugrade/run.hpp"
 #include "scratch_dir.hpp"
 
@@ -289,6 +290,18 @@ cugrade::ExerciseReport check_on_cpu(const fs::path& folder, double case_seconds
 
 const fs::path hostile = source_dir / "tests/cpu/hostile/sum";
 
+// A whole self-check starts with the nvcc build, as `cugrade check --cpu` does: without nvcc these tests say so and
+// check nothing.
+bool nvcc_found() {
+    try {
+        cugrade::find_toolchain(std::nullopt);
+        return true;
+    } catch (const std::exception& e) {
+        WARN("no whole CPU self-check without nvcc: " << e.what());
+        return false;
+    }
+}
+
 std::string report_of(const cugrade::ExerciseReport& report) {
     std::string text = report.build.diagnostics;
     for (const auto& c : report.cases) {
@@ -313,6 +326,9 @@ void every_cpu_case(const cugrade::ExerciseReport& report, cugrade::Status statu
 }  // namespace
 
 TEST_CASE("a correct sum passes every case of the CPU self-check, its runner a process apart from the checks") {
+    if (!nvcc_found()) {
+        return;
+    }
     const cugrade::ExerciseReport report = check_on_cpu(source_dir / "tests/fixtures/sum/seed_tree");
     every_cpu_case(report, cugrade::Status::passed, "");
     const auto said = [&](const std::string& line) {
@@ -325,6 +341,9 @@ TEST_CASE("a correct sum passes every case of the CPU self-check, its runner a p
 }
 
 TEST_CASE("a submission that calls the reference's entry point in the CPU build does not link: the runner has none") {
+    if (!nvcc_found()) {
+        return;
+    }
     const cugrade::ExerciseReport report = check_on_cpu(hostile / "calls_reference");
     CHECK_FALSE(report.build.ok);
     CHECK(report.build.step == "link for the CPU");
@@ -336,10 +355,16 @@ TEST_CASE("a submission that calls the reference's entry point in the CPU build 
 }
 
 TEST_CASE("a weak reference to the reference's entry point finds nothing in the runner: every sum is wrong") {
+    if (!nvcc_found()) {
+        return;
+    }
     every_cpu_case(check_on_cpu(hostile / "calls_reference_weakly"), cugrade::Status::wrong_answer, "got 0");
 }
 
 TEST_CASE("a constructor that copies the token and the result channel's descriptor finds neither in the runner") {
+    if (!nvcc_found()) {
+        return;
+    }
     // Its descriptor 3 is the runner's own channel to the checker: its records arrive there, as no call's results.
     const cugrade::ExerciseReport report = check_on_cpu(hostile / "forges_from_constructor");
     every_cpu_case(report, cugrade::Status::rejected, "its process sent the grader something other than its call's "
@@ -347,10 +372,16 @@ TEST_CASE("a constructor that copies the token and the result channel's descript
 }
 
 TEST_CASE("a definition of the harness's inline check changes nothing: the runner has no harness") {
+    if (!nvcc_found()) {
+        return;
+    }
     every_cpu_case(check_on_cpu(hostile / "defines_check"), cugrade::Status::wrong_answer, "got 0");
 }
 
 TEST_CASE("a kernel that never ends: the CPU self-check stops once cases of two sizes in a row time out") {
+    if (!nvcc_found()) {
+        return;
+    }
     const cugrade::ExerciseReport report = check_on_cpu(hostile / "never_ends", 0.0);
     INFO(report_of(report));
     for (const auto& c : report.cases) {
@@ -366,6 +397,9 @@ TEST_CASE("a kernel that never ends: the CPU self-check stops once cases of two 
 }
 
 TEST_CASE("a read just past the input stops at the student's line, in the runner, as a memory error") {
+    if (!nvcc_found()) {
+        return;
+    }
     const cugrade::ExerciseReport report = check_on_cpu(hostile / "reads_past_input");
     INFO(report_of(report));
     bool seen = false;
@@ -381,6 +415,9 @@ TEST_CASE("a read just past the input stops at the student's line, in the runner
 }
 
 TEST_CASE("a tree without its barriers is a race under the CPU self-check's thread orders") {
+    if (!nvcc_found()) {
+        return;
+    }
     const cugrade::ExerciseReport report = check_on_cpu(source_dir / "tests/fixtures/sum/missing_syncthreads");
     INFO(report_of(report));
     int races = 0;
