@@ -50,7 +50,9 @@ std::vector<fs::path> course_objects_in(const fs::path& dir) {
 
 // Of the course's objects (cpu_course_object_files), the checker's and the runner's: each half has the CPU runtime,
 // and only the checker the harness and the reference.
-std::vector<fs::path> checker_objects(const std::vector<fs::path>& course) { return {course.begin(), course.end() - 1}; }
+std::vector<fs::path> checker_objects(const std::vector<fs::path>& course) {
+    return {course.begin(), course.end() - 1};
+}
 std::vector<fs::path> runner_objects(const std::vector<fs::path>& course) { return {course.end() - 3, course.end()}; }
 
 // The course's part, which no submission changes: the harness, the reference, the CPU runtime and the runner's loop,

@@ -51,8 +51,8 @@ void build_cpu_kit_objects(const Exercise& exercise, const std::filesystem::path
 // when it can.
 std::optional<std::string> cpu_self_check_missing();
 
-// Builds the self-check's two programs. Throws UsageError when the course's own part does not build (a missing Boost.Context
-// says so), since that is no fault of the submission's.
+// Builds the self-check's two programs. Throws UsageError when the course's own part does not build (a missing
+// Boost.Context says so), since that is no fault of the submission's.
 CpuBuildResult build_for_cpu(const Exercise& exercise, const SubmissionFile& submission, const CpuBuildOptions& options);
 
 }  // namespace cugrade

@@ -9,7 +9,8 @@
 // "arrays" are the whole arrays (cudaMalloc's, guard regions included) that hold the buffers the call may touch:
 // its inputs, outputs and scratch (RemoteSubmission::set_ranges); all come back, inputs too, so that the checker's
 // own checks see what the call left. "error" is the runtime's sticky error after the call (a kernel's fault, which
-// spoils the context), "last_error" what cudaGetLastError would return, "fault" what the fault was (cudaGetErrorString).
+// spoils the context), "last_error" what cudaGetLastError would return, "fault" what the fault was (the text of
+// cudaGetErrorString).
 // The runner ends when the checker closes its end.
 #pragma once
 

@@ -191,7 +191,8 @@ std::string map_array(const DeviceArray& array) {
             munmap(got, length);
         }
         return "the pages of an array of " + std::to_string(array.bytes) + " bytes at " + std::to_string(array.begin) +
-               " are taken in the submission's process" + (got == MAP_FAILED ? ": " + std::string(strerror(error)) : "");
+               " are taken in the submission's process" +
+               (got == MAP_FAILED ? ": " + std::string(strerror(error)) : "");
     }
     const std::size_t page = page_bytes();
     allocations()[array.begin] = {array.begin, array.bytes, static_cast<char*>(got) - page, length + 2 * page, true};
