@@ -23,13 +23,11 @@
 #include "explanation.hpp"
 #include "guarded_buffer.cuh"
 #include "protocol.hpp"
-#ifdef CUGRADE_CPU
-#include "cpu/direct_submission.hpp"
-#else
+#ifndef CUGRADE_CPU
 #include "checker_counters.hpp"
 #include "counter_profile.hpp"
-#include "remote_submission.hpp"
 #endif
+#include "remote_submission.hpp"
 #include "run_mode.hpp"
 #include "seeded_input.cuh"
 #include "speed_metric.hpp"

@@ -32,9 +32,13 @@ struct CudaFailure : std::runtime_error {
     }
 };
 
-// The submission broke a rule of the exercise while it ran (the report's "rejected").
+// The submission broke a rule of the exercise while it ran (the report's "rejected"). `channel_lost`: what its process
+// sent left the channel to it unreadable (the CPU self-check's runner, cpu/remote_submission.cpp), so the cases left
+// run with a fresh one.
 struct RuleBroken : std::runtime_error {
-    using std::runtime_error::runtime_error;
+    explicit RuleBroken(const std::string& what, bool channel_lost = false)
+        : std::runtime_error(what), channel_lost(channel_lost) {}
+    bool channel_lost = false;
 };
 
 // Errors after which the context is unusable: each later call returns them again. One of these that surfaces in the

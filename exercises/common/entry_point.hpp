@@ -1,5 +1,5 @@
-// What the harness calls a submission's entry point through, wherever the submission runs: in its runner
-// (remote_submission.cuh) or, on the CPU, in the harness's own process (cpu/direct_submission.hpp).
+// What the harness calls a submission's entry point through: its runner (remote_submission.hpp), on the GPU or, for
+// the CPU self-check, on the CPU (cpu/runner.hpp).
 #pragma once
 
 #include <functional>

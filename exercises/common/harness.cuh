@@ -31,11 +31,7 @@
 #include "describe.hpp"
 #include "guarded_buffer.cuh"
 #include "protocol.hpp"
-#ifdef CUGRADE_CPU
-#include "cpu/direct_submission.hpp"
-#else
 #include "remote_submission.hpp"
-#endif
 #include "seeded_input.cuh"
 
 namespace cugrade::harness {
@@ -51,18 +47,9 @@ int run_harness(int argc, char** argv, const std::function<CaseOutcome(const pla
 }  // namespace cugrade::harness
 
 // The instructor's reference of entry point NAME, linked into the checker under its own name and made local by the
-// grader, so that the submission cannot call it. On the CPU the submission's NAME is linked in too, and called
-// directly.
-#ifdef CUGRADE_CPU
-#define CUGRADE_REFERENCE(NAME)                                              \
-    extern "C" decltype(NAME) cugrade_reference_##NAME;                      \
-    namespace cugrade::harness {                                             \
-    template <>                                                              \
-    inline decltype(NAME)* cpu_submission<decltype(NAME)>() { return &NAME; } \
-    }
-#else
+// grader, so that the submission cannot call it. The submission is never linked into the checker, on the GPU or on
+// the CPU (docs/cpu-mode.md): its runner is a process of its own.
 #define CUGRADE_REFERENCE(NAME) extern "C" decltype(NAME) cugrade_reference_##NAME
-#endif
 
 // The harness's main(): the exercise's `CaseOutcome run_case(const cugrade::plan::Case&)` over the plan.
 #define CUGRADE_HARNESS_MAIN(RUN_CASE) \

@@ -23,15 +23,21 @@
 #include "protocol.hpp"
 #include "run_mode.hpp"
 #include "seccomp_filter.hpp"
-#ifdef CUGRADE_CPU
-#include "cpu/direct_submission.hpp"
-#else
+#ifndef CUGRADE_CPU
 #include "checker_counters.hpp"
-#include "remote_submission.hpp"
 #endif
+#include "remote_submission.hpp"
 
 namespace cugrade::harness {
 namespace {
+
+// Whether the checker loads the submission's device code beside its runner: on the CPU the runner runs the kernels
+// too (cpu/runner.hpp), and there is none.
+#ifdef CUGRADE_CPU
+constexpr bool loads_device_code = false;
+#else
+constexpr bool loads_device_code = true;
+#endif
 
 // Takes away from the checker what it has no use for, before any of the submission's device code runs in it.
 // Returns the protections that applied, in the report's words.
@@ -133,6 +139,7 @@ int run_cases(Channel& channel, const std::vector<plan::Case>& cases, const std:
             return end_holding_gpu(channel, protocol::exit_runner_gone);
         } catch (const RuleBroken& e) {
             outcome = {protocol::status_rejected, e.what()};
+            outcome.fresh_process_after = e.channel_lost;
         } catch (const std::exception& e) {
             outcome = {protocol::status_harness_error, e.what()};
         }
@@ -267,7 +274,7 @@ int run_plan(int argc, char** argv, const std::function<CaseOutcome(const plan::
     }
     try {
         const char* runner_fd = std::getenv(protocol::runner_fd_env);
-        if (!device_code.empty() && runner_fd != nullptr) {
+        if ((!device_code.empty() || !loads_device_code) && runner_fd != nullptr) {
             remote_submission() =
                 std::make_unique<RemoteSubmission>(read_device_code(device_code), std::atoi(runner_fd));
         }

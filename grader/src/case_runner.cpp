@@ -49,6 +49,15 @@ CaseResult interrupted(const ExitStatus& status, double case_seconds, const std:
     return {Status::exited_early, fmt::format("the program {} before reporting this case", status.describe())};
 }
 
+// What a case left after cases of `sizes` sizes in a row timed out is (RunMode::stop_after_timed_out_sizes).
+CaseResult not_run_after_timeouts(int sizes) {
+    return {Status::skipped,
+            fmt::format("not run: cases of {} sizes in a row timed out, and the CPU self-check stops there (a kernel "
+                        "that never ends, or threads that wait for one another forever, would hold every case to its "
+                        "limit); fix that, and the next check runs every case",
+                        sizes)};
+}
+
 // The cases left of a submission that faults case after case, in chains to run at once: the machine starts about 5
 // faulting processes a second (docs/batch.md), and a chain about 1.4, so a few chains, not a process a case. The small
 // cases are shared out among them in order; every large one stays in the last, so that the submission never holds
@@ -151,6 +160,7 @@ void CaseRunner::run_until_set_aside(const std::vector<std::size_t>& indices, co
     // the cases left run in a few chains of processes at once (fault_chains), each chain restarting after its own
     // faults: the same processes, the worker's wait for them a fraction.
     int ended_at_first_case = 0;
+    std::set<std::uint64_t> timed_out_sizes;  // of the cases that timed out in a row
     for (auto left = remaining(indices); !left.empty(); left = remaining(indices)) {
         if (splits_fault_chains_ && launcher.empty() && !mode.profile && ended_at_first_case >= 2) {
             if (const auto chains = fault_chains(cases_, left); !chains.empty()) {
@@ -162,7 +172,32 @@ void CaseRunner::run_until_set_aside(const std::vector<std::size_t>& indices, co
         const Ended& ended = processes.back();
         const bool restarted = ended.status.exited() && ended.status.code == protocol::exit_restart;
         ended_at_first_case = restarted && left.size() - remaining(indices).size() == 1 ? ended_at_first_case + 1 : 0;
+        if (too_many_timed_out(left, mode, timed_out_sizes)) {
+            for (const std::size_t i : remaining(indices)) {
+                settle(i, not_run_after_timeouts(mode.stop_after_timed_out_sizes));
+            }
+            return;
+        }
     }
+}
+
+bool CaseRunner::too_many_timed_out(const std::vector<std::size_t>& left, RunMode mode,
+                                    std::set<std::uint64_t>& sizes) const {
+    if (mode.stop_after_timed_out_sizes <= 0) {
+        return false;
+    }
+    // A process runs its cases in order: those it settled are the first of `left`.
+    for (const std::size_t i : left) {
+        if (!done_[i]) {
+            break;
+        }
+        if (run_.cases[i].status == Status::timed_out) {
+            sizes.insert(cases_[i].size());
+        } else {
+            sizes.clear();
+        }
+    }
+    return static_cast<int>(sizes.size()) >= mode.stop_after_timed_out_sizes;
 }
 
 void CaseRunner::run_apart(const std::vector<std::vector<std::size_t>>& groups,

@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -63,6 +64,10 @@ struct RunMode {
     // and the second run's verdict is the case's; at most launch_failure_reruns cases of a run, its chains and quiet
     // rounds included.
     bool rerun_launch_failures = false;
+    // The CPU self-check's (run_cases_on_cpu): once the cases that timed out in a row (a kernel that never ends holds
+    // each to its limit) have this many sizes, the cases left are not run, and say why; 0: every case runs. A hang
+    // at one size (the cases of its inputs) leaves the other sizes their verdicts.
+    int stop_after_timed_out_sizes = 0;
 
     // Under a tool, each of the harness's buffers is an allocation of its own, as the tool sees them (a stray access
     // past one falls outside every allocation, not in a neighbour from a pool); a plain run pools them
@@ -177,6 +182,9 @@ private:
     // own; a case set aside there is set aside here. `why` names their plan files.
     void run_apart(const std::vector<std::vector<std::size_t>>& groups, const std::vector<std::string>& launcher,
                    RunMode mode, const std::string& why, std::vector<Ended>& processes);
+    // Whether the cases that timed out in a row, with those `left` settled by the process that just ended, have
+    // reached RunMode::stop_after_timed_out_sizes; `sizes` holds their sizes.
+    bool too_many_timed_out(const std::vector<std::size_t>& left, RunMode mode, std::set<std::uint64_t>& sizes) const;
     Ended run_process_once(const std::vector<std::size_t>& left, const std::vector<std::string>& launcher,
                            RunMode mode);
     double& stage_of(const CasePlan& c);

@@ -13,6 +13,8 @@
 #include "diagnostics.hpp"
 #include "file_io.hpp"
 #include "hash.hpp"
+#include "link_object.hpp"
+#include "object_file.hpp"
 #include "scratch_dir.hpp"
 
 namespace cugrade {
@@ -46,8 +48,15 @@ std::vector<fs::path> course_objects_in(const fs::path& dir) {
     return objects;
 }
 
-// The course's part, which no submission changes: the harness, the reference, the CPU runtime, compiled from the
-// staged sources into `dir`.
+// Of the course's objects (cpu_course_object_files), the checker's and the runner's: each half has the CPU runtime,
+// and only the checker the harness and the reference.
+std::vector<fs::path> checker_objects(const std::vector<fs::path>& course) {
+    return {course.begin(), course.end() - 1};
+}
+std::vector<fs::path> runner_objects(const std::vector<fs::path>& course) { return {course.end() - 3, course.end()}; }
+
+// The course's part, which no submission changes: the harness, the reference, the CPU runtime and the runner's loop,
+// compiled from the staged sources into `dir`.
 std::vector<fs::path> compile_course_objects(const Exercise& exercise, const fs::path& staged, const fs::path& dir) {
     const fs::path common = exercise.common_dir();
     const std::vector<fs::path> objects = course_objects_in(dir);
@@ -68,28 +77,58 @@ std::vector<fs::path> compile_course_objects(const Exercise& exercise, const fs:
     }
     compile(renamed, staged / "reference.cu", objects[1],
             fmt::format("the {} reference failed to compile for the CPU:", exercise.name));
-    compile({}, common / "cpu" / "block_runner.cpp", objects[2], "the CPU runtime failed to compile:");
-    compile({}, common / "cpu" / "cuda_on_cpu.cpp", objects[3], "the CPU runtime failed to compile:");
     // The harness's host-only parts, staged beside the rewritten headers they include.
-    compile({}, staged / "common" / "plan_loop.cpp", objects[4],
+    compile({}, staged / "common" / "plan_loop.cpp", objects[2],
             "the harness's case loop failed to compile for the CPU:");
-    compile({}, staged / "common" / "case_record.cpp", objects[5],
+    compile({}, staged / "common" / "case_record.cpp", objects[3],
             "the harness's result records failed to compile for the CPU:");
-    compile({}, staged / "common" / "channel.cpp", objects[6], "the harness's channel failed to compile for the CPU:");
+    compile({}, staged / "common" / "channel.cpp", objects[4], "the harness's channel failed to compile for the CPU:");
+    compile({}, common / "cpu" / "remote_submission.cpp", objects[5],
+            "the checker's side of the CPU runner failed to compile:");
+    compile({}, common / "cpu" / "block_runner.cpp", objects[6], "the CPU runtime failed to compile:");
+    compile({}, common / "cpu" / "cuda_on_cpu.cpp", objects[7], "the CPU runtime failed to compile:");
+    // The runner's loop around the entry point (cpu/runner.hpp), against the contract, as the GPU's runner's.
+    write_file(dir / "runner_main.cpp",
+               fmt::format("#include \"{}\"\n#include \"cpu/runner.hpp\"\n"
+                           "int main() {{ return cugrade::cpu::runner::serve(&{}); }}\n",
+                           exercise.contract_header.filename().string(), exercise.entry_points.front()));
+    compile({}, dir / "runner_main.cpp", objects[8], "the CPU runner's loop failed to compile:");
+    fs::remove(dir / "runner_main.cpp");
     return objects;
 }
 
+// The checker, linked from the course's objects into `dir`: the same for every submission.
+fs::path link_checker(const std::vector<fs::path>& course, const fs::path& dir) {
+    std::vector<std::string> link = {cpu_compiler()};
+    for (const fs::path& object : checker_objects(course)) {
+        link.push_back(object.string());
+    }
+    link.insert(link.end(), {"-lboost_context", "-o", (dir / "checker").string()});
+    const ProcessResult linked = run_tool(link, dir, course_tool_seconds);
+    if (!linked.status.success()) {
+        if (linked.output.find("boost_context") != std::string::npos) {
+            throw UsageError("the CPU self-check needs Boost.Context (Debian and Ubuntu: apt-get install "
+                             "libboost-context-dev)");
+        }
+        throw UsageError(command_failure(linked, "linking the CPU self-check's checker failed:"));
+    }
+    return dir / "checker";
+}
+
 // The course's objects and what keeps them: built once into the cache under a key of everything they are built from
-// (published whole, so that a self-check beside the one building them never links half of them), in a temporary
-// folder without a cache; or a kit's, prebuilt.
+// (published whole, so that a self-check beside the one building them never links half of them), with the checker
+// linked from them; in a temporary folder without a cache; or a kit's, prebuilt, its checker linked in `work`.
 struct CourseObjects {
     std::vector<fs::path> objects;
+    fs::path checker;
     std::shared_ptr<ScratchDir> scratch;  // a build without a cache: held until the link
 };
 
 CourseObjects course_objects(const Exercise& exercise, const fs::path& staged, const CpuBuildOptions& options) {
     if (!exercise.prebuilt_cpu_objects.empty()) {
-        return {course_objects_in(exercise.prebuilt_cpu_objects), nullptr};
+        std::vector<fs::path> objects = course_objects_in(exercise.prebuilt_cpu_objects);
+        const fs::path checker = link_checker(objects, options.work_dir);
+        return {std::move(objects), checker, nullptr};
     }
     const fs::path common = exercise.common_dir();
     CacheKey key;
@@ -102,10 +141,13 @@ CourseObjects course_objects(const Exercise& exercise, const fs::path& staged, c
     }
     CacheEntry entry(options.cache_dir, "cpu-" + exercise.name, key);
     if (!entry.hit()) {
-        compile_course_objects(exercise, staged, entry.start());
-        entry.commit(cpu_course_object_files);
+        const fs::path dir = entry.start();
+        link_checker(compile_course_objects(exercise, staged, dir), dir);
+        std::vector<std::string> files = cpu_course_object_files;
+        files.push_back("checker");
+        entry.commit(files);
     }
-    return {course_objects_in(entry.path()), entry.scratch()};
+    return {course_objects_in(entry.path()), entry.path() / "checker", entry.scratch()};
 }
 
 // The course's files staged for the CPU under `staged`, every CUDA source rewritten: exercises/common, the contract,
@@ -185,22 +227,14 @@ std::optional<std::string> cpu_self_check_missing() {
     return fmt::format("the C++ compiler {} does not compile C++20", cpu_compiler());
 }
 
-CpuBuildResult build_for_cpu(const Exercise& exercise, const SubmissionFile& submission,
-                             const CpuBuildOptions& options) {
-    CpuBuildResult result;
-    if (exercise.prebuilt_cpu_objects.empty() && (exercise.harness_source.empty() || exercise.reference_source.empty())) {
-        throw UsageError(fmt::format("this kit has no CPU self-check of {}: ask your course for a kit made by cugrade "
-                                     "{} or later",
-                                     exercise.name, CUGRADE_VERSION));
-    }
-    const fs::path staged = options.work_dir / "cpu";
-    fs::remove_all(staged);
-    stage_course(exercise, staged);
-    const CourseObjects course_part = course_objects(exercise, staged, options);
-    const std::vector<fs::path>& course = course_part.objects;
+namespace {
 
-    const fs::path student = staged / "student";
-    fs::create_directories(student);
+// The submission compiled for the CPU into `student`/submission.o, with its line tables; the step that failed and
+// the compiler's words, or nothing.
+std::optional<CpuBuildResult> compile_submission(const SubmissionFile& submission, const fs::path& staged,
+                                                 const fs::path& student, const SandboxPolicy& sandbox,
+                                                 const CpuBuildOptions& options) {
+    CpuBuildResult result;
     try {
         write_file(student / submission.name, rewrite_for_cpu(submission.bytes));
     } catch (const std::runtime_error& e) {
@@ -208,8 +242,6 @@ CpuBuildResult build_for_cpu(const Exercise& exercise, const SubmissionFile& sub
         result.diagnostics = fmt::format("{}: {}\n", submission.shown.string(), e.what());
         return result;
     }
-    SandboxPolicy sandbox = options.sandbox;
-    sandbox.readable = {staged, course.front().parent_path(), fs::path(CUGRADE_JSON_INCLUDE_DIR)};
     std::vector<std::string> compile = compile_flags(staged);
     // -g1: the line tables, from which a memory fault's line is read (cpu_fault.cpp).
     compile.insert(compile.end(), {"-g1", "-x", "c++", "-c", submission.name, "-o", "submission.o"});
@@ -221,23 +253,66 @@ CpuBuildResult build_for_cpu(const Exercise& exercise, const SubmissionFile& sub
             (compiled.status.exited() ? "" : fmt::format("\nthe compiler {}\n", compiled.status.describe()));
         return result;
     }
-    std::vector<std::string> link = {cpu_compiler(), "submission.o"};
-    for (const fs::path& object : course) {
+    return std::nullopt;
+}
+
+// The runner: the submission's object, prepared as the GPU's runner's is (its initialisers moved where the runner
+// calls them after its seccomp filter, its definitions hidden: link_object.hpp), linked with the runner's loop and
+// the CPU runtime, and nothing of the harness's or the reference's.
+std::optional<CpuBuildResult> link_runner(const SubmissionFile& submission, const std::vector<fs::path>& course,
+                                          const fs::path& student, const SandboxPolicy& sandbox,
+                                          const CpuBuildOptions& options) {
+    prepare_for_link(student / "submission.o", read_object(student / "submission.o", options.toolchain),
+                     student / "submission-linked.o", options.toolchain);
+    std::vector<std::string> link = {cpu_compiler(), "submission-linked.o"};
+    for (const fs::path& object : runner_objects(course)) {
         link.push_back(object.string());
     }
-    link.insert(link.end(), {"-lboost_context", "-o", "program"});
+    link.insert(link.end(), {"-lboost_context", "-o", "runner"});
     const ProcessResult linked = run_tool(link, student, options.compile_seconds, sandbox);
-    if (!linked.status.success()) {
-        if (linked.output.find("boost_context") != std::string::npos) {
-            throw UsageError("the CPU self-check needs Boost.Context (Debian and Ubuntu: apt-get install "
-                             "libboost-context-dev)");
-        }
-        result.step = "link";
-        result.diagnostics = present_diagnostics(linked.output, submission.name, submission.shown.string());
-        return result;
+    if (linked.status.success()) {
+        return std::nullopt;
     }
+    if (linked.output.find("boost_context") != std::string::npos) {
+        throw UsageError("the CPU self-check needs Boost.Context (Debian and Ubuntu: apt-get install "
+                         "libboost-context-dev)");
+    }
+    CpuBuildResult result;
+    result.step = "link";
+    result.diagnostics = present_diagnostics(linked.output, submission.name, submission.shown.string());
+    return result;
+}
+
+}  // namespace
+
+CpuBuildResult build_for_cpu(const Exercise& exercise, const SubmissionFile& submission,
+                             const CpuBuildOptions& options) {
+    if (exercise.prebuilt_cpu_objects.empty() && (exercise.harness_source.empty() || exercise.reference_source.empty())) {
+        throw UsageError(fmt::format("this kit has no CPU self-check of {}: ask your course for a kit made by cugrade "
+                                     "{} or later",
+                                     exercise.name, CUGRADE_VERSION));
+    }
+    const fs::path staged = options.work_dir / "cpu";
+    fs::remove_all(staged);
+    stage_course(exercise, staged);
+    const CourseObjects course = course_objects(exercise, staged, options);
+
+    const fs::path student = staged / "student";
+    fs::create_directories(student);
+    SandboxPolicy sandbox = options.sandbox;
+    sandbox.readable = {staged, course.objects.front().parent_path(), fs::path(CUGRADE_JSON_INCLUDE_DIR)};
+    if (auto failed = compile_submission(submission, staged, student, sandbox, options)) {
+        return *failed;
+    }
+    if (auto failed = link_runner(submission, course.objects, student, sandbox, options)) {
+        return *failed;
+    }
+    // The checker runs from this grading's folder, beside the runner: the cache it was linked in is hidden.
+    fs::copy_file(course.checker, student / "checker", fs::copy_options::overwrite_existing);
+    CpuBuildResult result;
     result.ok = true;
-    result.program = student / "program";
+    result.checker = student / "checker";
+    result.runner = student / "runner";
     return result;
 }
 

@@ -1,6 +1,8 @@
 // The CPU self-check's build (docs/cpu-mode.md): the exercise's harness, its reference and the submission compiled
-// for the CPU with the system's C++ compiler, over the CUDA of exercises/common/cpu, into one program that speaks the
-// harness protocol (protocol.hpp) like the GPU's checker.
+// for the CPU with the system's C++ compiler, over the CUDA of exercises/common/cpu, into two programs, as on the
+// GPU: the checker (the harness, the reference, the result channel), which speaks the harness protocol
+// (protocol.hpp) like the GPU's, and the runner (the submission alone with the CPU runtime, cpu/runner.hpp). Neither
+// holds anything of the other's.
 #pragma once
 
 #include <filesystem>
@@ -10,6 +12,7 @@
 #include "cugrade/exercise.hpp"
 #include "cugrade/sandbox.hpp"
 #include "cugrade/submission.hpp"
+#include "cugrade/toolchain.hpp"
 
 namespace cugrade {
 
@@ -20,13 +23,16 @@ struct CpuBuildOptions {
     // For compiling and linking the submission, as the GPU build's: it sees the staged sources and the system's
     // headers and libraries, nothing else.
     SandboxPolicy sandbox;
+    // objcopy and readelf, which prepare the submission's object for its link (link_object.hpp).
+    Toolchain toolchain;
 };
 
 struct CpuBuildResult {
     bool ok = false;
     std::string step;         // what failed of the submission's: "rewrite", "compile" or "link"
     std::string diagnostics;  // the compiler's words, for the student
-    std::filesystem::path program;
+    std::filesystem::path checker;  // the harness, the reference and the CPU runtime: no code of the submission's
+    std::filesystem::path runner;   // the submission and the CPU runtime: no code of the harness's or reference's
 };
 
 // The C++ compiler the self-check uses: $CXX, else c++.
@@ -35,9 +41,9 @@ std::string cpu_compiler();
 // The machine the self-check's objects are built for, from `c++ -dumpmachine`: "x86_64-linux"; "" without a compiler.
 std::string cpu_target();
 
-// A kit's part of the self-check (`cugrade handout`): the exercise's harness, reference and the CPU runtime compiled
-// into `folder` (harness.o, reference.o, block_runner.o, cuda_on_cpu.o), staged under `work`. A kit's exercise
-// names the folder as Exercise::prebuilt_cpu_objects, and build_for_cpu links them instead of compiling its own.
+// A kit's part of the self-check (`cugrade handout`): the exercise's harness, reference, the runner's loop and the
+// CPU runtime compiled into `folder` (cpu_course_object_files), staged under `work`. A kit's exercise names the
+// folder as Exercise::prebuilt_cpu_objects, and build_for_cpu links them instead of compiling its own.
 void build_cpu_kit_objects(const Exercise& exercise, const std::filesystem::path& work,
                            const std::filesystem::path& folder);
 
@@ -45,8 +51,8 @@ void build_cpu_kit_objects(const Exercise& exercise, const std::filesystem::path
 // when it can.
 std::optional<std::string> cpu_self_check_missing();
 
-// Builds the self-check's program. Throws UsageError when the course's own part does not build (a missing Boost.Context
-// says so), since that is no fault of the submission's.
+// Builds the self-check's two programs. Throws UsageError when the course's own part does not build (a missing
+// Boost.Context says so), since that is no fault of the submission's.
 CpuBuildResult build_for_cpu(const Exercise& exercise, const SubmissionFile& submission, const CpuBuildOptions& options);
 
 }  // namespace cugrade

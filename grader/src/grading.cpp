@@ -195,10 +195,10 @@ void take_run_output(RunResult& run, ExerciseReport& report) {
 }
 
 // What the self-check runs: correctness cases of at most this many elements (sum's 2^22 takes about a second a
-// call on one core), each under these orders of the threads, with at least this long for each case.
+// call on one core), each under these orders of the threads (with at least GradingContext::cpu_case_seconds for
+// each case).
 constexpr std::uint64_t cpu_case_budget = std::uint64_t{1} << 22;
 const std::vector<std::string> cpu_schedules = {"forward", "reverse", "shuffled:1"};
-constexpr double cpu_case_seconds = 60.0;
 
 // The CPU self-check's run: the harness and the submission built for the CPU, the correctness cases within its budget
 // run under three orders of the threads; the rest skipped with the reason.
@@ -213,6 +213,7 @@ void check_on_cpu(const GradingContext& context, const Exercise& exercise, const
     build_options.cache_dir = gpu_build.cache_dir;
     build_options.sandbox = gpu_build.sandbox;
     build_options.compile_seconds = gpu_build.compile_seconds;
+    build_options.toolchain = context.toolchain;
     say(context, fmt::format("building {} for the CPU self-check", submission.shown.string()));
     const auto build_started = std::chrono::steady_clock::now();
     const CpuBuildResult build = build_for_cpu(exercise, submission, build_options);
@@ -237,7 +238,7 @@ void check_on_cpu(const GradingContext& context, const Exercise& exercise, const
                                                        "GPU", cases[i].size(), cpu_case_budget)};
         } else {
             CasePlan plan = cases[i];
-            plan.case_seconds = std::max(plan.case_seconds, cpu_case_seconds);
+            plan.case_seconds = std::max(plan.case_seconds, context.cpu_case_seconds);
             on_cpu.push_back(std::move(plan));
             index_of.push_back(i);
         }
@@ -251,14 +252,19 @@ void check_on_cpu(const GradingContext& context, const Exercise& exercise, const
     run_options.sandbox.gpu = false;
     run_options.trace = context.trace.get();
     run_options.trace_label = submission.shown.string();
-    // Built in this grading's own folder, not in the cache: nothing to copy out of sight of other gradings.
-    RunResult run = run_cases_on_cpu(build.program, on_cpu, run_options, cpu_schedules);
+    run_options.student_files = {submission.name};
+    // Both in this grading's own folder, not in the cache: nothing to copy out of sight of other gradings. The
+    // submission runs in the runner, a process of its own beside the checker, as on the GPU.
+    run_options.runner = build.runner;
+    RunResult run = run_cases_on_cpu(build.checker, on_cpu, run_options, cpu_schedules);
     for (std::size_t k = 0; k < on_cpu.size(); ++k) {
         results[index_of[k]] = std::move(run.cases[k]);
     }
     take_run_output(run, report);
     report.protections = describe_protections(run_options.sandbox);
-    report.protections.push_back("CPU self-check: the submission runs in the checker's process, on the CPU");
+    report.protections.insert(report.protections.end(), run.protections.begin(), run.protections.end());
+    report.protections.push_back("CPU self-check: the submission runs in a process of its own, on the CPU, apart "
+                                 "from the checks and the reference");
     report.diagnosis_notes.push_back("CPU self-check: no compute-sanitizer on the CPU: a read or write just outside an "
                                      "array stops its kernel, but one that lands in another array and a read of "
                                      "memory nothing wrote go unseen; races show only where the order threads run in "

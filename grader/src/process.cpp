@@ -247,7 +247,12 @@ ChildProcess::ChildProcess(const ProcessOptions& options) : output_limit_(option
         if (peer_fd >= 0) {
             ::dup2(peer_fd, peer_fd_in_child);
         }
-        // Nothing else of cugrade's open files reaches the program (another grading's pipes, the cache).
+        // Nothing else of cugrade's open files reaches the program (another grading's pipes, the cache), nor what
+        // cugrade's own parent left open: a program with a peer and no result channel (a runner) finds nothing at
+        // the channel's number either.
+        if (channel[1] < 0 && peer_fd >= 0) {
+            ::fcntl(channel_fd_in_child, F_SETFD, FD_CLOEXEC);
+        }
         const unsigned first_closed = peer_fd >= 0 ? peer_fd_in_child + 1 : channel[1] >= 0 ? channel_fd_in_child + 1 : 3;
         if (::syscall(SYS_close_range, first_closed, ~0U, CLOSE_RANGE_CLOEXEC) != 0) {
             for (int fd = static_cast<int>(first_closed); fd < 4096; ++fd) {

@@ -45,6 +45,10 @@ std::optional<std::string> gpu_unusable(const fs::path& program, const RunOption
                        output.empty() ? "" : ": ", output);
 }
 
+// The sizes of the cases in a row that time out before the CPU self-check runs no more of them
+// (RunMode::stop_after_timed_out_sizes).
+constexpr int cpu_timed_out_sizes_before_stopping = 2;
+
 RunResult run_cases_on_cpu(const fs::path& program, const std::vector<CasePlan>& cases, const RunOptions& options,
                            const std::vector<std::string>& schedules) {
     std::vector<std::size_t> all(cases.size());
@@ -53,10 +57,15 @@ RunResult run_cases_on_cpu(const fs::path& program, const std::vector<CasePlan>&
     }
     const auto run_under = [&](const std::string& schedule, const std::vector<std::size_t>& indices) {
         RunOptions under = options;
+        // The checker tells its runner, where the kernels run (cpu/runner.hpp).
         under.environment.emplace_back("CUGRADE_CPU_SCHEDULE", schedule);
         CaseRunner runner(program, cases, under);
-        runner.run(indices, {});
-        explain_cpu_faults(program, options.student_files, runner.result());
+        // A kernel that never ends would hold every case to its limit, one after another: two sizes say so.
+        RunMode mode;
+        mode.stop_after_timed_out_sizes = cpu_timed_out_sizes_before_stopping;
+        runner.run(indices, {}, mode);
+        // The faults' instructions are the runner's: its binary has the submission's line tables.
+        explain_cpu_faults(options.runner, options.student_files, runner.result());
         return std::move(runner.result());
     };
     RunResult first = run_under(schedules.front(), all);

@@ -1,7 +1,10 @@
 // Submissions of the fixture corpus compiled for the CPU (their launches rewritten by the grader, the rest of CUDA
-// from cuda_on_cpu.hpp) with the system's C++ compiler, and run as real processes under each schedule.
+// from cuda_on_cpu.hpp) with the system's C++ compiler, and run as real processes under each schedule; and whole
+// CPU self-checks, as `cugrade check --cpu` makes them (the nvcc build and its static checks first, then the CPU
+// build's checker and runner), of correct, wrong and hostile submissions (tests/cpu/hostile/).
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -15,7 +18,10 @@
 #include "cpu_fault.hpp"
 #include "cpu_source.hpp"
 #include "cugrade/exercise.hpp"
+#include "cugrade/grading.hpp"
+#include "cugrade/report.hpp"
 #include "cugrade/rubric.hpp"
+#include "cugrade/toolchain.hpp"
 #include "cugrade/run.hpp"
 #include "scratch_dir.hpp"
 
@@ -212,7 +218,8 @@ TEST_CASE("self-checks building one exercise's course objects at once all link, 
     for (int i = 0; i < builds; ++i) {
         INFO(errors[i] << results[i].diagnostics);
         CHECK(results[i].ok);
-        CHECK(fs::is_regular_file(results[i].program));
+        CHECK(fs::is_regular_file(results[i].checker));
+        CHECK(fs::is_regular_file(results[i].runner));
     }
     // One entry, no staging folder left behind.
     std::vector<std::string> entries;
@@ -244,7 +251,8 @@ TEST_CASE("a launch refused for its shape fails its case, and the cases after it
     REQUIRE(built.ok);
     cugrade::RunOptions options;
     options.work_dir = work.path();
-    const cugrade::RunResult run = cugrade::run_cases_on_cpu(built.program, cases, options, {"forward"});
+    options.runner = built.runner;
+    const cugrade::RunResult run = cugrade::run_cases_on_cpu(built.checker, cases, options, {"forward"});
     int refused = 0, answered_after_refused = 0;
     for (std::size_t i = 0; i < cases.size(); ++i) {
         INFO(cases[i].id << ": " << run.cases[i].detail);
@@ -260,4 +268,164 @@ TEST_CASE("a launch refused for its shape fails its case, and the cases after it
     CHECK(refused >= 3);
     CHECK(answered_after_refused >= 1);
     CHECK(run.processes == 1);
+}
+
+namespace {
+
+// `folder`'s sum.cu checked as `cugrade check --cpu` checks it, with the small rubric tests/cpu/sum-cpu.yaml, each case
+// given `case_seconds` on the CPU at least. The builds share the tests' cache (the course's harnesses, for nvcc and
+// for the CPU, are built once).
+cugrade::ExerciseReport check_on_cpu(const fs::path& folder, double case_seconds = 60.0) {
+    const cugrade::Course course = cugrade::open_course(source_dir);
+    cugrade::GradingSetup setup;
+    setup.cache_dir = CUGRADE_TEST_CACHE;
+    setup.submissions = folder;
+    setup.cpu_self_check = cugrade::CpuSelfCheck::always;
+    cugrade::GradingContext context = cugrade::make_grading_context(course, setup);
+    context.cpu_case_seconds = case_seconds;
+    const cugrade::Exercise exercise = cugrade::load_exercise(course, "sum");
+    const cugrade::Rubric rubric = cugrade::load_exercise_rubric(exercise, source_dir / "tests/cpu/sum-cpu.yaml");
+    return cugrade::grade_exercise(context, exercise, rubric, cugrade::read_submission(folder, "sum.cu"));
+}
+
+const fs::path hostile = source_dir / "tests/cpu/hostile/sum";
+
+// A whole self-check starts with the nvcc build, as `cugrade check --cpu` does: without nvcc these tests say so and
+// check nothing.
+bool nvcc_found() {
+    try {
+        cugrade::find_toolchain(std::nullopt);
+        return true;
+    } catch (const std::exception& e) {
+        WARN("no whole CPU self-check without nvcc: " << e.what());
+        return false;
+    }
+}
+
+std::string report_of(const cugrade::ExerciseReport& report) {
+    std::string text = report.build.diagnostics;
+    for (const auto& c : report.cases) {
+        text += c.plan.id + ": " + cugrade::display_name(c.status) + ": " + c.detail + "\n";
+    }
+    return text;
+}
+
+// Every case the CPU ran (all but the speed test) has `status`, and its detail contains `detail`.
+void every_cpu_case(const cugrade::ExerciseReport& report, cugrade::Status status, const std::string& detail) {
+    INFO(report_of(report));
+    for (const auto& c : report.cases) {
+        if (c.plan.timed) {
+            CHECK(c.status == cugrade::Status::skipped);
+            continue;
+        }
+        CHECK(c.status == status);
+        CHECK(c.detail.find(detail) != std::string::npos);
+    }
+}
+
+}  // namespace
+
+TEST_CASE("a correct sum passes every case of the CPU self-check, its runner a process apart from the checks") {
+    if (!nvcc_found()) {
+        return;
+    }
+    const cugrade::ExerciseReport report = check_on_cpu(source_dir / "tests/fixtures/sum/seed_tree");
+    every_cpu_case(report, cugrade::Status::passed, "");
+    const auto said = [&](const std::string& line) {
+        return std::find(report.protections.begin(), report.protections.end(), line) != report.protections.end();
+    };
+    INFO(report.protections.size());
+    CHECK(said("CPU self-check: the submission runs in a process of its own, on the CPU, apart from the checks and "
+               "the reference"));
+    CHECK(said("seccomp (submission's process): no new processes, no network"));
+}
+
+TEST_CASE("a submission that calls the reference's entry point in the CPU build does not link: the runner has none") {
+    if (!nvcc_found()) {
+        return;
+    }
+    const cugrade::ExerciseReport report = check_on_cpu(hostile / "calls_reference");
+    CHECK_FALSE(report.build.ok);
+    CHECK(report.build.step == "link for the CPU");
+    CHECK(report.build.diagnostics.find("undefined reference to `cugrade_reference_sum'") != std::string::npos);
+    for (const auto& c : report.cases) {
+        CHECK(c.status == cugrade::Status::build_failed);
+        CHECK(c.detail == "the submission did not link for the CPU self-check; see the compiler's messages below");
+    }
+}
+
+TEST_CASE("a weak reference to the reference's entry point finds nothing in the runner: every sum is wrong") {
+    if (!nvcc_found()) {
+        return;
+    }
+    every_cpu_case(check_on_cpu(hostile / "calls_reference_weakly"), cugrade::Status::wrong_answer, "got 0");
+}
+
+TEST_CASE("a constructor that copies the token and the result channel's descriptor finds neither in the runner") {
+    if (!nvcc_found()) {
+        return;
+    }
+    // Its descriptor 3 is the runner's own channel to the checker: its records arrive there, as no call's results.
+    const cugrade::ExerciseReport report = check_on_cpu(hostile / "forges_from_constructor");
+    every_cpu_case(report, cugrade::Status::rejected, "its process sent the grader something other than its call's "
+                                                       "results");
+}
+
+TEST_CASE("a definition of the harness's inline check changes nothing: the runner has no harness") {
+    if (!nvcc_found()) {
+        return;
+    }
+    every_cpu_case(check_on_cpu(hostile / "defines_check"), cugrade::Status::wrong_answer, "got 0");
+}
+
+TEST_CASE("a kernel that never ends: the CPU self-check stops once cases of two sizes in a row time out") {
+    if (!nvcc_found()) {
+        return;
+    }
+    const cugrade::ExerciseReport report = check_on_cpu(hostile / "never_ends", 0.0);
+    INFO(report_of(report));
+    for (const auto& c : report.cases) {
+        if (c.plan.id == "cpu/n=1/positive" || c.plan.id == "cpu/n=1000/positive") {
+            CHECK(c.status == cugrade::Status::timed_out);
+        } else if (!c.plan.timed) {
+            CHECK(c.status == cugrade::Status::skipped);
+            CHECK(c.detail == "not run: cases of 2 sizes in a row timed out, and the CPU self-check stops there (a "
+                              "kernel that never ends, or threads that wait for one another forever, would hold every "
+                              "case to its limit); fix that, and the next check runs every case");
+        }
+    }
+}
+
+TEST_CASE("a read just past the input stops at the student's line, in the runner, as a memory error") {
+    if (!nvcc_found()) {
+        return;
+    }
+    const cugrade::ExerciseReport report = check_on_cpu(hostile / "reads_past_input");
+    INFO(report_of(report));
+    bool seen = false;
+    for (const auto& c : report.cases) {
+        if (c.plan.id == "cpu/n=1025/positive") {
+            seen = true;
+            CHECK(c.status == cugrade::Status::memory_error);
+            CHECK(c.detail == "the CPU self-check stopped an access outside every array: a read 0 bytes past the end "
+                              "of an array of 4100 bytes in partial_sums at sum.cu:11");
+        }
+    }
+    CHECK(seen);
+}
+
+TEST_CASE("a tree without its barriers is a race under the CPU self-check's thread orders") {
+    if (!nvcc_found()) {
+        return;
+    }
+    const cugrade::ExerciseReport report = check_on_cpu(source_dir / "tests/fixtures/sum/missing_syncthreads");
+    INFO(report_of(report));
+    int races = 0;
+    for (const auto& c : report.cases) {
+        if (c.status == cugrade::Status::race) {
+            ++races;
+            CHECK(c.detail.rfind("the result depends on the order threads run in: ", 0) == 0);
+        }
+    }
+    CHECK(races >= 1);
 }

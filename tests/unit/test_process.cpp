@@ -94,6 +94,32 @@ TEST_CASE("the grader answers on the result channel") {
     CHECK_FALSE(child.reply("g"));
 }
 
+TEST_CASE("a program with a peer and no result channel finds nothing open at the channel's number") {
+    // What cugrade's own parent left open at descriptor 3, without close-on-exec, as a test runner or a shell may.
+    int left_open[2];
+    REQUIRE(::pipe(left_open) == 0);
+    const int saved = ::dup(3);
+    REQUIRE(::dup2(left_open[1], 3) == 3);
+    int peer[2];
+    REQUIRE(::pipe(peer) == 0);
+    ProcessOptions options;
+    options.argv = {"/bin/sh", "-c", "if (: >&3) 2>/dev/null; then echo 3 open; else echo 3 closed; fi; "
+                                     "if (: >&$CUGRADE_RUNNER_FD) 2>/dev/null; then echo peer open; fi"};
+    options.peer_fd = peer[1];
+    options.peer_fd_env = "CUGRADE_RUNNER_FD";
+    const ProcessResult result = run_process(options, 10s);
+    if (saved >= 0) {
+        ::dup2(saved, 3);
+        ::close(saved);
+    } else {
+        ::close(3);
+    }
+    for (const int fd : {left_open[0], left_open[1], peer[0], peer[1]}) {
+        ::close(fd);
+    }
+    CHECK(result.output == "3 closed\npeer open\n");
+}
+
 namespace {
 
 // True once `pid` is gone or a zombie: it runs no more.

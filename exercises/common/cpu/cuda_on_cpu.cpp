@@ -4,6 +4,9 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
+
 #include <map>
 #include <string>
 
@@ -35,6 +38,7 @@ struct Allocation {
     std::size_t bytes = 0;
     void* mapping = nullptr;  // its pages, with an inaccessible one on each side
     std::size_t mapped = 0;
+    bool borrowed = false;    // mapped by the runner for a call: its pages around are not its own (map_array)
 };
 
 // Every array cudaMalloc handed out and cudaFree has not taken back, by where it begins.
@@ -120,7 +124,90 @@ std::string describe(const MemoryFault& fault, const char* kernel_name) {
     return words + " " + protocol::cpu_fault_marker + facts.dump() + "]";
 }
 
+// Where the arrays' pages go: far from where the kernel puts a program, its heap and its libraries, so that the runner
+// finds the same addresses free (x86-64 and arm64 with 48-bit addresses; elsewhere the kernel's choice).
+constexpr std::uintptr_t device_addresses = std::uintptr_t{0x2000} << 32;
+
+// `bytes` of inaccessible pages in the device's range, or anywhere the kernel chooses where that range is taken or
+// beyond this machine's addresses.
+void* reserve_pages(std::size_t bytes) {
+    static std::uintptr_t next = device_addresses;
+    constexpr int flags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE;
+#ifdef MAP_FIXED_NOREPLACE
+    for (int tries = 0; tries < 16; ++tries) {
+        void* wanted = reinterpret_cast<void*>(next);
+        void* got = mmap(wanted, bytes, PROT_NONE, flags | MAP_FIXED_NOREPLACE, -1, 0);
+        if (got == wanted) {
+            next += bytes;
+            return got;
+        }
+        if (got != MAP_FAILED) {
+            munmap(got, bytes);  // a kernel without MAP_FIXED_NOREPLACE took the address as a hint
+            break;
+        }
+        if (errno != EEXIST) {
+            break;
+        }
+        next += bytes;
+    }
+#endif
+    void* anywhere = mmap(nullptr, bytes, PROT_NONE, flags, -1, 0);
+    return anywhere;
+}
+
+std::uintptr_t page_floor(std::uintptr_t address) { return address / page_bytes() * page_bytes(); }
+std::uintptr_t page_ceil(std::uintptr_t address) { return page_floor(address + page_bytes() - 1); }
+
 }  // namespace
+
+DeviceArray array_holding(std::uintptr_t address) {
+    auto found = allocations().upper_bound(address);
+    if (found == allocations().begin()) {
+        return {};
+    }
+    --found;
+    const Allocation& allocation = found->second;
+    if (address >= allocation.begin + allocation.bytes) {
+        return {};
+    }
+    return {allocation.begin, allocation.bytes};
+}
+
+std::string map_array(const DeviceArray& array) {
+    if (array.bytes == 0 || array.begin + array.bytes + page_bytes() < array.begin) {
+        return "an empty or impossible array";
+    }
+    const std::uintptr_t first = page_floor(array.begin);
+    const std::size_t length = page_ceil(array.begin + array.bytes) - first;
+    void* wanted = reinterpret_cast<void*>(first);
+#ifdef MAP_FIXED_NOREPLACE
+    void* got = mmap(wanted, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+#else
+    void* got = mmap(wanted, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+#endif
+    if (got != wanted) {
+        const int error = errno;
+        if (got != MAP_FAILED) {
+            munmap(got, length);
+        }
+        return "the pages of an array of " + std::to_string(array.bytes) + " bytes at " + std::to_string(array.begin) +
+               " are taken in the submission's process" +
+               (got == MAP_FAILED ? ": " + std::string(strerror(error)) : "");
+    }
+    const std::size_t page = page_bytes();
+    allocations()[array.begin] = {array.begin, array.bytes, static_cast<char*>(got) - page, length + 2 * page, true};
+    return "";
+}
+
+void unmap_array(std::uintptr_t begin) {
+    const auto found = allocations().find(begin);
+    if (found == allocations().end() || !found->second.borrowed) {
+        return;
+    }
+    const std::size_t page = page_bytes();
+    munmap(static_cast<char*>(found->second.mapping) + page, found->second.mapped - 2 * page);
+    allocations().erase(found);
+}
 
 cudaError_t allocate(void** pointer, std::size_t bytes) {
     *pointer = nullptr;
@@ -131,7 +218,7 @@ cudaError_t allocate(void** pointer, std::size_t bytes) {
     const std::size_t page = page_bytes();
     const std::size_t data_pages = (size + page - 1) / page;
     const std::size_t mapped = (data_pages + 2) * page;
-    void* mapping = mmap(nullptr, mapped, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    void* mapping = reserve_pages(mapped);
     if (mapping == MAP_FAILED) {
         return cudaErrorMemoryAllocation;
     }
@@ -145,7 +232,7 @@ cudaError_t allocate(void** pointer, std::size_t bytes) {
     const std::size_t alignment = std::min<std::size_t>(size & (~size + 1), 256);
     const std::uintptr_t end = reinterpret_cast<std::uintptr_t>(first) + data_pages * page;
     const std::uintptr_t begin = (end - size) / alignment * alignment;
-    allocations()[begin] = {begin, size, mapping, mapped};
+    allocations()[begin] = {begin, size, mapping, mapped, false};
     *pointer = reinterpret_cast<void*>(begin);
     return cudaSuccess;
 }
@@ -155,7 +242,7 @@ cudaError_t release(void* pointer) {
         return sticky_error();
     }
     const auto found = allocations().find(reinterpret_cast<std::uintptr_t>(pointer));
-    if (found == allocations().end()) {
+    if (found == allocations().end() || found->second.borrowed) {
         return sticky_error() != cudaSuccess ? sticky_error() : cudaErrorInvalidValue;
     }
     munmap(found->second.mapping, found->second.mapped);

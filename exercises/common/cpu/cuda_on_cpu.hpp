@@ -216,11 +216,26 @@ void launch_on_cpu(const char* kernel_name, dim3 grid, dim3 block, std::size_t d
 
 // cudaMalloc and cudaFree: each array its own pages, ending where an inaccessible page begins (and after one), so
 // that a kernel's read or write past either end faults at that instruction (a MemoryFault, block_runner.hpp) and is
-// reported with the array it missed.
+// reported with the array it missed. The pages lie in a range of addresses of their own (the "device's"), where the
+// runner maps the arrays of a call at the same addresses (cpu/runner.hpp).
 cudaError_t allocate(void** pointer, std::size_t bytes);
 cudaError_t release(void* pointer);
 
-// While the submission's call runs (cpu/direct_submission.hpp), the host code may do what its runner lets it do on the
+// An array of cudaMalloc's as both processes of the self-check name it: where it begins and its size in bytes.
+struct DeviceArray {
+    std::uintptr_t begin = 0;
+    std::size_t bytes = 0;
+};
+// The array that holds `address` (cudaMalloc's, or one the runner maps), or none (begin 0).
+DeviceArray array_holding(std::uintptr_t address);
+// The runner's side: the checker's array mapped at its own address, its pages private and zeroed and the pages
+// around it left unmapped, and known as cudaMalloc's are (a fault beside it is told as in the checker). Returns why
+// it cannot be mapped (its pages are taken), or "".
+std::string map_array(const DeviceArray& array);
+// Unmaps an array map_array mapped: nothing of a call's data stays in the runner.
+void unmap_array(std::uintptr_t begin);
+
+// In the submission's process (cpu/runner.hpp), its host code may do what its runner lets it do on the
 // GPU, no more (capture/host_rules.hpp): a call that breaks a rule fails with cudaErrorNotSupported, and the first
 // such refusal ("cudaMalloc: allocates device memory; ...") rejects the case after the call.
 struct SubmissionCall {

@@ -35,9 +35,11 @@ struct Baseline {
 };
 
 // The course's part of an exercise's CPU self-check (cpu_build.hpp), as object files: built into the cache in a
-// course, prebuilt in a kit's exercises/NAME/cpu.
+// course, prebuilt in a kit's exercises/NAME/cpu. The checker is linked from the first eight, the runner from the
+// last three and the submission's object.
 inline const std::vector<std::string> cpu_course_object_files = {
-    "harness.o", "reference.o", "block_runner.o", "cuda_on_cpu.o", "plan_loop.o", "case_record.o", "channel.o"};
+    "harness.o",           "reference.o",    "plan_loop.o",   "case_record.o", "channel.o",
+    "remote_submission.o", "block_runner.o", "cuda_on_cpu.o", "runner_main.o"};
 
 struct Exercise {
     std::string name;

@@ -137,10 +137,12 @@ nlohmann::json make_plan(const std::vector<const CasePlan*>& cases, bool skip_ex
                          const std::filesystem::path& device_code = {});
 
 // Why the GPU cannot run `program` now (it starts the harness with no cases), or nothing when it can.
-// The CPU self-check (docs/cpu-mode.md): `program` is the CPU build of the harness and submission. Every case runs
+// The CPU self-check (docs/cpu-mode.md): `program` is the CPU build of the checker (harness and reference), and
+// `options.runner` that of the submission's runner, started beside it for every checker process. Every case runs
 // under the first of `schedules` (block_runner.hpp's orders in which waiting threads resume); those that ran to a
 // result run again under the others, and a case whose status differs between them is a race: its result depends on
-// the order threads run in. No tool reruns: there is no compute-sanitizer on the CPU.
+// the order threads run in. Once cases of two sizes in a row time out, the cases left are not run (skipped, with
+// why). No tool reruns: there is no compute-sanitizer on the CPU.
 RunResult run_cases_on_cpu(const std::filesystem::path& program, const std::vector<CasePlan>& cases,
                            const RunOptions& options, const std::vector<std::string>& schedules);
 
