@@ -39,6 +39,28 @@ def graded_ids(text):
     return ids
 
 
+def jobs_left(env, jobs):
+    """What squeue still lists of the jobs: "" once they have all ended. A failed squeue (a controller busy or
+    restarting) is not an empty queue: it says so, and the caller asks again. A job the controller has already
+    forgotten has ended."""
+    answer = subprocess.run(["squeue", "-h", "-j", ",".join(jobs)], env=env, capture_output=True, text=True)
+    if answer.returncode != 0 and "Invalid job id" in answer.stderr:
+        return ""
+    if answer.returncode != 0:
+        return f"(squeue failed: {answer.stderr.strip()})"
+    return answer.stdout.strip()
+
+
+def print_logs(*folders):
+    """Every log the cluster and its jobs wrote, for a failure that CI alone shows."""
+    for folder in folders:
+        for name in sorted(os.listdir(folder)) if os.path.isdir(folder) else []:
+            with open(os.path.join(folder, name), errors="replace") as f:
+                lines = f.read().splitlines()
+            print(f"--- {name} (last {min(len(lines), 40)} of {len(lines)} lines)", file=sys.stderr)
+            print("\n".join(lines[-40:]), file=sys.stderr)
+
+
 def main():
     needed = ["munged", "slurmctld", "slurmd", "sbatch", "squeue", "scancel", "sinfo"]
     missing = [tool for tool in needed if shutil.which(tool) is None]
@@ -127,8 +149,9 @@ PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP
         cancelled = False
         deadline = time.time() + 300
         while time.time() < deadline and not cancelled:
-            state = subprocess.run(["squeue", "-h", "-j", f"{array_job}_1", "-o", "%T"], env=env,
-                                   capture_output=True, text=True).stdout.strip()
+            answer = subprocess.run(["squeue", "-h", "-j", f"{array_job}_1", "-o", "%T"], env=env,
+                                    capture_output=True, text=True)
+            state = answer.stdout.strip() if answer.returncode == 0 else "(squeue failed)"
             if state == "RUNNING":
                 time.sleep(3)
                 subprocess.run(["scancel", f"{array_job}_1"], env=env, check=True)
@@ -142,12 +165,11 @@ PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP
         print("while running:", status.stdout, end="")
         deadline = time.time() + 900
         while time.time() < deadline:
-            queue = subprocess.run(["squeue", "-h", "-j", f"{array_job},{merge_job}"], env=env, capture_output=True,
-                                   text=True).stdout.strip()
-            if not queue:
+            queue = jobs_left(env, [array_job, merge_job])
+            if queue == "":
                 break
             time.sleep(1)
-        check(not queue, f"the jobs ended within 15 minutes: {queue}")
+        check(queue == "", f"the jobs ended within 15 minutes: {queue}")
         cluster_seconds = time.time() - started
 
         # The local batch with a cache of its own, cold as the cluster's was: the two times compare.
@@ -158,10 +180,14 @@ PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP
         local_seconds = time.time() - started
         check(local.returncode in (0, 77), f"the local batch ran: {local.stderr}")
 
-        with open(os.path.join(work, "cluster", "gradebook.csv")) as a, \
-                open(os.path.join(work, "local", "gradebook.csv")) as b:
-            check(a.read() == b.read(), "the merged gradebook equals the local batch's")
         logs = os.path.join(work, "cluster", "slurm", "logs")
+        merged = os.path.join(work, "cluster", "gradebook.csv")
+        if not os.path.exists(merged):
+            check(False, "the merge job wrote the gradebook")
+            print_logs(logs, os.path.join(work, "log"))
+            return 1
+        with open(merged) as a, open(os.path.join(work, "local", "gradebook.csv")) as b:
+            check(a.read() == b.read(), "the merged gradebook equals the local batch's")
         graded = []
         for name in sorted(os.listdir(logs)):
             with open(os.path.join(logs, name)) as f:
