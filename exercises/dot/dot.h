@@ -13,7 +13,8 @@
 //
 // The grader calls `dot` several times in one process, with different inputs: state left in __device__ variables
 // from one call must not change the next. Do not allocate memory, synchronise, copy to the host, or call libraries
-// that compute the dot product for you (cuBLAS, CUB, Thrust).
+// that compute the dot product for you (cuBLAS, CUB, Thrust). Compute in float32 only (no double, TF32 or half
+// precision).
 #pragma once
 
 #include <cstddef>

@@ -18,7 +18,8 @@
 // differently for a value on or next to a bin's edge, and the grader's inputs have many values on the edges.
 //
 // The grader calls `histogram` several times in one process, with different inputs. Do not allocate memory,
-// synchronise, copy to the host, or call libraries that count for you (CUB, Thrust).
+// synchronise, copy to the host, or call libraries that count for you (CUB, Thrust). Compute in float32 and
+// integers only (no double or half precision).
 #pragma once
 
 #include <cstddef>

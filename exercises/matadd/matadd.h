@@ -12,7 +12,8 @@
 //   stream   launch every kernel on this stream. The harness waits for the whole device after your call returns.
 //
 // Launch a 2-D grid: one grid dimension for rows, the other for columns. The grader calls `matadd` several times in
-// one process. Do not allocate memory, synchronise, or call libraries that add for you (cuBLAS geam, Thrust).
+// one process. Do not allocate memory, synchronise, copy to the host, or call libraries that add for you (cuBLAS
+// geam, Thrust). Compute in float32 only (no double or half precision).
 #pragma once
 
 #include <cstddef>

@@ -14,8 +14,8 @@
 // either zero is right where the extreme is a zero.
 //
 // The grader calls `minmax` several times in one process, with different inputs: state left in __device__ variables
-// from one call must not change the next. Do not allocate memory, synchronise, or call libraries that compute the
-// answer for you (CUB, Thrust).
+// from one call must not change the next. Do not allocate memory, synchronise, copy to the host, or call libraries
+// that compute the answer for you (CUB, Thrust). Compute in float32 only (no double, TF32 or half precision).
 #pragma once
 
 #include <cstddef>

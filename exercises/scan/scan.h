@@ -17,7 +17,7 @@
 //
 // The grader calls `scan` several times in one process, with different inputs: state left in __device__ variables
 // from one call must not change the next. Do not allocate memory, synchronise, copy to the host, or call libraries
-// that scan for you (CUB, Thrust).
+// that scan for you (CUB, Thrust). Compute in float32 only (no double or half precision).
 #pragma once
 
 #include <cstddef>

@@ -11,8 +11,8 @@
 //   stream   launch every kernel on this stream. The harness waits for the whole device after your call returns.
 //
 // The grader calls `sum` several times in one process, with different inputs: state left in __device__ variables
-// from one call must not change the next. Do not allocate memory, synchronise, or call libraries that compute the
-// sum for you (CUB, Thrust, cuBLAS).
+// from one call must not change the next. Do not allocate memory, synchronise, copy to the host, or call libraries
+// that compute the sum for you (CUB, Thrust, cuBLAS). Compute in float32 only (no double, TF32 or half precision).
 #pragma once
 
 #include <cstddef>

@@ -10,8 +10,8 @@
 //            of the output and nothing outside it.
 //   stream   launch every kernel on this stream. The harness waits for the whole device after your call returns.
 //
-// The grader calls `transpose` several times in one process. Do not allocate memory, synchronise, or call libraries
-// that transpose for you (cuBLAS geam, CUTLASS).
+// The grader calls `transpose` several times in one process. Do not allocate memory, synchronise, copy to the host,
+// or call libraries that transpose for you (cuBLAS geam, CUTLASS). Compute in float32 only (no double or half).
 #pragma once
 
 #include <cstddef>

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "cugrade/diagnosis.hpp"
+#include "contract_rules.hpp"
 #include "cugrade/error.hpp"
 #include "file_io.hpp"
 #include "parameter_rules.hpp"
@@ -50,7 +51,7 @@ Exercise load_exercise(const Course& course, const std::string& name) {
     const auto file = exercise.directory / "exercise.yaml";
     yaml::Mapping fields(file, yaml::load_file(file), "the exercise description",
                          {"title", "submission", "contract", "entry_points", "operands", "parameters", "baselines",
-                          "readme_sections"});
+                          "readme_sections", "rules"});
     exercise.title = fields.text(fields.required("title"), "title");
     exercise.submission_file = fields.text(fields.required("submission"), "submission");
     const auto contract = fields.required("contract");
@@ -69,6 +70,9 @@ Exercise load_exercise(const Course& course, const std::string& name) {
     }
     if (auto parameters = fields.optional("parameters")) {
         exercise.choices.parameters = read_parameter_rules(fields, *parameters);
+    }
+    if (auto rules = fields.optional("rules")) {
+        exercise.rules = read_contract_rules(fields, *rules);
     }
     if (auto baselines = fields.optional("baselines"); baselines && !course.kit) {
         if (!baselines->IsMap()) {

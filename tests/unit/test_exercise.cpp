@@ -5,7 +5,11 @@
 #include <regex>
 #include <sstream>
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include "catch.hpp"
+#include "cugrade/api_policy.hpp"
 #include "cugrade/error.hpp"
 #include "cugrade/exercise.hpp"
 #include "exercise_skeleton.hpp"
@@ -160,4 +164,30 @@ TEST_CASE("the parameters that cugrade new's exercise.yaml shows, uncommented, a
     }
     REQUIRE(shown.rfind("parameters:\n", 0) == 0);
     CHECK(error_of(shown) == "no error");
+}
+
+TEST_CASE("rules name known arithmetic and libraries, each with the contract's words, at their place") {
+    const std::string rules = "rules:\n"
+                              "  arithmetic: {refuse: [fp64, packed_half], words: float32 only}\n"
+                              "  libraries: {allow: [cub], words: no libraries}\n"
+                              "  host_copies: {refuse: true, words: copy to the host}\n";
+    CHECK(error_of(rules) == "no error");
+    CHECK(error_of("rules:\n  arithmetic: {refuse: [fp32], words: x}\n") ==
+          "exercise.yaml:6:25: unknown arithmetic 'fp32' (known: fp64, float_mma, integer_mma, packed_half)");
+    CHECK(error_of("rules:\n  arithmetic: {refuse: [fp64]}\n") ==
+          "exercise.yaml:6:15: the arithmetic rule is missing the required key 'words'");
+    CHECK(error_of("rules:\n  libraries: {allow: [lapack], words: x}\n") ==
+          "exercise.yaml:6:23: unknown library 'lapack' (known: " + fmt::format("{}", fmt::join(known_libraries(), ", ")) +
+              ")");
+    CHECK(error_of("rules:\n  host_copies: {refuse: maybe, words: x}\n") ==
+          "exercise.yaml:6:25: 'refuse' must be one of true, false, got 'maybe'");
+    CHECK(error_of("rules: [fp64]\n") ==
+          "exercise.yaml:5:8: 'rules' maps arithmetic, libraries and host_copies to what the contract says of each");
+
+    const Course course{CUGRADE_SOURCE_DIR};
+    const Exercise accurate = load_exercise(course, "sum_accurate");
+    CHECK(accurate.rules.refused_arithmetic.count(ArithmeticClass::fp64) == 1);
+    CHECK(accurate.rules.arithmetic_words == "Sum in float32: no double-precision arithmetic");
+    CHECK(accurate.rules.host_copies_refused);
+    CHECK(describe_arithmetic(ArithmeticClass::fp64) == "double-precision arithmetic");
 }

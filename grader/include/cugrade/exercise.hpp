@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "cugrade/contract_rules.hpp"
 #include "cugrade/kit.hpp"
 #include "cugrade/rubric.hpp"
 
@@ -62,6 +63,7 @@ struct Exercise {
     // exercise.yaml's `readme_sections`: a diagnosis topic (diagnosis.hpp) -> the title of the section of
     // exercises/NAME/README.md that teaches its fix.
     std::map<std::string, std::string> readme_sections;
+    ContractRules rules;  // exercise.yaml's `rules`: what the contract says of the submission's code
 
     // exercises/common beside it: what every exercise's harness is built with.
     std::filesystem::path common_dir() const { return directory.parent_path() / "common"; }
