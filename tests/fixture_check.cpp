@@ -224,13 +224,20 @@ int main(int argc, char** argv) {
             }
         }
 
-        if (expected["diagnosis"] && report.gpu.available) {
-            std::string found;  // every case's diagnosis, summary and evidence
-            for (const auto& c : exercise.cases) {
-                if (c.diagnosis) {
-                    found += c.diagnosis->summary + " (" + fmt::format("{}", fmt::join(c.diagnosis->evidence, "; ")) + ") ";
+        std::string found;  // every case's diagnosis, summary and evidence: what a diagnosis claims
+        for (const auto& c : exercise.cases) {
+            if (c.diagnosis) {
+                found += c.diagnosis->summary + " (" + fmt::format("{}", fmt::join(c.diagnosis->evidence, "; ")) + ") ";
+            }
+        }
+        if (expected["diagnosis_lacks"] && report.gpu.available) {
+            for (const auto& item : expected["diagnosis_lacks"]) {
+                if (contains_ignoring_case(found, item.as<std::string>())) {
+                    mismatch(fmt::format("a case's diagnosis claims '{}' (found: {})", item.as<std::string>(), found));
                 }
             }
+        }
+        if (expected["diagnosis"] && report.gpu.available) {
             for (const auto& item : expected["diagnosis"]) {
                 if (!contains_ignoring_case(found, item.as<std::string>())) {
                     mismatch(fmt::format("no case's diagnosis contains '{}' (found: {})", item.as<std::string>(),

@@ -69,19 +69,20 @@ std::optional<Explanation> explain_minmax(const std::vector<float>& output, cons
     if (!is_poison(output[0]) && !is_poison(output[1]) && (min_outside || max_outside)) {
         const char* which = min_outside ? "minimum" : "maximum";
         const float value = min_outside ? output[0] : output[1];
-        // Only 0 is the mark of a running extreme started at 0. Any other value no element holds may as well come
-        // from shared memory read before it was written (a missing barrier, threads left out of the tree): say what
-        // was seen, and what can cause it.
+        // 0 is the mark of a running extreme started at 0, but not its proof: a shuffle that reads a lane which does
+        // not exist (a last, partial warp) or is not in its mask reads 0 as well. Any other value no element holds
+        // may come from shared memory read before it was written. Say what was seen, and each cause it may have.
+        explanation.summary = std::string("the ") + which + " is " + (value == 0.0f ? "0, " : "a value ") +
+                              "which no element holds";
         if (value == 0.0f) {
-            explanation.summary = std::string("the ") + which +
-                                  " is 0, which no element holds: a running extreme that starts at 0 rather than "
-                                  "at the identity of min or max";
-            explanation.category = "a starting value that is not the identity of min or max";
-            explanation.hint = "start the running minimum at +INFINITY and the maximum at -INFINITY (or both at the "
-                               "first element their thread reads), never at 0";
+            explanation.category = "0 where no element is 0";
+            explanation.hint = std::string("0 comes from a running extreme that starts at 0 rather than at the "
+                                           "identity (start the minimum at +INFINITY and the maximum at -INFINITY, "
+                                           "never at 0), or from a __shfl_*_sync that reads a lane which does not "
+                                           "exist (a block size that is not a multiple of 32 leaves a last, partial "
+                                           "warp) or is not in its mask");
             explanation.topic = "inputs";
         } else {
-            explanation.summary = std::string("the ") + which + " is a value no element holds";
             explanation.hint = "such a value comes from memory no element was written to: a slot of shared memory "
                                "read before a thread wrote it (a missing __syncthreads(), threads or warps left out "
                                "of the tree), or a running extreme that does not start at the identity of min or "
