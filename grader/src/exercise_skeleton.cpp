@@ -26,6 +26,19 @@ operands: [input]        # one seeded input buffer per operand, each drawn with 
 # exercises/@name@/baselines/ that implements the contract with the library (see exercises/sum/baselines/cub.cu):
 # baselines:
 #   cub: {source: baselines/cub.cu}
+# What the contract (@name@.h) says of the submission's code, checked in its compiled code (docs/authoring.md):
+# TODO(instructor): the arithmetic it refuses (fp64, float_mma, integer_mma, packed_half), the libraries it allows,
+# whether host copies are refused, each in the contract's own words.
+rules:
+  arithmetic:
+    refuse: [fp64, float_mma, integer_mma, packed_half]
+    words: "Compute in float32 only (no double, TF32 or half precision)"
+  libraries:
+    allow: []
+    words: "call libraries that compute it for you"
+  host_copies:
+    refuse: true
+    words: "copy to the host"
 # Where README.md teaches the fix of each kind of diagnosis: a diagnosis's hint ends at the section its topic names.
 readme_sections:
   bounds: The bounds check
@@ -46,7 +59,8 @@ constexpr const char* contract_h = R"~(// @Title@: the contract between your @na
 //            so is the memory after it: write every element of output and nothing past it.
 //   stream   launch every kernel on this stream. The harness waits for the whole device after your call returns.
 //
-// The grader calls `@name@` several times in one process. Do not allocate memory, synchronise, or copy to the host.
+// The grader calls `@name@` several times in one process. Do not allocate memory, synchronise, copy to the host, or
+// call libraries that compute it for you. Compute in float32 only (no double, TF32 or half precision).
 #pragma once
 
 #include <cstddef>
