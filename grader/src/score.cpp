@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <regex>
 
 #include "speed_metric.hpp"
 
@@ -79,7 +80,45 @@ void score_speed(ScoredCase& scored, const SpeedTest& speed) {
     scored.detail = detail;
 }
 
+// The reason of the first rejected case, visible cases first. A hidden case's reason reaches visible cases, so its
+// numbers, which could be the hidden case's size or a count that follows from it, are masked ("N"); the refusals
+// themselves name no size (capture/host_rules.hpp).
+std::optional<std::string> rejection_reason(const std::vector<ScoredCase>& cases) {
+    const ScoredCase* hidden = nullptr;
+    for (const auto& c : cases) {
+        if (c.status != Status::rejected) {
+            continue;
+        }
+        if (c.plan.visibility != Visibility::hidden) {
+            return c.detail;
+        }
+        hidden = hidden == nullptr ? &c : hidden;
+    }
+    if (hidden == nullptr) {
+        return std::nullopt;
+    }
+    static const std::regex number(R"((^|[^A-Za-z0-9_.])[0-9]+(\.[0-9]+)?)");
+    return std::regex_replace(hidden->detail, number, "$1N");
+}
+
 }  // namespace
+
+void keep_nothing_after_rejection(std::vector<ScoredCase>& cases) {
+    const std::optional<std::string> reason = rejection_reason(cases);
+    if (!reason) {
+        return;
+    }
+    for (auto& c : cases) {
+        if (c.status == Status::rejected) {
+            continue;
+        }
+        c.status = Status::rejected;
+        c.detail = *reason;
+        c.points = 0.0;
+        c.measurements = nlohmann::json::object();
+        c.diagnosis = std::nullopt;
+    }
+}
 
 double round_points(double points) { return std::round(points * 1e6) / 1e6; }
 

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "cugrade/rubric.hpp"
 #include "cugrade/run.hpp"
@@ -21,6 +22,12 @@ struct ScoredCase {
 };
 
 ScoredCase score_case(const CasePlan& plan, const CaseResult& result, const Rubric& rubric);
+
+// A submission that broke the contract keeps nothing: once one case is rejected (a rule broken, at build or run time,
+// not a wrong answer), every other case is rejected too, with that reason, and earns nothing, so that code that breaks
+// a rule only where it runs (a copy to the host skipped when n is 0) earns no case where it does not. The reason is a
+// visible case's where one was rejected; a hidden case's reason reaches the others with its numbers masked.
+void keep_nothing_after_rejection(std::vector<ScoredCase>& cases);
 
 // A total of points: shares such as 10/3 do not add up exactly in binary, so totals are rounded to a millionth of a
 // point (10 points over 3 cases total 10, not 10.000000000000002).
