@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <cmath>
-#include <regex>
 
 #include "speed_metric.hpp"
 
@@ -80,25 +79,21 @@ void score_speed(ScoredCase& scored, const SpeedTest& speed) {
     scored.detail = detail;
 }
 
-// The reason of the first rejected case, visible cases first. A hidden case's reason reaches visible cases, so its
-// numbers, which could be the hidden case's size or a count that follows from it, are masked ("N"); the refusals
-// themselves name no size (capture/host_rules.hpp).
+// The reason of the first rejected visible case. A hidden case's reason is never copied: its text may come from the
+// submission's own process (a refused call's name, a kernel's name in its recorded work), which could spell out the
+// hidden case's size or input in it; the others say only that a hidden case broke a rule.
 std::optional<std::string> rejection_reason(const std::vector<ScoredCase>& cases) {
-    const ScoredCase* hidden = nullptr;
+    bool hidden_rejected = false;
     for (const auto& c : cases) {
-        if (c.status != Status::rejected) {
-            continue;
-        }
-        if (c.plan.visibility != Visibility::hidden) {
+        if (c.status == Status::rejected && c.plan.visibility != Visibility::hidden) {
             return c.detail;
         }
-        hidden = hidden == nullptr ? &c : hidden;
+        hidden_rejected = hidden_rejected || c.status == Status::rejected;
     }
-    if (hidden == nullptr) {
+    if (!hidden_rejected) {
         return std::nullopt;
     }
-    static const std::regex number(R"((^|[^A-Za-z0-9_.])[0-9]+(\.[0-9]+)?)");
-    return std::regex_replace(hidden->detail, number, "$1N");
+    return std::string(rejected_in_a_hidden_case);
 }
 
 }  // namespace

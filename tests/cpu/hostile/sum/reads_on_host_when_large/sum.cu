@@ -1,7 +1,7 @@
 // Sums on the GPU, right, except above 65537 elements (the hidden case alone in tests/cpu/sum-cpu.yaml), where it
 // copies the input to the host and sums it there, the copy's direction named by number so that the source does not
 // show it. The runtime refuses that copy when it is made; the submission broke the contract, so it keeps nothing:
-// the visible cases it summed right are rejected too, and nothing of the hidden case reaches them.
+// the visible cases it summed right are rejected too, saying only that a hidden case broke a rule.
 #include <vector>
 
 #include "sum.h"
