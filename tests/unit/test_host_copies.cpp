@@ -50,11 +50,13 @@ std::string shown(int line) {
     return (fs::temp_directory_path() / "cugrade-test-host-copies" / "sum.cu").string() + ":" + std::to_string(line);
 }
 
+const char* const signature =
+    "void sum(const float* input, std::size_t n, float* result, float*, cudaStream_t stream) {\n";
+
 const char* const advice = "compute on the GPU and leave the results in the buffers you are given";
 
 // Line 9: the copy to the host.
-const std::string sums_on_host = std::string(kernel) + R"(void sum(const float* input, std::size_t n, float* result, float*, cudaStream_t stream) {
-    std::vector<float> host(n);
+const std::string sums_on_host = std::string(kernel) + signature + R"(    std::vector<float> host(n);
     if (n > 0) cudaMemcpy(host.data(), input, n * sizeof(float), cudaMemcpyDeviceToHost);
     float total = 0.0f;
     for (float x : host) total += x;
@@ -123,8 +125,7 @@ void sum(const float* input, std::size_t n, float* result, float*, cudaStream_t 
 
 // What the source does not show is the runner's to refuse when the call is made (tests/cpu/, the fixtures).
 TEST_CASE("a direction given by number passes the static check: the runner refuses the copy at run time") {
-    CHECK(inspect(std::string(kernel) + R"(void sum(const float* input, std::size_t n, float* result, float*, cudaStream_t stream) {
-    std::vector<float> host(n);
+    CHECK(inspect(std::string(kernel) + signature + R"(    std::vector<float> host(n);
     cudaMemcpy(host.data(), input, n * sizeof(float), static_cast<cudaMemcpyKind>(2));
     add_all<<<1, 1, 0, stream>>>(input, n, result);
 }
