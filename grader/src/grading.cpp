@@ -286,6 +286,7 @@ ExerciseReport grade_exercise(const GradingContext& context, const Exercise& exe
         for (std::size_t i = 0; i < cases.size(); ++i) {
             report.cases.push_back(score_case(cases[i], results[i], rubric));
         }
+        keep_nothing_after_rejection(report.cases);
         report.patterns = failure_patterns(report.cases);
         // Each hint ends where the student README teaches the fix.
         const auto point = [&](Diagnosis& diagnosis) {
@@ -323,7 +324,8 @@ ExerciseReport grade_exercise(const GradingContext& context, const Exercise& exe
 
     if (build.ok) {
         for (const auto& finding :
-             inspect_submission(build, submission, exercise.entry_points, rubric.apis, toolchain).findings) {
+             inspect_submission(build, submission, exercise.entry_points, rubric.apis, toolchain, exercise.rules)
+                 .findings) {
             report.violations.push_back(finding.message);
         }
     }
@@ -402,10 +404,13 @@ ExerciseReport grade_exercise(const GradingContext& context, const Exercise& exe
             // test with a wrong answer that nothing explained is profiled too: its design may then be the cause (an
             // atomic per element that stalls a float32 total), and its speed is what it will be graded on once
             // right. Neither is where a smaller case failed (profile_case): that is the bug to fix first.
+            // Nor is any where a case was rejected: the submission keeps nothing (keep_nothing_after_rejection).
+            const bool rejected = std::any_of(run.cases.begin(), run.cases.end(),
+                                              [](const CaseResult& r) { return r.status == Status::rejected; });
             for (std::size_t i = 0; i < cases.size(); ++i) {
                 const Status status = cases[i].timed ? score_case(cases[i], run.cases[i], rubric).status : Status::passed;
                 const bool unexplained_wrong = status == Status::wrong_answer && !names_cause(run.cases[i].diagnosis);
-                if (status == Status::slow || unexplained_wrong) {
+                if (!rejected && (status == Status::slow || unexplained_wrong)) {
                     profile_case(program, cases, i, run_options, run);
                 }
                 // The counters became the diagnosis, or are not needed: they are not part of the results.

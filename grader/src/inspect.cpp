@@ -13,6 +13,7 @@
 
 #include "cache.hpp"
 #include "cugrade/api_policy.hpp"
+#include "host_copies.hpp"
 #include "link_object.hpp"
 #include "object_file.hpp"
 
@@ -187,7 +188,7 @@ std::set<std::string> submission_sections_in_program(const fs::path& map_file) {
 
 Inspection inspect_submission(const BuildResult& build, const SubmissionFile& submission,
                               const std::vector<std::string>& entry_points, const ApiRules& rules,
-                              const Toolchain& toolchain) {
+                              const Toolchain& toolchain, const ContractRules& contract) {
     Inspection inspection;
     const SourceLines source(submission.bytes, submission.shown.string());
     const ObjectFile object = read_object(build.object, toolchain);
@@ -309,6 +310,15 @@ Inspection inspect_submission(const BuildResult& build, const SubmissionFile& su
                 fmt::format("{}: calls {}(), which submissions may not use: {}", source.where_word(name), name,
                             verdict.reason));
         }
+    }
+
+    // What its host code copies (host_copies.hpp).
+    const auto first_use = [&](const std::string& name) {
+        const std::string where = source.where_word(name);
+        return where == source.file() ? std::string() : where;
+    };
+    for (auto& finding : host_copy_findings(contract, object, first_use, source.file())) {
+        add(finding.rule, finding.symbol, finding.message);
     }
 
     // When it runs, as the linked program says: nothing of the submission among what the loader runs around main.

@@ -79,7 +79,41 @@ void score_speed(ScoredCase& scored, const SpeedTest& speed) {
     scored.detail = detail;
 }
 
+// The reason of the first rejected visible case. A hidden case's reason is never copied: its text may come from the
+// submission's own process (a refused call's name, a kernel's name in its recorded work), which could spell out the
+// hidden case's size or input in it; the others say only that a hidden case broke a rule.
+std::optional<std::string> rejection_reason(const std::vector<ScoredCase>& cases) {
+    bool hidden_rejected = false;
+    for (const auto& c : cases) {
+        if (c.status == Status::rejected && c.plan.visibility != Visibility::hidden) {
+            return c.detail;
+        }
+        hidden_rejected = hidden_rejected || c.status == Status::rejected;
+    }
+    if (!hidden_rejected) {
+        return std::nullopt;
+    }
+    return std::string(rejected_in_a_hidden_case);
+}
+
 }  // namespace
+
+void keep_nothing_after_rejection(std::vector<ScoredCase>& cases) {
+    const std::optional<std::string> reason = rejection_reason(cases);
+    if (!reason) {
+        return;
+    }
+    for (auto& c : cases) {
+        if (c.status == Status::rejected) {
+            continue;
+        }
+        c.status = Status::rejected;
+        c.detail = *reason;
+        c.points = 0.0;
+        c.measurements = nlohmann::json::object();
+        c.diagnosis = std::nullopt;
+    }
+}
 
 double round_points(double points) { return std::round(points * 1e6) / 1e6; }
 

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <vector>
 
 #include "capture/runner.hpp"
 #include "capture/tables.hpp"
@@ -104,6 +105,23 @@ TEST_CASE("calls that need the device's answer are refused, with the reason") {
           "reads device memory from the host; compute on the GPU and leave the results in the buffers you are given");
     CHECK(taken["refused"][1]["call"] == "cudaMalloc");
     CHECK(taken["refused"][1]["why"] == "allocates device memory; use the scratch memory you are given");
+    CHECK(taken["work"].empty());
+}
+
+// A refusal may become the reason every case of the submission is rejected for, hidden cases' included: it names the
+// limit, never the size of the call that broke it.
+TEST_CASE("an upload over the limit is refused without its size") {
+    tell_the_runtime();
+    const std::vector<unsigned char> table(std::size_t{1} << 20);
+    for (const std::size_t bytes : {cugrade::work_record::max_upload_bytes + 1, table.size()}) {
+        CHECK(cudaMemcpyAsync(device_address(0x7f0000100000), table.data(), bytes, cudaMemcpyHostToDevice, nullptr) ==
+              cudaErrorNotSupported);
+    }
+    const auto taken = capture::take_work();
+    REQUIRE(taken["refused"].size() == 2);
+    for (const auto& refused : taken["refused"]) {
+        CHECK(refused["why"] == "copies more than 65536 bytes from the host in one call; upload a small table only");
+    }
     CHECK(taken["work"].empty());
 }
 

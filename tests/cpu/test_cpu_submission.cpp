@@ -429,3 +429,57 @@ TEST_CASE("a tree without its barriers is a race under the CPU self-check's thre
     }
     CHECK(races >= 1);
 }
+
+namespace {
+
+const std::string host_read =
+    "cudaMemcpy: reads device memory from the host; compute on the GPU and leave the results in the buffers you are "
+    "given";
+
+}  // namespace
+
+TEST_CASE("a copy to the host the source shows is refused before the CPU self-check runs anything") {
+    if (!nvcc_found()) {
+        return;
+    }
+    const cugrade::ExerciseReport report = check_on_cpu(source_dir / "tests/hostile/sum/sums_on_host");
+    INFO(report_of(report));
+    REQUIRE(report.violations.size() == 1);
+    CHECK(report.violations[0] == (source_dir / "tests/hostile/sum/sums_on_host/sum.cu").string() +
+                                      ":12: copies to the host (cudaMemcpyDeviceToHost), which this exercise "
+                                      "forbids (\"copy to the host\"): compute on the GPU and leave the results in "
+                                      "the buffers you are given");
+    for (const auto& c : report.cases) {
+        CHECK(c.status == cugrade::Status::rejected);
+        CHECK(c.detail == report.violations[0]);
+    }
+}
+
+TEST_CASE("a copy to the host in the hidden case alone rejects every case of the CPU self-check, saying no more") {
+    if (!nvcc_found()) {
+        return;
+    }
+    const cugrade::ExerciseReport report = check_on_cpu(hostile / "reads_on_host_when_large");
+    INFO(report_of(report));
+    CHECK(report.violations.empty());
+    for (const auto& c : report.cases) {
+        INFO(c.plan.id);
+        CHECK(c.status == cugrade::Status::rejected);
+        CHECK(c.detail == (c.plan.visibility == cugrade::Visibility::hidden ? host_read
+                                                                             : cugrade::rejected_in_a_hidden_case));
+        CHECK(c.points == 0.0);
+    }
+}
+
+TEST_CASE("a cudaMemcpyDefault copy into host memory is refused on the CPU as the GPU's replay refuses it") {
+    if (!nvcc_found()) {
+        return;
+    }
+    const cugrade::ExerciseReport report = check_on_cpu(hostile / "copies_default_to_host");
+    INFO(report_of(report));
+    CHECK(report.violations.empty());
+    for (const auto& c : report.cases) {
+        CHECK(c.status == cugrade::Status::rejected);
+        CHECK(c.detail == "cudaMemcpy: copies to memory outside the output and scratch buffers it is given");
+    }
+}

@@ -99,3 +99,86 @@ TEST_CASE("points are shown with at most two decimals") {
     CHECK(format_points(10.0 / 3.0) == "3.33");
     CHECK(format_points(0.0) == "0");
 }
+
+namespace {
+
+ScoredCase scored(const std::string& id, Visibility visibility, Status status, const std::string& detail,
+                  double points) {
+    ScoredCase c;
+    c.plan.id = id;
+    c.plan.visibility = visibility;
+    c.plan.max_points = 1.0;
+    c.status = status;
+    c.detail = detail;
+    c.points = points;
+    return c;
+}
+
+const std::string host_read =
+    "cudaMemcpy: reads device memory from the host; compute on the GPU and leave the results in the buffers you are "
+    "given";
+
+}  // namespace
+
+TEST_CASE("a submission rejected in one case keeps nothing: every case is rejected with that reason") {
+    std::vector<ScoredCase> cases = {
+        scored("all/n=0/inside", Visibility::visible, Status::passed, "", 1.0),
+        scored("all/n=1/inside", Visibility::visible, Status::rejected, host_read, 0.0),
+        scored("all/n=2/inside", Visibility::visible, Status::wrong_answer, "counts[3]: expected 1, got 0", 0.0),
+        scored("big/n=4194301/inside", Visibility::hidden, Status::passed, "", 1.0),
+    };
+    cases[0].measurements = {{"seconds", 0.5}};
+    cases[0].diagnosis = Diagnosis{};
+    keep_nothing_after_rejection(cases);
+    for (const auto& c : cases) {
+        INFO(c.plan.id);
+        CHECK(c.status == Status::rejected);
+        CHECK(c.detail == host_read);
+        CHECK(c.points == 0.0);
+    }
+    CHECK(cases[0].measurements.empty());
+    CHECK_FALSE(cases[0].diagnosis.has_value());
+}
+
+TEST_CASE("wrong answers alone keep what they earned: only a rejection takes everything") {
+    std::vector<ScoredCase> cases = {
+        scored("all/n=0/inside", Visibility::visible, Status::passed, "", 1.0),
+        scored("all/n=1/inside", Visibility::visible, Status::wrong_answer, "counts[0]: expected 1, got 0", 0.0),
+        scored("races/n=1025/edges", Visibility::visible, Status::race, "a race on shared memory", 0.0),
+    };
+    keep_nothing_after_rejection(cases);
+    CHECK(cases[0].status == Status::passed);
+    CHECK(cases[0].points == 1.0);
+    CHECK(cases[1].status == Status::wrong_answer);
+    CHECK(cases[2].status == Status::race);
+}
+
+// The text of a hidden case's refusal may come from the submission's own process: any of it could spell out the case.
+TEST_CASE("a rejection found only in a hidden case reaches the others without its detail") {
+    std::vector<ScoredCase> cases = {
+        scored("all/n=0/inside", Visibility::visible, Status::passed, "", 1.0),
+        scored("big/n=4194301/inside", Visibility::hidden, Status::rejected,
+               "asks for work the grader does not know (four million one hundred ninety-four thousand)", 0.0),
+        scored("big/n=268435456/inside", Visibility::hidden, Status::passed, "", 1.0),
+    };
+    keep_nothing_after_rejection(cases);
+    CHECK(cases[0].status == Status::rejected);
+    CHECK(cases[0].detail == "a hidden case broke a rule of the exercise (details of hidden cases are not shown): a "
+                             "submission that breaks a rule earns nothing");
+    CHECK(cases[1].detail == "asks for work the grader does not know (four million one hundred ninety-four thousand)");
+    CHECK(cases[2].status == Status::rejected);
+    CHECK(cases[2].detail == cases[0].detail);
+    CHECK(cases[2].points == 0.0);
+}
+
+TEST_CASE("a visible case's reason is the one every case takes, before a hidden case's") {
+    std::vector<ScoredCase> cases = {
+        scored("big/n=4194301/inside", Visibility::hidden, Status::rejected, "uploads 16777204 bytes", 0.0),
+        scored("all/n=0/inside", Visibility::visible, Status::passed, "", 1.0),
+        scored("all/n=33/inside", Visibility::visible, Status::rejected, host_read, 0.0),
+    };
+    keep_nothing_after_rejection(cases);
+    CHECK(cases[1].status == Status::rejected);
+    CHECK(cases[1].detail == host_read);
+    CHECK(cases[0].detail == "uploads 16777204 bytes");
+}

@@ -125,7 +125,7 @@ cudaError_t record_copy(const char* call, void* to, std::size_t to_pitch, const 
                 return r.refuse(call, host_rules::no_2d_upload);
             }
             if (width > work_record::max_upload_bytes) {
-                return r.refuse(call, host_rules::upload_too_large(width));
+                return r.refuse(call, host_rules::upload_too_large());
             }
             r.work.push_back({{"op", "upload"}, {"to", address(to)}, {"data", work_record::to_hex(from, width)}});
             return cudaSuccess;
@@ -150,8 +150,7 @@ cudaError_t record_symbol_upload(const char* call, const void* symbol, const voi
         return r.fail(cudaErrorInvalidValue);
     }
     if (bytes > work_record::max_upload_bytes) {
-        return r.refuse(call, "uploads " + std::to_string(bytes) + " bytes; a call may upload " +
-                                  std::to_string(work_record::max_upload_bytes) + " at most");
+        return r.refuse(call, host_rules::upload_too_large());
     }
     r.work.push_back({{"op", "symbol_upload"},
                       {"symbol", found->second.name},

@@ -5,6 +5,7 @@
 #include <iterator>
 #include <string>
 
+#include "host_rules.hpp"
 #include "work_record.hpp"
 
 namespace cugrade::replay {
@@ -161,10 +162,10 @@ Work Replayer::prepare(const nlohmann::json& work, const std::vector<DeviceRange
                 const auto to_span = pitched_span(copy.dstPitch, copy.WidthInBytes, copy.Height);
                 const auto from_span = pitched_span(copy.srcPitch, copy.WidthInBytes, copy.Height);
                 if (to_span != 0 && !inside(copy.dstDevice, to_span, true, ranges)) {
-                    throw Refused("copies to memory outside the output and scratch buffers it is given");
+                    throw Refused(host_rules::copy_outside_to);
                 }
                 if (from_span != 0 && !inside(copy.srcDevice, from_span, false, ranges)) {
-                    throw Refused("copies from memory outside the buffers it is given");
+                    throw Refused(host_rules::copy_outside_from);
                 }
             } else if (op == "upload" || op == "symbol_upload") {
                 out.op = Work::Op::upload;

@@ -295,6 +295,12 @@ inline cudaError_t cudaMemsetAsync(void* p, int value, std::size_t bytes, cudaSt
 }
 inline cudaError_t cudaMemset(void* p, int value, std::size_t bytes) { return cudaMemsetAsync(p, value, bytes); }
 namespace cugrade::cpu {
+// Whether `bytes` from `pointer` lie within one array of cudaMalloc's (or one the runner mapped).
+inline bool inside_array(const void* pointer, std::size_t bytes) {
+    const auto address = reinterpret_cast<std::uintptr_t>(pointer);
+    const DeviceArray array = array_holding(address);
+    return array.begin != 0 && address - array.begin <= array.bytes && bytes <= array.bytes - (address - array.begin);
+}
 inline cudaError_t copy(const char* call, void* to, const void* from, std::size_t bytes, cudaMemcpyKind kind) {
     if (sticky_error() != cudaSuccess) {
         return sticky_error();
@@ -304,7 +310,18 @@ inline cudaError_t copy(const char* call, void* to, const void* from, std::size_
             return refuse(call, host_rules::no_copy_back);
         }
         if (kind == cudaMemcpyHostToDevice && bytes > work_record::max_upload_bytes) {
-            return refuse(call, host_rules::upload_too_large(bytes));
+            return refuse(call, host_rules::upload_too_large());
+        }
+        // Here every address is the host's, so a copy between device buffers (or of cudaMemcpyDefault, which the
+        // GPU's replay treats as one) that leaves them would read device memory on the host: refused as the replay
+        // refuses it.
+        if (kind == cudaMemcpyDeviceToDevice || kind == cudaMemcpyDefault) {
+            if (bytes != 0 && !inside_array(to, bytes)) {
+                return refuse(call, host_rules::copy_outside_to);
+            }
+            if (bytes != 0 && !inside_array(from, bytes)) {
+                return refuse(call, host_rules::copy_outside_from);
+            }
         }
     }
     std::memmove(to, from, bytes);

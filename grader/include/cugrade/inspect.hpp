@@ -12,13 +12,15 @@
 #include <vector>
 
 #include "cugrade/build.hpp"
+#include "cugrade/contract_rules.hpp"
 #include "cugrade/rubric.hpp"
 #include "cugrade/submission.hpp"
 
 namespace cugrade {
 
 struct Finding {
-    std::string rule;     // "defines", "forbidden-library", "forbidden-function", "runs-before-main", "section"
+    std::string rule;     // "defines", "forbidden-library", "forbidden-function", "runs-before-main", "section",
+                          // "host-copy"
     std::string symbol;   // as a person reads it: "cudaEventElapsedTime", "cub::DeviceReduce::Sum", "fork()"
     std::string message;  // "sum.cu:12: calls fork(), which ..."
 };
@@ -29,9 +31,9 @@ struct Inspection {
 };
 
 // Inspects the built object of `build` (which must have compiled); `submission` gives the source for the lines of
-// messages and the path as the user gave it.
+// messages and the path as the user gave it; `contract` the exercise's rules (Exercise::rules) that code can break.
 Inspection inspect_submission(const BuildResult& build, const SubmissionFile& submission,
                               const std::vector<std::string>& entry_points, const ApiRules& rules,
-                              const Toolchain& toolchain);
+                              const Toolchain& toolchain, const ContractRules& contract = {});
 
 }  // namespace cugrade

@@ -1,10 +1,11 @@
 // Patches the code of its own process so that a refused call "succeeds": makes the page of cudaMemcpy (in the
 // submission's process, the grader's recording stand-in) writable with a raw mprotect system call and overwrites
 // the function with `xor eax, eax; ret`, so that cudaMemcpy returns cudaSuccess and records no refusal. It then
-// copies the input to the host and sums it there. Patching its own process changes what its process reports, not
-// what the grader checks: no device memory ever reaches that process, the host buffer stays zero, the uploaded sum
-// is 0 and every case fails as a wrong answer. (Where the patch is refused, or on other architectures, it skips the
-// copy and uploads 0 as well.)
+// copies the input to the host and sums it there, the copy's direction named by number (out of sight of the static
+// check of the source, which would reject it before it runs). Patching its own process changes what its process
+// reports, not what the grader checks: no device memory ever reaches that process, the host buffer stays zero, the
+// uploaded sum is 0 and every case fails as a wrong answer. (Where the patch is refused, or on other architectures,
+// it skips the copy and uploads 0 as well.)
 #include <sys/mman.h>
 
 #include <cstdint>
@@ -43,7 +44,7 @@ void sum(const float* input, std::size_t n, float* result, float*, cudaStream_t 
     static const bool patched = patch_memcpy();
     std::vector<float> host(n);
     if (patched && n > 0) {
-        cudaMemcpy(host.data(), input, n * sizeof(float), cudaMemcpyDeviceToHost);
+        cudaMemcpy(host.data(), input, n * sizeof(float), static_cast<cudaMemcpyKind>(2));
     }
     double total = 0.0;
     for (const float x : host) {

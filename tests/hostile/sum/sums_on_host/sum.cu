@@ -1,7 +1,7 @@
 // Cheats by computing on the CPU: copies the whole input to the host with cudaMemcpy, adds it up there in double
 // precision, and copies the one-float result back. The answer would be right, but the exercise is a GPU reduction:
-// the submission's host code runs in a process without a GPU, whose copies to the host the grader refuses (nothing
-// the host computes from device memory could be timed), so every case is rejected.
+// the exercise forbids copies to the host (nothing the host computes from device memory could be timed), and the
+// grader sees this one in the source, so every case is rejected before anything runs.
 #include <vector>
 
 #include "sum.h"
