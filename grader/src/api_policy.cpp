@@ -128,11 +128,11 @@ const std::vector<KnownLibrary>& library_catalogue() {
     static const std::vector<KnownLibrary> all = {
         // CCCL finds the driver at run time and waits politely: allowing CUB or Thrust allows that.
         {"cub", "CUB", {"cub::"}, {}, "cub", {"dlopen", "dlsym", "dlclose", "dlerror", "sched_yield", "cudaSetDevice"},
-         {"cub/"}},
+         {"cub/"}, {"thrust"}},
         {"thrust", "Thrust", {"thrust::"}, {}, "thrust",
          {"dlopen", "dlsym", "dlclose", "dlerror", "sched_yield", "cudaSetDevice", "cudaStreamCreate*",
           "cudaStreamDestroy"},
-         {"thrust/"}},
+         {"thrust/"}, {"cub"}},
         {"cublas", "cuBLAS", {}, {"cublas"}, "cublas", {}, {"cublas*.h"}},
         {"cudnn", "cuDNN", {}, {"cudnn"}, "cudnn", {}, {"cudnn*.h"}},
         {"cusparse", "cuSPARSE", {}, {"cusparse"}, "cusparse", {}, {"cusparse*.h"}},

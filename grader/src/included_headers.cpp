@@ -124,8 +124,9 @@ std::optional<std::vector<IncludedLibrary>> included_libraries(const std::vector
     const std::vector<IncludeDirective> directives = include_directives(source);
 
     // The headers are listed as the compiler first opened them: what one #include brought in lies between its own
-    // header and the header of the next #include that opened one. An #include whose file is not found there (a
-    // computed one, or one of a file already open) may have brought in some of what follows the one before it.
+    // header and the header of the next #include that opened one. One of a file opened before opens nothing new;
+    // one whose file is not listed at all (a computed #include) may have brought in some of what follows the one
+    // before it.
     struct Segment {
         std::size_t start = 0;
         const IncludeDirective* directive = nullptr;
@@ -142,7 +143,10 @@ std::optional<std::vector<IncludedLibrary>> included_libraries(const std::vector
                 located = true;
             }
         }
-        segments.back().certain = segments.back().certain && located;
+        const auto opened_before = [&](const std::string& path) { return names_file(path, directive.name); };
+        const bool known = located || std::any_of(dependencies.begin(), start + 1 + static_cast<std::ptrdiff_t>(cursor),
+                                                  opened_before);
+        segments.back().certain = segments.back().certain && known;
     }
 
     std::vector<IncludedLibrary> libraries;
@@ -163,9 +167,14 @@ std::optional<std::vector<IncludedLibrary>> included_libraries(const std::vector
             continue;  // a library's header: what it brings in is part of it
         }
         const std::size_t end = s + 1 < segments.size() ? segments[s + 1].start : own.size();
+        std::set<std::string> brought;  // by a library found earlier in the same part
         for (std::size_t i = segment.start; i < end; ++i) {
             const LibraryHeader header = library_of_header(own[i]);
-            if (header.library != nullptr && seen.insert(header.library).second) {
+            if (header.library == nullptr || brought.count(header.library->name) != 0) {
+                continue;
+            }
+            brought.insert(header.library->brings.begin(), header.library->brings.end());
+            if (seen.insert(header.library).second) {
                 libraries.push_back({header.library, header.name,
                                      segment.certain ? std::optional(*segment.directive) : std::nullopt, false});
             }

@@ -74,7 +74,11 @@ Built build_as(const std::string& exercise_name, const std::string& file, const 
 std::vector<Finding> inspect_built(const Built& built) {
     INFO(built.build.diagnostics);
     REQUIRE(built.build.ok);
-    return inspect_submission(built.build, built.submission, built.exercise, {}, find_toolchain(std::nullopt)).findings;
+    auto findings = inspect_submission(built.build, built.submission, built.exercise, {}, find_toolchain(std::nullopt)).findings;
+    for (const auto& finding : findings) {
+        UNSCOPED_INFO(finding.message);
+    }
+    return findings;
 }
 
 std::string source_of(const fs::path& file) {
@@ -137,7 +141,8 @@ void sum(const float* input, std::size_t n, float* result, float* scratch, cudaS
     cub::DeviceReduce::Sum(scratch, bytes, input, result, static_cast<int>(n), stream);
 }
 )");
-    REQUIRE(findings.size() == 1);
+    // Then the calls CUB's own code makes, which only an exercise that allows CUB allows.
+    REQUIRE_FALSE(findings.empty());
     CHECK(findings[0].rule == "forbidden-library");
     CHECK(findings[0].message == shown(1) + ": includes <cub/device/device_reduce.cuh> (CUB), which this exercise "
                                             "forbids (\"call libraries that compute the sum for you (CUB, Thrust, "

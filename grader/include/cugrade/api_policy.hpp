@@ -23,6 +23,8 @@ struct KnownLibrary {
     std::vector<std::string> needs;       // what its own code calls, allowed with it (globs)
     // Its headers, by one component of their path: a folder ("cub/") or a file name glob ("cublas*.h").
     std::vector<std::string> headers;
+    // The libraries (by name) its own headers include: what comes in with it is part of it.
+    std::vector<std::string> brings;
 };
 const std::vector<KnownLibrary>& library_catalogue();
 
