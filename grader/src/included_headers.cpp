@@ -60,8 +60,9 @@ bool names_file(const std::string& path, const std::string& name) {
         return false;
     }
     const std::string bare = path.rfind("./", 0) == 0 ? path.substr(2) : path;
-    return bare == name || (bare.size() > name.size() && bare.compare(bare.size() - name.size(), name.size(), name) == 0 &&
-                            bare[bare.size() - name.size() - 1] == '/');
+    const std::size_t at = bare.size() - name.size();
+    return bare == name ||
+           (bare.size() > name.size() && bare.compare(at, name.size(), name) == 0 && bare[at - 1] == '/');
 }
 
 }  // namespace
@@ -112,8 +113,8 @@ std::vector<IncludeDirective> include_directives(const std::string& source) {
     return found;
 }
 
-std::optional<std::vector<IncludedLibrary>> included_libraries(const std::vector<std::string>& dependencies,
-                                                               const std::string& source) {
+std::optional<SubmissionLibraries> included_libraries(const std::vector<std::string>& dependencies,
+                                                      const std::string& source) {
     const auto start = std::find_if(dependencies.begin(), dependencies.end(), [](const std::string& path) {
         return fs::path(path).filename() == submission_start_header;
     });
@@ -183,7 +184,13 @@ std::optional<std::vector<IncludedLibrary>> included_libraries(const std::vector
     std::stable_sort(libraries.begin(), libraries.end(), [](const IncludedLibrary& a, const IncludedLibrary& b) {
         return (a.directive ? a.directive->line : 0) < (b.directive ? b.directive->line : 0);
     });
-    return libraries;
+    SubmissionLibraries result{libraries, {}};
+    for (const auto& path : own) {
+        if (const LibraryHeader header = library_of_header(path); header.library != nullptr) {
+            result.present.insert(header.library->name);
+        }
+    }
+    return result;
 }
 
 }  // namespace cugrade

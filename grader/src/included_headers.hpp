@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <filesystem>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -35,10 +36,16 @@ struct IncludedLibrary {
     bool named = false;                         // whether that #include names the library's header itself
 };
 
-// The libraries the submission's own includes pulled in, each once, in the order of its lines; a library that another
-// library's header brought in (CUB through <thrust/reduce.h>) is that library's, not one of its own. Nullopt when the
-// list has no submission_start_header (a build from before it was kept).
-std::optional<std::vector<IncludedLibrary>> included_libraries(const std::vector<std::string>& dependencies,
-                                                               const std::string& source);
+struct SubmissionLibraries {
+    // Each library the submission's own includes pulled in, once, in the order of its lines; a library that another
+    // library's header brought in (CUB through <thrust/reduce.h>) is that library's, not one of its own.
+    std::vector<IncludedLibrary> included;
+    // Every library (by name) any of those headers belongs to, its own or another's.
+    std::set<std::string> present;
+};
+
+// Nullopt when the list has no submission_start_header (a build from before it was kept).
+std::optional<SubmissionLibraries> included_libraries(const std::vector<std::string>& dependencies,
+                                                      const std::string& source);
 
 }  // namespace cugrade

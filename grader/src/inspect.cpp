@@ -205,31 +205,25 @@ std::string library_refusal(const Exercise& exercise, const KnownLibrary& librar
     if (exercise.rules.libraries_words.empty()) {
         return "which this exercise forbids: write the kernels yourself";
     }
-    return fmt::format("which this exercise forbids (\"{}\"): write the kernels yourself", exercise.rules.libraries_words);
+    return fmt::format("which this exercise forbids (\"{}\"): write the kernels yourself",
+                       exercise.rules.libraries_words);
 }
 
-// What it uses: libraries by the headers its own lines included, then by their names in any symbol, defined or used,
-// for a library none of its headers brought in (declared by hand).
-void add_library_findings(const BuildResult& build, const SourceLines& source, const Exercise& exercise,
-                          const ApiPolicy& policy, const ObjectFile& object,
-                          const std::function<void(std::string, std::string, std::string)>& add) {
-    std::optional<std::vector<IncludedLibrary>> included;
-    std::set<std::string> judged_by_headers;
-    if (!build.dependencies.empty()) {
-        const std::vector<std::string> dependencies = read_dependency_list(build.dependencies);
-        included = included_libraries(dependencies, source.text());
-        if (included) {
-            const auto start = std::find_if(dependencies.begin(), dependencies.end(), [](const std::string& path) {
-                return fs::path(path).filename() == submission_start_header;
-            });
-            for (auto it = start; it != dependencies.end(); ++it) {
-                if (const LibraryHeader header = library_of_header(*it); header.library != nullptr) {
-                    judged_by_headers.insert(header.library->name);
-                }
-            }
-        }
+using AddFinding = std::function<void(std::string, std::string, std::string)>;
+
+// What it uses, first: libraries by the headers its own lines included. Returns the libraries judged so, those any
+// of its headers belong to (none where the build kept no dependency list).
+std::set<std::string> add_included_library_findings(const BuildResult& build, const SourceLines& source,
+                                                    const Exercise& exercise, const ApiPolicy& policy,
+                                                    const AddFinding& add) {
+    if (build.dependencies.empty()) {
+        return {};
     }
-    for (const auto& found : included.value_or(std::vector<IncludedLibrary>{})) {
+    const auto libraries = included_libraries(read_dependency_list(build.dependencies), source.text());
+    if (!libraries) {
+        return {};
+    }
+    for (const auto& found : libraries->included) {
         if (!policy.forbids_library(found.library->name)) {
             continue;
         }
@@ -237,8 +231,8 @@ void add_library_findings(const BuildResult& build, const SourceLines& source, c
         if (!found.directive) {
             what = fmt::format("{}: includes <{}> ({})", source.file(), found.header, found.library->display);
         } else if (found.named) {
-            what = fmt::format("{}:{}: includes {} ({})", source.file(), found.directive->line, found.directive->written,
-                               found.library->display);
+            what = fmt::format("{}:{}: includes {} ({})", source.file(), found.directive->line,
+                               found.directive->written, found.library->display);
         } else {
             what = fmt::format("{}:{}: includes {} and through it <{}> ({})", source.file(), found.directive->line,
                                found.directive->written, found.header, found.library->display);
@@ -246,8 +240,14 @@ void add_library_findings(const BuildResult& build, const SourceLines& source, c
         add("forbidden-library", found.library->display,
             fmt::format("{}, {}", what, library_refusal(exercise, *found.library)));
     }
+    return libraries->present;
+}
+
+// Then, for a library none of its headers brought in (declared by hand): its names in any symbol, defined or used.
+void add_library_name_findings(const SourceLines& source, const Exercise& exercise, const ApiPolicy& policy,
+                               const ObjectFile& object, const std::set<std::string>& judged, const AddFinding& add) {
     for (const auto& library : library_catalogue()) {
-        if (!policy.forbids_library(library.name) || judged_by_headers.count(library.name) != 0) {
+        if (!policy.forbids_library(library.name) || judged.count(library.name) != 0) {
             continue;
         }
         // Of every symbol that shows the library, name the one a person would recognise: a public function
@@ -286,6 +286,12 @@ void add_library_findings(const BuildResult& build, const SourceLines& source, c
     }
 }
 
+void add_library_findings(const BuildResult& build, const SourceLines& source, const Exercise& exercise,
+                          const ApiPolicy& policy, const ObjectFile& object, const AddFinding& add) {
+    const std::set<std::string> judged = add_included_library_findings(build, source, exercise, policy, add);
+    add_library_name_findings(source, exercise, policy, object, judged, add);
+}
+
 }  // namespace
 
 Inspection inspect_libraries(const BuildResult& build, const SubmissionFile& submission, const Exercise& exercise,
@@ -295,12 +301,12 @@ Inspection inspect_libraries(const BuildResult& build, const SubmissionFile& sub
     const ObjectFile object = read_object(build.object, toolchain);
     const ApiPolicy policy(library_rules(exercise, rules), read_program_symbols(build.program_symbols).math);
     std::set<std::string> reported;
-    add_library_findings(build, source, exercise, policy, object,
-                         [&](std::string rule, std::string symbol, std::string message) {
-                             if (reported.insert(rule + " " + symbol).second) {
-                                 inspection.findings.push_back({std::move(rule), std::move(symbol), std::move(message)});
-                             }
-                         });
+    const auto add = [&](std::string rule, std::string symbol, std::string message) {
+        if (reported.insert(rule + " " + symbol).second) {
+            inspection.findings.push_back({std::move(rule), std::move(symbol), std::move(message)});
+        }
+    };
+    add_library_findings(build, source, exercise, policy, object, add);
     return inspection;
 }
 

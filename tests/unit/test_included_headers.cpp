@@ -2,6 +2,7 @@
 // with the line that brought it. The lists here are written as nvcc writes them; test_inspect.cpp has real builds.
 #include <filesystem>
 #include <fstream>
+#include <set>
 
 #include "catch.hpp"
 #include "fresh_folder.hpp"
@@ -73,33 +74,34 @@ TEST_CASE("a library is named with the #include that brought it") {
                                                   cccl + "cub/util_arch.cuh", cccl + "thrust/detail/config.h"}),
                                           thrust_then_cub);
     REQUIRE(found);
-    REQUIRE(found->size() == 1);  // the CUB of Thrust's headers is Thrust's
-    CHECK(found->at(0).library->name == "thrust");
-    CHECK(found->at(0).named);
-    CHECK(found->at(0).directive->line == 3);
+    REQUIRE(found->included.size() == 1);  // the CUB of Thrust's headers is Thrust's
+    CHECK(found->included[0].library->name == "thrust");
+    CHECK(found->included[0].named);
+    CHECK(found->included[0].directive->line == 3);
+    CHECK(found->present == std::set<std::string>{"cub", "thrust"});
 
     // Through a header that is no library's.
     const auto through = included_libraries(listed({cccl + "cuda/algorithm", cccl + "cub/device/device_copy.cuh"}),
                                             "#include <cuda/algorithm>\n");
-    REQUIRE(through->size() == 1);
-    CHECK(through->at(0).header == "cub/device/device_copy.cuh");
-    CHECK_FALSE(through->at(0).named);
-    CHECK(through->at(0).directive->written == "<cuda/algorithm>");
+    REQUIRE(through->included.size() == 1);
+    CHECK(through->included[0].header == "cub/device/device_copy.cuh");
+    CHECK_FALSE(through->included[0].named);
+    CHECK(through->included[0].directive->written == "<cuda/algorithm>");
 
     // After a computed #include nothing is certain: the file brought it.
     // The Thrust that CUB's headers include is still CUB's.
     const auto computed = included_libraries(
         listed({cccl + "cuda/std/array", cccl + "cub/warp/warp_scan.cuh", cccl + "thrust/iterator/discard_iterator.h"}),
         "#include <cuda/std/array>\n#include CUB_HEADER\n");
-    REQUIRE(computed->size() == 1);
-    CHECK(computed->at(0).library->name == "cub");
-    CHECK_FALSE(computed->at(0).directive);
+    REQUIRE(computed->included.size() == 1);
+    CHECK(computed->included[0].library->name == "cub");
+    CHECK_FALSE(computed->included[0].directive);
 
     // What nvcc and the contract include is never the submission's, and a line in #if 0 is not an include.
     std::vector<std::string> contract_uses_cub = {"scan.cu", cccl + "cub/cub.cuh", "./scan.h",
                                                   std::string("./") + submission_start_header};
-    CHECK(included_libraries(contract_uses_cub, "#include <cub/cub.cuh>\n")->empty());
-    CHECK(included_libraries(listed({}), "#if 0\n#include <cub/cub.cuh>\n#endif\n")->empty());
+    CHECK(included_libraries(contract_uses_cub, "#include <cub/cub.cuh>\n")->present.empty());
+    CHECK(included_libraries(listed({}), "#if 0\n#include <cub/cub.cuh>\n#endif\n")->included.empty());
 }
 
 TEST_CASE("a list without the start marker gives nothing to judge by") {

@@ -74,7 +74,8 @@ Built build_as(const std::string& exercise_name, const std::string& file, const 
 std::vector<Finding> inspect_built(const Built& built) {
     INFO(built.build.diagnostics);
     REQUIRE(built.build.ok);
-    auto findings = inspect_submission(built.build, built.submission, built.exercise, {}, find_toolchain(std::nullopt)).findings;
+    const Toolchain toolchain = find_toolchain(std::nullopt);
+    auto findings = inspect_submission(built.build, built.submission, built.exercise, {}, toolchain).findings;
     for (const auto& finding : findings) {
         UNSCOPED_INFO(finding.message);
     }
@@ -84,6 +85,11 @@ std::vector<Finding> inspect_built(const Built& built) {
 std::string source_of(const fs::path& file) {
     std::ifstream in(file);
     return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// A fixture's submission, by its path under tests/fixtures.
+std::string fixture_source(const std::string& path) {
+    return source_of(fs::path(CUGRADE_SOURCE_DIR) / "tests/fixtures" / path);
 }
 
 std::string shown(int line) {
@@ -289,7 +295,7 @@ TEST_CASE("calls outside what an exercise needs are rejected, weak references an
 // its object shows: block-level CUB in device code leaves no host name at all.
 TEST_CASE("device-only cub::BlockReduce in a sum is rejected at its #include") {
     const Built built = build_as("sum", "sum.cu",
-                                 source_of(fs::path(CUGRADE_SOURCE_DIR) / "tests/fixtures/sum/cub_block_reduce_device/sum.cu"));
+                                 fixture_source("sum/cub_block_reduce_device/sum.cu"));
     const auto findings = inspect_built(built);
     REQUIRE(findings.size() == 1);
     CHECK(findings[0].rule == "forbidden-library");
@@ -303,22 +309,24 @@ TEST_CASE("device-only cub::BlockReduce in a sum is rejected at its #include") {
 TEST_CASE("device-only cub::BlockHistogram in a histogram is rejected at its #include") {
     const Built built = build_as(
         "histogram", "histogram.cu",
-        source_of(fs::path(CUGRADE_SOURCE_DIR) / "tests/fixtures/histogram/cub_block_histogram/histogram.cu"));
+        fixture_source("histogram/cub_block_histogram/histogram.cu"));
     const auto findings = inspect_built(built);
     REQUIRE(findings.size() == 1);
     CHECK(findings[0].message == built.shown(3) +
                                      ": includes <cub/block/block_histogram.cuh> (CUB), which this exercise forbids "
-                                     "(\"call libraries that count for you (CUB, Thrust)\"): write the kernels yourself");
+                                     "(\"call libraries that count for you (CUB, Thrust)\"): write the kernels "
+                                     "yourself");
 }
 
 TEST_CASE("cub::BlockScan in a scan is named CUB, not the Thrust its headers use") {
     const Built built = build_as("scan", "scan.cu",
-                                 source_of(fs::path(CUGRADE_SOURCE_DIR) / "tests/fixtures/scan/cub_block_scan/scan.cu"));
+                                 fixture_source("scan/cub_block_scan/scan.cu"));
     const auto findings = inspect_built(built);
     REQUIRE(findings.size() == 1);
     CHECK(findings[0].message == built.shown(6) +
                                      ": includes <cub/block/block_scan.cuh> (CUB), which this exercise forbids "
-                                     "(\"call libraries that scan for you (CUB, Thrust)\"): write the kernels yourself");
+                                     "(\"call libraries that scan for you (CUB, Thrust)\"): write the kernels "
+                                     "yourself");
 }
 
 TEST_CASE("a Thrust include is Thrust at its line, and the CUB it brings in is not a second finding") {
@@ -369,7 +377,7 @@ void scan(const float* input, std::size_t n, float* output, int, float*, cudaStr
 
 TEST_CASE("a cuBLAS call that fails the link is told that cuBLAS is refused") {
     const Built built = build_as("sum", "sum.cu",
-                                 source_of(fs::path(CUGRADE_SOURCE_DIR) / "tests/fixtures/sum/cublas_dot/sum.cu"));
+                                 fixture_source("sum/cublas_dot/sum.cu"));
     REQUIRE_FALSE(built.build.ok);
     CHECK(built.build.step == "link");
     CHECK_THAT(built.build.diagnostics, contains_text("cublasSdot_v2"));
@@ -391,8 +399,9 @@ void sum(const float* input, std::size_t n, float* result, float*, cudaStream_t)
 }
 )");
     REQUIRE_FALSE(by_hand.build.ok);
+    const Toolchain toolchain = find_toolchain(std::nullopt);
     const auto declared =
-        inspect_libraries(by_hand.build, by_hand.submission, by_hand.exercise, {}, find_toolchain(std::nullopt)).findings;
+        inspect_libraries(by_hand.build, by_hand.submission, by_hand.exercise, {}, toolchain).findings;
     REQUIRE(declared.size() == 1);
     CHECK(declared[0].message == by_hand.shown(2) +
                                      ": uses cuBLAS (cublasCreate_v2), which this exercise forbids (\"call libraries "
@@ -403,7 +412,8 @@ void sum(const float* input, std::size_t n, float* result, float*, cudaStream_t)
 TEST_CASE("the templates and references include no library: the contract's headers are not the student's") {
     for (const std::string name : {"sum", "histogram", "scan"}) {
         for (const std::string folder : {"student_template", "reference"}) {
-            const Built built = build_as(name, name + ".cu", source_of(fs::path(CUGRADE_SOURCE_DIR) / folder / (name + ".cu")));
+            const fs::path file = fs::path(CUGRADE_SOURCE_DIR) / folder / (name + ".cu");
+            const Built built = build_as(name, name + ".cu", source_of(file));
             INFO(folder << "/" << name << ".cu");
             for (const auto& finding : inspect_built(built)) {
                 CHECK(finding.rule != "forbidden-library");
@@ -415,7 +425,7 @@ TEST_CASE("the templates and references include no library: the contract's heade
 
 TEST_CASE("a library the exercise allows passes, and a rubric can refuse it again") {
     Built built = build_as("sum", "sum.cu",
-                           source_of(fs::path(CUGRADE_SOURCE_DIR) / "tests/fixtures/sum/cub_block_reduce_device/sum.cu"));
+                           fixture_source("sum/cub_block_reduce_device/sum.cu"));
     REQUIRE(built.build.ok);
     const Toolchain toolchain = find_toolchain(std::nullopt);
     built.exercise.rules.allowed_libraries = {"cub"};
