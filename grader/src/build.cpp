@@ -87,7 +87,8 @@ BuildResult build_submission(const Exercise& exercise, const SubmissionFile& sub
     const HarnessBuild harness = build_harness(exercise, toolchain, options, harness_key);
 
     CacheKey key;
-    key.add("harness", harness_key.text()).add("submission", submission.bytes).add("kept", dependency_file);
+    // An entry from before the dependency list was kept is not served: its libraries could not be judged.
+    key.add("harness", harness_key.text()).add("submission", submission.bytes).add("dependency list", dependency_file);
     CacheEntry entry(options.cache_dir, "submission-" + exercise.name, key);
     BuildResult result;
     result.temporary = std::make_shared<std::pair<std::shared_ptr<ScratchDir>, std::shared_ptr<ScratchDir>>>(

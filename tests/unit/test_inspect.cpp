@@ -380,6 +380,7 @@ TEST_CASE("a cuBLAS call that fails the link is told that cuBLAS is refused") {
                                  fixture_source("sum/cublas_dot/sum.cu"));
     REQUIRE_FALSE(built.build.ok);
     CHECK(built.build.step == "link");
+    CHECK(fs::is_regular_file(built.build.dependencies));  // kept with a build that did not link too
     CHECK_THAT(built.build.diagnostics, contains_text("cublasSdot_v2"));
     const auto findings =
         inspect_libraries(built.build, built.submission, built.exercise, {}, find_toolchain(std::nullopt)).findings;
