@@ -127,19 +127,47 @@ const std::vector<CppFamily>& refused_cpp() {
 const std::vector<KnownLibrary>& library_catalogue() {
     static const std::vector<KnownLibrary> all = {
         // CCCL finds the driver at run time and waits politely: allowing CUB or Thrust allows that.
-        {"cub", "CUB", {"cub::"}, {}, "cub", {"dlopen", "dlsym", "dlclose", "dlerror", "sched_yield", "cudaSetDevice"}},
+        {"cub", "CUB", {"cub::"}, {}, "cub", {"dlopen", "dlsym", "dlclose", "dlerror", "sched_yield", "cudaSetDevice"},
+         {"cub/"}, {"thrust"}},
         {"thrust", "Thrust", {"thrust::"}, {}, "thrust",
          {"dlopen", "dlsym", "dlclose", "dlerror", "sched_yield", "cudaSetDevice", "cudaStreamCreate*",
-          "cudaStreamDestroy"}},
-        {"cublas", "cuBLAS", {}, {"cublas"}, "cublas", {}},
-        {"cudnn", "cuDNN", {}, {"cudnn"}, "cudnn", {}},
-        {"cusparse", "cuSPARSE", {}, {"cusparse"}, "cusparse", {}},
-        {"cusolver", "cuSOLVER", {}, {"cusolver"}, "cusolver", {}},
-        {"cufft", "cuFFT", {}, {"cufft"}, "cufft", {}},
-        {"nccl", "NCCL", {}, {"nccl"}, "nccl", {}},
-        {"cutlass", "CUTLASS", {"cutlass::", "cute::"}, {}, "cutlass", {}},
+          "cudaStreamDestroy"},
+         {"thrust/"}, {"cub"}},
+        {"cublas", "cuBLAS", {}, {"cublas"}, "cublas", {}, {"cublas*.h"}},
+        {"cudnn", "cuDNN", {}, {"cudnn"}, "cudnn", {}, {"cudnn*.h"}},
+        {"cusparse", "cuSPARSE", {}, {"cusparse"}, "cusparse", {}, {"cusparse*.h"}},
+        {"cusolver", "cuSOLVER", {}, {"cusolver"}, "cusolver", {}, {"cusolver*.h"}},
+        {"cufft", "cuFFT", {}, {"cufft"}, "cufft", {}, {"cufft*.h"}},
+        {"nccl", "NCCL", {}, {"nccl"}, "nccl", {}, {"nccl*.h", "nccl_device/"}},
+        {"cutlass", "CUTLASS", {"cutlass::", "cute::"}, {}, "cutlass", {}, {"cutlass/", "cute/"}},
     };
     return all;
+}
+
+LibraryHeader library_of_header(const std::string& path) {
+    std::vector<std::string> parts;
+    for (std::size_t start = 0; start <= path.size();) {
+        const std::size_t slash = std::min(path.find('/', start), path.size());
+        parts.push_back(path.substr(start, slash - start));
+        start = slash + 1;
+    }
+    for (std::size_t i = 0; i < parts.size(); ++i) {
+        const bool last = i + 1 == parts.size();
+        for (const auto& library : library_catalogue()) {
+            for (const auto& pattern : library.headers) {
+                const bool folder = pattern.back() == '/';
+                if (folder == last || !matches(folder ? pattern.substr(0, pattern.size() - 1) : pattern, parts[i])) {
+                    continue;
+                }
+                std::string name = parts[i];
+                for (std::size_t j = i + 1; j < parts.size(); ++j) {
+                    name += "/" + parts[j];
+                }
+                return {&library, name};
+            }
+        }
+    }
+    return {};
 }
 
 const std::vector<std::string>& known_libraries() {

@@ -16,6 +16,7 @@
 #include "cugrade/process.hpp"
 #include "diagnostics.hpp"
 #include "harness_stage.hpp"
+#include "included_headers.hpp"
 #include "link_object.hpp"
 #include "object_file.hpp"
 #include "same_code.hpp"
@@ -26,6 +27,8 @@ namespace {
 
 // The submission's code without its comments, kept with its build (same_code.hpp).
 const std::string same_code_file = "same-code.txt";
+// The headers its compile included, as nvcc lists them (included_headers.hpp).
+const std::string dependency_file = "dependencies.d";
 
 std::vector<std::string> nvcc_flags(const std::string& arch) {
     auto flags = nvcc_common_flags();
@@ -84,7 +87,8 @@ BuildResult build_submission(const Exercise& exercise, const SubmissionFile& sub
     const HarnessBuild harness = build_harness(exercise, toolchain, options, harness_key);
 
     CacheKey key;
-    key.add("harness", harness_key.text()).add("submission", submission.bytes);
+    // An entry from before the dependency list was kept is not served: its libraries could not be judged.
+    key.add("harness", harness_key.text()).add("submission", submission.bytes).add("dependency list", dependency_file);
     CacheEntry entry(options.cache_dir, "submission-" + exercise.name, key);
     BuildResult result;
     result.temporary = std::make_shared<std::pair<std::shared_ptr<ScratchDir>, std::shared_ptr<ScratchDir>>>(
@@ -92,6 +96,9 @@ BuildResult build_submission(const Exercise& exercise, const SubmissionFile& sub
     result.program_symbols = harness.dir / "program-symbols.txt";
     const auto present = [&](const fs::path& dir) {
         result.object = dir / "submission.o";
+        if (fs::exists(dir / dependency_file)) {
+            result.dependencies = dir / dependency_file;
+        }
         result.diagnostics = present_diagnostics(read_file(dir / "diagnostics.txt"), exercise.submission_file,
                                                  submission.shown.string());
         const std::string outcome = read_file(dir / "outcome.txt");
@@ -121,6 +128,7 @@ BuildResult build_submission(const Exercise& exercise, const SubmissionFile& sub
     write_file(dir / exercise.submission_file, submission.bytes);
     const std::string contract = exercise.contract_header.filename().string();
     fs::copy_file(exercise.contract_header, dir / contract, fs::copy_options::overwrite_existing);
+    write_file(dir / submission_start_header, "");
     SandboxPolicy sandbox = options.sandbox;
     sandbox.readable = {toolchain.toolkit_root};
     const std::vector<std::pair<std::string, std::string>> environment = {
@@ -135,8 +143,10 @@ BuildResult build_submission(const Exercise& exercise, const SubmissionFile& sub
         write_file(dir / "outcome.txt", outcome);
         write_file(dir / "diagnostics.txt", raw);
         std::vector<std::string> files = {exercise.submission_file, "outcome.txt", "diagnostics.txt"};
-        if (fs::exists(dir / "submission.o")) {
-            files.emplace_back("submission.o");
+        for (const std::string& file : {std::string("submission.o"), dependency_file}) {
+            if (fs::exists(dir / file)) {
+                files.push_back(file);
+            }
         }
         if (outcome == "ok") {
             files.insert(files.end(), {"link.map", "runner", "device-code.fatbin"});
@@ -152,7 +162,10 @@ BuildResult build_submission(const Exercise& exercise, const SubmissionFile& sub
     for (const auto& flag : nvcc_flags(options.arch)) {
         compile.push_back(flag);
     }
-    compile.insert(compile.end(), {"-I.", "-include", contract, "-c", exercise.submission_file, "-o", "submission.o"});
+    // The dependency list comes from the preprocessing nvcc does anyway; the empty header after the contract marks
+    // where the submission's own includes start in it.
+    compile.insert(compile.end(), {"-I.", "-include", contract, "-include", submission_start_header, "-MD", "-MF",
+                                   dependency_file, "-c", exercise.submission_file, "-o", "submission.o"});
     const ProcessResult compiled = run_tool(compile, dir, options.compile_seconds, sandbox, environment);
     const auto stopped = [&](const ProcessResult& process, const std::string& step) {
         // Not cached: the next grading tries again.

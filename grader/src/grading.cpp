@@ -323,16 +323,18 @@ ExerciseReport grade_exercise(const GradingContext& context, const Exercise& exe
     report.build.diagnostics = build.diagnostics;
 
     if (build.ok) {
-        for (const auto& finding :
-             inspect_submission(build, submission, exercise.entry_points, rubric.apis, toolchain, exercise.rules)
-                 .findings) {
+        for (const auto& finding : inspect_submission(build, submission, exercise, rubric.apis, toolchain).findings) {
+            report.violations.push_back(finding.message);
+        }
+    } else if (build.step == "link" && !build.object.empty() && std::filesystem::exists(build.object)) {
+        for (const auto& finding : inspect_libraries(build, submission, exercise, rubric.apis, toolchain).findings) {
             report.violations.push_back(finding.message);
         }
     }
 
     report.seconds.build = std::chrono::duration<double>(std::chrono::steady_clock::now() - build_started).count();
 
-    if (!build.ok) {
+    if (!build.ok && report.violations.empty()) {
         for (auto& r : results) {
             r = {Status::build_failed,
                  fmt::format("the submission did not {}; see the compiler's messages below", build.step)};

@@ -5,7 +5,9 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <map>
+#include <optional>
 #include <memory>
 #include <regex>
 #include <set>
@@ -14,6 +16,7 @@
 #include "cache.hpp"
 #include "cugrade/api_policy.hpp"
 #include "host_copies.hpp"
+#include "included_headers.hpp"
 #include "link_object.hpp"
 #include "object_file.hpp"
 
@@ -25,7 +28,7 @@ namespace {
 class SourceLines {
 public:
     // Comments are blanked: a name in a comment is not where the code uses it.
-    SourceLines(const std::string& source, std::string shown) : shown_(std::move(shown)) {
+    SourceLines(const std::string& source, std::string shown) : text_(source), shown_(std::move(shown)) {
         std::istringstream in(source);
         bool in_block = false;
         for (std::string line; std::getline(in, line);) {
@@ -50,6 +53,7 @@ public:
     }
 
     const std::string& file() const { return shown_; }
+    const std::string& text() const { return text_; }
 
     std::string where(const std::regex& pattern) const {
         for (std::size_t i = 0; i < lines_.size(); ++i) {
@@ -69,6 +73,7 @@ private:
     static std::string escape(const std::string& text) {
         return std::regex_replace(text, std::regex(R"([.^$|()\[\]{}*+?\\])"), R"(\$&)");
     }
+    std::string text_;
     std::string shown_;
     std::vector<std::string> lines_;
 };
@@ -184,16 +189,136 @@ std::set<std::string> submission_sections_in_program(const fs::path& map_file) {
     return found;
 }
 
+// The rules on libraries: the exercise's contract is the base, its rubric adds to what is allowed or refused.
+ApiRules library_rules(const Exercise& exercise, const ApiRules& rubric) {
+    ApiRules rules = rubric;
+    const auto& allowed = exercise.rules.allowed_libraries;
+    rules.allowed_libraries.insert(rules.allowed_libraries.end(), allowed.begin(), allowed.end());
+    return rules;
+}
+
+// Why a library is refused, to end a message: the contract's words, where the contract is what refuses it.
+std::string library_refusal(const Exercise& exercise, const KnownLibrary& library) {
+    const auto& allowed = exercise.rules.allowed_libraries;
+    if (std::find(allowed.begin(), allowed.end(), library.name) != allowed.end()) {
+        return "which this exercise's rubric forbids: write the kernels yourself";
+    }
+    if (exercise.rules.libraries_words.empty()) {
+        return "which this exercise forbids: write the kernels yourself";
+    }
+    return fmt::format("which this exercise forbids (\"{}\"): write the kernels yourself",
+                       exercise.rules.libraries_words);
+}
+
+using AddFinding = std::function<void(std::string, std::string, std::string)>;
+
+// What it uses, first: libraries by the headers its own lines included. Returns the libraries judged so, those any
+// of its headers belong to (none where the build kept no dependency list).
+std::set<std::string> add_included_library_findings(const BuildResult& build, const SourceLines& source,
+                                                    const Exercise& exercise, const ApiPolicy& policy,
+                                                    const AddFinding& add) {
+    if (build.dependencies.empty()) {
+        return {};
+    }
+    const auto libraries = included_libraries(read_dependency_list(build.dependencies), source.text());
+    if (!libraries) {
+        return {};
+    }
+    for (const auto& found : libraries->included) {
+        if (!policy.forbids_library(found.library->name)) {
+            continue;
+        }
+        std::string what;
+        if (!found.directive) {
+            what = fmt::format("{}: includes <{}> ({})", source.file(), found.header, found.library->display);
+        } else if (found.named) {
+            what = fmt::format("{}:{}: includes {} ({})", source.file(), found.directive->line,
+                               found.directive->written, found.library->display);
+        } else {
+            what = fmt::format("{}:{}: includes {} and through it <{}> ({})", source.file(), found.directive->line,
+                               found.directive->written, found.header, found.library->display);
+        }
+        add("forbidden-library", found.library->display,
+            fmt::format("{}, {}", what, library_refusal(exercise, *found.library)));
+    }
+    return libraries->present;
+}
+
+// Then, for a library none of its headers brought in (declared by hand): its names in any symbol, defined or used.
+void add_library_name_findings(const SourceLines& source, const Exercise& exercise, const ApiPolicy& policy,
+                               const ObjectFile& object, const std::set<std::string>& judged, const AddFinding& add) {
+    for (const auto& library : library_catalogue()) {
+        if (!policy.forbids_library(library.name) || judged.count(library.name) != 0) {
+            continue;
+        }
+        // Of every symbol that shows the library, name the one a person would recognise: a public function
+        // (not a guard variable or a detail:: kernel), the shortest.
+        std::string named;
+        int named_rank = 0;
+        for (const auto& symbol : object.symbols) {
+            const std::string full = demangle(symbol.name);
+            int rank = 0;
+            for (const auto& space : library.namespaces) {
+                if (full.rfind(space, 0) == 0) {
+                    rank = std::max(rank, full.find("::detail::") == std::string::npos ? 3 : 2);
+                } else if (full.find(space) != std::string::npos) {
+                    rank = std::max(rank, 1);
+                }
+            }
+            for (const auto& prefix : library.prefixes) {
+                rank = symbol.name.rfind(prefix, 0) == 0 ? 3 : rank;
+            }
+            const std::string candidate = rank == 3 || rank == 2 ? short_name(full) : full;
+            if (rank > named_rank || (rank == named_rank && rank > 0 && candidate.size() < named.size())) {
+                named = candidate;
+                named_rank = rank;
+            }
+        }
+        if (named_rank > 0) {
+            // A C function by its name (unless a macro of its header renamed it), else the library's name.
+            std::string where = library.prefixes.empty() ? source.file() : source.where_word(named);
+            if (where == source.file()) {
+                where = source.where(std::regex(library.source_hint, std::regex::icase));
+            }
+            add("forbidden-library", library.display,
+                fmt::format("{}: uses {} ({}), {}", where, library.display,
+                            named_rank == 1 ? "in " + short_name(named) : named, library_refusal(exercise, library)));
+        }
+    }
+}
+
+void add_library_findings(const BuildResult& build, const SourceLines& source, const Exercise& exercise,
+                          const ApiPolicy& policy, const ObjectFile& object, const AddFinding& add) {
+    const std::set<std::string> judged = add_included_library_findings(build, source, exercise, policy, add);
+    add_library_name_findings(source, exercise, policy, object, judged, add);
+}
+
 }  // namespace
 
-Inspection inspect_submission(const BuildResult& build, const SubmissionFile& submission,
-                              const std::vector<std::string>& entry_points, const ApiRules& rules,
-                              const Toolchain& toolchain, const ContractRules& contract) {
+Inspection inspect_libraries(const BuildResult& build, const SubmissionFile& submission, const Exercise& exercise,
+                             const ApiRules& rules, const Toolchain& toolchain) {
     Inspection inspection;
     const SourceLines source(submission.bytes, submission.shown.string());
     const ObjectFile object = read_object(build.object, toolchain);
+    const ApiPolicy policy(library_rules(exercise, rules), read_program_symbols(build.program_symbols).math);
+    std::set<std::string> reported;
+    const auto add = [&](std::string rule, std::string symbol, std::string message) {
+        if (reported.insert(rule + " " + symbol).second) {
+            inspection.findings.push_back({std::move(rule), std::move(symbol), std::move(message)});
+        }
+    };
+    add_library_findings(build, source, exercise, policy, object, add);
+    return inspection;
+}
+
+Inspection inspect_submission(const BuildResult& build, const SubmissionFile& submission, const Exercise& exercise,
+                              const ApiRules& rules, const Toolchain& toolchain) {
+    Inspection inspection;
+    const std::vector<std::string>& entry_points = exercise.entry_points;
+    const SourceLines source(submission.bytes, submission.shown.string());
+    const ObjectFile object = read_object(build.object, toolchain);
     const ProgramSymbols program = read_program_symbols(build.program_symbols);
-    const ApiPolicy policy(rules, program.math);
+    const ApiPolicy policy(library_rules(exercise, rules), program.math);
     const auto is_entry = [&](const std::string& name) {
         return std::find(entry_points.begin(), entry_points.end(), name) != entry_points.end();
     };
@@ -264,41 +389,7 @@ Inspection inspect_submission(const BuildResult& build, const SubmissionFile& su
         }
     }
 
-    // What it uses: libraries by their namespaces in any name, defined or used.
-    for (const auto& library : library_catalogue()) {
-        if (!policy.forbids_library(library.name)) {
-            continue;
-        }
-        // Of every symbol that shows the library, name the one a person would recognise: a public function
-        // (not a guard variable or a detail:: kernel), the shortest.
-        std::string named;
-        int named_rank = 0;
-        for (const auto& symbol : object.symbols) {
-            const std::string full = demangle(symbol.name);
-            int rank = 0;
-            for (const auto& space : library.namespaces) {
-                if (full.rfind(space, 0) == 0) {
-                    rank = std::max(rank, full.find("::detail::") == std::string::npos ? 3 : 2);
-                } else if (full.find(space) != std::string::npos) {
-                    rank = std::max(rank, 1);
-                }
-            }
-            for (const auto& prefix : library.prefixes) {
-                rank = symbol.name.rfind(prefix, 0) == 0 ? 3 : rank;
-            }
-            const std::string candidate = rank == 3 || rank == 2 ? short_name(full) : full;
-            if (rank > named_rank || (rank == named_rank && rank > 0 && candidate.size() < named.size())) {
-                named = candidate;
-                named_rank = rank;
-            }
-        }
-        if (named_rank > 0) {
-            add("forbidden-library", library.display,
-                fmt::format("{}: uses {} ({}), which this exercise forbids: write the kernels yourself",
-                            source.where(std::regex(library.source_hint, std::regex::icase)), library.display,
-                            named_rank == 1 ? "in " + short_name(named) : named));
-        }
-    }
+    add_library_findings(build, source, exercise, policy, object, add);
     // And functions: every name it needs from elsewhere, weak references too.
     for (const auto& symbol : object.symbols) {
         if (symbol.defined() || !symbol.global()) {
@@ -317,7 +408,7 @@ Inspection inspect_submission(const BuildResult& build, const SubmissionFile& su
         const std::string where = source.where_word(name);
         return where == source.file() ? std::string() : where;
     };
-    for (auto& finding : host_copy_findings(contract, object, first_use, source.file())) {
+    for (auto& finding : host_copy_findings(exercise.rules, object, first_use, source.file())) {
         add(finding.rule, finding.symbol, finding.message);
     }
 

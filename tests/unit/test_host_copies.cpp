@@ -29,7 +29,7 @@ std::vector<Finding> inspect(const std::string& source, const std::optional<Cont
     const fs::path folder = fs::temp_directory_path() / "cugrade-test-host-copies";
     fs::create_directories(folder);
     std::ofstream(folder / "sum.cu") << source;
-    const Exercise exercise = load_exercise(Course{CUGRADE_SOURCE_DIR}, "sum");
+    Exercise exercise = load_exercise(Course{CUGRADE_SOURCE_DIR}, "sum");
     REQUIRE(exercise.rules.host_copies_refused);
     REQUIRE(exercise.rules.host_copies_words == "copy to the host");
     const Toolchain toolchain = find_toolchain(std::nullopt);
@@ -41,9 +41,8 @@ std::vector<Finding> inspect(const std::string& source, const std::optional<Cont
     const BuildResult build = build_submission(exercise, submission, toolchain, options);
     INFO(build.diagnostics);
     REQUIRE(build.ok);
-    return inspect_submission(build, submission, exercise.entry_points, ApiRules{}, toolchain,
-                              contract.value_or(exercise.rules))
-        .findings;
+    exercise.rules = contract.value_or(exercise.rules);
+    return inspect_submission(build, submission, exercise, ApiRules{}, toolchain).findings;
 }
 
 std::string shown(int line) {

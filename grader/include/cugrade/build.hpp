@@ -31,6 +31,7 @@ struct BuildResult {
     bool cached = false;
     std::filesystem::path program;          // the checker (the exercise's harness), one for every submission, when ok
     std::filesystem::path object;           // the submission compiled alone, as nvcc made it, when it compiled
+    std::filesystem::path dependencies;     // the headers its compile included (nvcc -MD), when it compiled
     std::filesystem::path program_symbols;  // the names the runner has without the submission (inspect.hpp)
     std::filesystem::path link_map;         // the linker's map of the runner, when ok
     std::filesystem::path runner;           // the submission's host code over the capture runtime, when ok

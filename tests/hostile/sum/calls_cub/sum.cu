@@ -1,7 +1,7 @@
 // Cheats by calling a library: a correct sum through cub::DeviceReduce::Sum, its temporary storage carved out of
 // `scratch`. The contract forbids libraries that compute the sum (CUB, Thrust, cuBLAS), and CUB is header-only, so
-// its kernels are compiled into the submission's own object file under names that say cub. The static check of that
-// object file must find them and reject every case before anything runs.
+// its kernels are compiled into the submission's own object file under names that say cub. The static check must find
+// it (by its #include, the object's names besides) and reject every case before anything runs.
 #include <cub/device/device_reduce.cuh>
 
 #include "sum.h"
