@@ -323,7 +323,8 @@ ExerciseReport grade_exercise(const GradingContext& context, const Exercise& exe
 
     if (build.ok) {
         for (const auto& finding :
-             inspect_submission(build, submission, exercise.entry_points, rubric.apis, toolchain).findings) {
+             inspect_submission(build, submission, exercise.entry_points, rubric.apis, toolchain, exercise.rules)
+                  .findings) {
             report.violations.push_back(finding.message);
         }
     }

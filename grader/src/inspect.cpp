@@ -11,6 +11,7 @@
 #include <set>
 #include <sstream>
 
+#include "arithmetic_check.hpp"
 #include "cache.hpp"
 #include "cugrade/api_policy.hpp"
 #include "link_object.hpp"
@@ -187,7 +188,7 @@ std::set<std::string> submission_sections_in_program(const fs::path& map_file) {
 
 Inspection inspect_submission(const BuildResult& build, const SubmissionFile& submission,
                               const std::vector<std::string>& entry_points, const ApiRules& rules,
-                              const Toolchain& toolchain) {
+                              const Toolchain& toolchain, const ContractRules& contract) {
     Inspection inspection;
     const SourceLines source(submission.bytes, submission.shown.string());
     const ObjectFile object = read_object(build.object, toolchain);
@@ -320,6 +321,11 @@ Inspection inspect_submission(const BuildResult& build, const SubmissionFile& su
                                 only_when_called));
             }
         }
+    }
+
+    // What its device code computes with, against the contract's arithmetic rule.
+    for (auto& finding : check_arithmetic(build.object, submission, contract, toolchain.cuobjdump)) {
+        add(finding.rule, finding.symbol, std::move(finding.message));
     }
     return inspection;
 }

@@ -4,7 +4,8 @@
 // - what it calls: only what api_policy.hpp allows;
 // - what it is made of: only the sections compilers make for ordinary code, no indirect functions; and, read from
 //   the linked program, none of its code among what runs before main (link_object.hpp moves its initialisers
-//   where the runner calls them).
+//   where the runner calls them);
+// - what its device code computes with: none of the arithmetic the contract refuses (arithmetic_check.hpp).
 #pragma once
 
 #include <filesystem>
@@ -12,13 +13,15 @@
 #include <vector>
 
 #include "cugrade/build.hpp"
+#include "cugrade/contract_rules.hpp"
 #include "cugrade/rubric.hpp"
 #include "cugrade/submission.hpp"
 
 namespace cugrade {
 
 struct Finding {
-    std::string rule;     // "defines", "forbidden-library", "forbidden-function", "runs-before-main", "section"
+    std::string rule;     // "defines", "forbidden-library", "forbidden-function", "runs-before-main", "section",
+                          // "arithmetic"
     std::string symbol;   // as a person reads it: "cudaEventElapsedTime", "cub::DeviceReduce::Sum", "fork()"
     std::string message;  // "sum.cu:12: calls fork(), which ..."
 };
@@ -32,6 +35,6 @@ struct Inspection {
 // messages and the path as the user gave it.
 Inspection inspect_submission(const BuildResult& build, const SubmissionFile& submission,
                               const std::vector<std::string>& entry_points, const ApiRules& rules,
-                              const Toolchain& toolchain);
+                              const Toolchain& toolchain, const ContractRules& contract = {});
 
 }  // namespace cugrade
