@@ -355,3 +355,24 @@ TEST_CASE("no reference, template or passing fixture breaks the arithmetic rule 
     }
     CHECK(found == std::vector<std::string>{});
 }
+
+TEST_CASE("a machine-code reader that fails rejects the submission, and a toolkit without one checks nothing",
+          "[arithmetic]") {
+    const fs::path tools = fs::temp_directory_path() / "cugrade-test-arithmetic-tools";
+    fs::create_directories(tools);
+    write_file(tools / "cuobjdump", "#!/bin/sh\ntouch kernel.sm_90.cubin\n");
+    write_file(tools / "nvdisasm", "#!/bin/sh\necho 'nvdisasm fatal : out of memory' >&2\nexit 3\n");
+    fs::permissions(tools / "cuobjdump", fs::perms::owner_all);
+    fs::permissions(tools / "nvdisasm", fs::perms::owner_all);
+    SubmissionFile submission;
+    submission.shown = "student/sum.cu";
+    submission.name = "sum.cu";
+    const auto found = check_arithmetic(tools / "sum.o", submission, refusing_all(), (tools / "cuobjdump").string());
+    CHECK(messages(found) ==
+          std::vector<std::string>{"student/sum.cu: the grader could not read its machine code to check the "
+                                   "exercise's arithmetic rule (nvdisasm exited with code 3): simplify the file, or "
+                                   "ask your instructor"});
+    CHECK(check_arithmetic(tools / "sum.o", submission, refusing_all(), "").empty());
+    fs::remove(tools / "nvdisasm");
+    CHECK(check_arithmetic(tools / "sum.o", submission, refusing_all(), (tools / "cuobjdump").string()).empty());
+}
