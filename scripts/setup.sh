@@ -27,6 +27,22 @@ if ! command -v nvcc >/dev/null && [ ! -x /usr/local/cuda/bin/nvcc ]; then
     echo "cugrade setup: error: nvcc not found; install the CUDA toolkit (12.x or 13.x) and put nvcc on PATH" >&2
     exit 1
 fi
+# The contract's arithmetic rule reads machine code with cuobjdump and nvdisasm, which a full toolkit has beside nvcc;
+# a toolkit of nvcc alone (NVIDIA's Python wheels) gets them from the wheels of the same major release.
+nvcc_dir="$(dirname "$(readlink -f "$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)")")"
+if { [ ! -x "$nvcc_dir/cuobjdump" ] || [ ! -x "$nvcc_dir/nvdisasm" ]; } && command -v python3 >/dev/null &&
+    [ -w "$nvcc_dir" ]; then
+    major="$("$nvcc_dir/nvcc" --version | sed -n 's/.*release \([0-9]*\)\..*/\1/p')"
+    wheels="$(mktemp -d)"
+    echo "cugrade setup: installing cuobjdump and nvdisasm (CUDA $major) beside $nvcc_dir/nvcc"
+    if python3 -m pip install -q --target "$wheels" "nvidia-cuda-cuobjdump==$major.*" "nvidia-cuda-nvdisasm==$major.*" \
+        >/dev/null 2>&1; then
+        find "$wheels" -type f \( -name cuobjdump -o -name nvdisasm \) -exec cp {} "$nvcc_dir/" \;
+    else
+        echo "cugrade setup: warning: no cuobjdump and nvdisasm: the contract's arithmetic rule is not checked here" >&2
+    fi
+    rm -rf "$wheels"
+fi
 if [ "${1:-}" = "--deps-only" ]; then
     exit 0
 fi

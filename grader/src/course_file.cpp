@@ -1,6 +1,8 @@
 // course.yaml (course_file.hpp).
 #include "course_file.hpp"
 
+#include <regex>
+
 #include <algorithm>
 
 #include <fmt/format.h>
@@ -16,7 +18,7 @@ CourseFile load_course_file(const std::filesystem::path& file, const std::vector
     if (!std::filesystem::exists(file, ec)) {
         return course;
     }
-    const yaml::Mapping fields(file, yaml::load_file(file), "the course file", {"exercises", "late"});
+    const yaml::Mapping fields(file, yaml::load_file(file), "the course file", {"exercises", "late", "arch"});
     if (const auto exercises = fields.optional("exercises")) {
         for (const YAML::Node& entry : fields.sequence(*exercises, "exercises")) {
             const std::string name = fields.text(entry, "exercises");
@@ -31,6 +33,15 @@ CourseFile load_course_file(const std::filesystem::path& file, const std::vector
                 fields.fail(entry, fmt::format("exercise '{}' is named twice", name));
             }
             course.exercises.push_back(name);
+        }
+    }
+    if (const auto arch = fields.optional("arch")) {
+        course.arch = fields.text(*arch, "arch");
+        static const std::regex nvcc_arch(R"(sm_[0-9]+[af]?)");
+        if (!std::regex_match(course.arch, nvcc_arch)) {
+            fields.fail(*arch, fmt::format("'arch' is the architecture of the GPUs the course grades on, as nvcc "
+                                           "names it (sm_90), not '{}'",
+                                           course.arch));
         }
     }
     if (const auto late = fields.optional("late")) {

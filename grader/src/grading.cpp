@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "config.hpp"
+#include "course_file.hpp"
 #include "cpu_build.hpp"
 #include "cugrade/build.hpp"
 #include "cugrade/failure_patterns.hpp"
@@ -98,7 +99,7 @@ int others_processes(const GradingContext& context, const SandboxPolicy& policy)
 
 BuildOptions build_options_for(const GradingContext& context, const Rubric& rubric) {
     BuildOptions options;
-    options.arch = context.gpu.available ? context.gpu.arch() : fallback_arch;
+    options.arch = context.gpu.available ? context.gpu.arch() : context.arch_without_gpu;
     options.cache_dir = context.cache_dir;
     options.cache_max_bytes = context.cache_max_bytes;
     options.compile_seconds = rubric.limits.compile_seconds;
@@ -154,6 +155,11 @@ GradingContext make_grading_context(const Course& course, const GradingSetup& se
         check_kit_toolkit(*course.kit, context.toolchain.release, context.toolchain.nvcc);
     }
     context.gpu = probe_gpu();
+    const std::string course_arch = course.kit ? course.kit->graded_arch
+                                               : load_course_file(course.root / "course.yaml", course.exercise_names()).arch;
+    if (!course_arch.empty()) {
+        context.arch_without_gpu = course_arch;
+    }
     context.cache_dir = setup.cache_dir;
     context.cache_max_bytes = setup.cache_max_bytes;
     context.hidden = hidden_paths(course, setup);

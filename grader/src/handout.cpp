@@ -9,9 +9,11 @@
 
 #include "archive.hpp"
 #include "config.hpp"
+#include "course_file.hpp"
 #include "course_tools.hpp"
 #include "cpu_build.hpp"
 #include "cugrade/error.hpp"
+#include "cugrade/gpu.hpp"
 #include "file_io.hpp"
 #include "harness_object.hpp"
 #include "machine_lock.hpp"
@@ -242,6 +244,12 @@ Handout make_handout(const Course& course, const Toolchain& toolchain, const Han
     kit.nvcc_version = toolchain.nvcc_version;
     kit.release = toolchain.release;
     kit.arches = arches;
+    // A student's machine without a GPU compiles for the GPUs the course grades on, whose machine code the checks
+    // read (a submission's object links with the harness's, whatever their architectures).
+    kit.graded_arch = load_course_file(course.root / "course.yaml", course.exercise_names()).arch;
+    if (kit.graded_arch.empty()) {
+        kit.graded_arch = fallback_arch;
+    }
 
     // The CPU self-check's objects are for machines like this one (students' laptops on Linux, mostly).
     const std::optional<std::string> no_cpu = cpu_self_check_missing();

@@ -13,6 +13,7 @@
 #include <set>
 #include <sstream>
 
+#include "arithmetic_check.hpp"
 #include "cache.hpp"
 #include "cugrade/api_policy.hpp"
 #include "host_copies.hpp"
@@ -421,6 +422,11 @@ Inspection inspect_submission(const BuildResult& build, const SubmissionFile& su
                                 only_when_called));
             }
         }
+    }
+
+    // What its device code computes with, against the contract's arithmetic rule.
+    for (auto& finding : check_arithmetic(build.object, submission, exercise.rules, toolchain.cuobjdump)) {
+        add(finding.rule, finding.symbol, std::move(finding.message));
     }
     return inspection;
 }

@@ -28,6 +28,7 @@ std::optional<Kit> read_kit(const fs::path& root) {
         kit.exercises = json.at("exercises").get<std::vector<std::string>>();
         kit.files = json.at("files").get<std::map<std::string, std::string>>();
         kit.cpu_target = json.value("cpu_target", std::string());
+        kit.graded_arch = json.value("arch", std::string());
         return kit;
     } catch (const std::exception& e) {
         throw FileError({path.string(), 0, 0},
@@ -39,7 +40,7 @@ void write_kit(const fs::path& root, const Kit& kit) {
     const nlohmann::json json = {{"cugrade", kit.cugrade_version}, {"nvcc", kit.nvcc_version},
                                  {"release", kit.release},         {"arches", kit.arches},
                                  {"exercises", kit.exercises},     {"cpu_target", kit.cpu_target},
-                                 {"files", kit.files}};
+                                 {"arch", kit.graded_arch},        {"files", kit.files}};
     write_file(root / kit_manifest_name, json.dump(2) + "\n");
 }
 

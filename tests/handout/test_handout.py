@@ -229,6 +229,7 @@ def main():
     check(manifest["exercises"] == ["dot", "histogram", "matadd", "matmul", "minmax", "scan", "sum", "sum_accurate",
                                    "transpose"] and manifest["arches"] == ["sm_90"],
           "kit.json names the exercises and the architecture")
+    check(manifest["arch"] == "sm_90", "kit.json names the architecture the course grades on, sm_90 by default")
     check(all(not f.startswith("reference") for f in manifest["files"]), "kit.json lists no reference")
     check(manifest["cpu_target"] == run(["uname", "-m"]).stdout.strip() + "-linux",
           f"kit.json names the machines of its CPU self-check ({manifest['cpu_target']})")

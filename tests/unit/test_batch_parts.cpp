@@ -456,6 +456,18 @@ TEST_CASE("course.yaml names the assignment's exercises, each a course's exercis
     CHECK_THROWS_WITH(load_course_file(dir / "unknown.yaml", course), contains_text("unknown.yaml:1"));
 }
 
+TEST_CASE("course.yaml names the architecture the course grades on, as nvcc names it") {
+    const fs::path dir = fresh("arch");
+    write_file(dir / "course.yaml", "arch: sm_90\n");
+    CHECK(load_course_file(dir / "course.yaml", {"sum"}).arch == "sm_90");
+    CHECK(load_course_file(dir / "absent.yaml", {"sum"}).arch.empty());
+    write_file(dir / "hopper.yaml", "exercises: [sum]\narch: hopper\n");
+    CHECK_THROWS_WITH(load_course_file(dir / "hopper.yaml", {"sum"}),
+                      contains_text("hopper.yaml:2:7") &&
+                          contains_text("'arch' is the architecture of the GPUs the course grades on, as nvcc names it "
+                                        "(sm_90), not 'hopper'"));
+}
+
 TEST_CASE("a class is graded on -e's exercises, else the assignment's, else those handed in") {
     const std::vector<std::string> course = {"dot", "minmax", "sum"};
     int asked = 0;

@@ -95,6 +95,7 @@ TEST_CASE("a kit whose graded files changed is refused, naming them") {
     kit.nvcc_version = "Build cuda_13.0.r13.0/compiler.36424714_0";
     kit.release = "13.0";
     kit.arches = {"sm_90"};
+    kit.graded_arch = "sm_90";
     kit.exercises = {"sum"};
     kit.files = {{"rubrics/sum.yaml", file_digest(dir / "rubrics" / "sum.yaml")},
                  {"rubrics/minmax.yaml", file_digest(dir / "rubrics" / "minmax.yaml")}};
@@ -102,6 +103,7 @@ TEST_CASE("a kit whose graded files changed is refused, naming them") {
     const auto read = read_kit(dir);
     REQUIRE(read.has_value());
     CHECK(read->files == kit.files);
+    CHECK(read->graded_arch == "sm_90");
     CHECK_NOTHROW(verify_kit(dir, *read));
 
     write_file(dir / "rubrics" / "sum.yaml", "schema: 1\n# every case is worth more now\n");

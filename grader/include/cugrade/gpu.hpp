@@ -21,9 +21,10 @@ struct GpuInfo {
     std::string arch() const;
 };
 
-// The architecture submissions are compiled for when no GPU is visible: the oldest that CUDA 13 supports, so that
-// compile errors are reported exactly as they would be with a GPU.
-inline constexpr const char* fallback_arch = "sm_75";
+// The architecture submissions are compiled for when no GPU is visible and the course names none (course.yaml's
+// `arch`): that of the GPUs courses grade on (H100, H200), so that the machine code read without a GPU (the
+// contract's arithmetic rule, an `#if __CUDA_ARCH__ >= 800` branch) is the code that is graded.
+inline constexpr const char* fallback_arch = "sm_90";
 
 // Asks the NVIDIA driver (loaded at run time, so cugrade starts on machines without one) about device 0 as
 // CUDA_VISIBLE_DEVICES presents it. Creates no CUDA context.

@@ -58,6 +58,9 @@ struct GradingContext {
     // The CPU self-check (`check --cpu`, or `check` without a GPU; docs/cpu-mode.md): correctness cases run on the
     // CPU, never a grade.
     bool cpu_self_check = false;
+    // What submissions are compiled for without a GPU: the course's graded architecture (course.yaml's `arch`, or
+    // its kit's), else fallback_arch.
+    std::string arch_without_gpu = fallback_arch;
     // The least time a case has on the CPU, whatever the rubric gives it (the CPU is slower than a GPU).
     double cpu_case_seconds = 60.0;
     // Why the CPU self-check was chosen without being asked for, or why it could not be: for the progress lines.

@@ -6,7 +6,8 @@
 // - what it calls: only what api_policy.hpp allows;
 // - what it is made of: only the sections compilers make for ordinary code, no indirect functions; and, read from
 //   the linked program, none of its code among what runs before main (link_object.hpp moves its initialisers
-//   where the runner calls them).
+//   where the runner calls them);
+// - what its device code computes with: none of the arithmetic the contract refuses (arithmetic_check.hpp).
 #pragma once
 
 #include <filesystem>
@@ -22,7 +23,7 @@ namespace cugrade {
 
 struct Finding {
     std::string rule;     // "defines", "forbidden-library", "forbidden-function", "runs-before-main", "section",
-                          // "host-copy"
+                          // "host-copy", "arithmetic"
     std::string symbol;   // as a person reads it: "cudaEventElapsedTime", "cub::DeviceReduce::Sum", "fork()"
     std::string message;  // "sum.cu:12: calls fork(), which ..."
 };

@@ -20,6 +20,9 @@ struct Kit {
     std::vector<std::string> exercises;
     // The machine its CPU self-check objects were built for (cpu_target(), "x86_64-linux"); empty: the kit has none.
     std::string cpu_target;
+    // The architecture of the GPUs the course grades on (course.yaml's `arch`), which a machine without a GPU compiles
+    // submissions for; empty: fallback_arch.
+    std::string graded_arch;
     std::map<std::string, std::string> files;  // path relative to the kit -> file_digest(); what grading reads
 };
 
