@@ -1,5 +1,5 @@
 // The shape of every case: the submission's calls, each on freshly poisoned outputs and checked; then, for the speed
-// test, the reference checked once, and both timed alternately (timing.cuh) on inputs drawn again before every timed
+// test, the reference checked once, and both timed in pairs (timing.cuh) on inputs drawn again before every timed
 // pair, every timed output of the submission checked. An exercise's harness says what a call is
 // and how to check it (CaseCalls); run_calls does the rest.
 #pragma once
@@ -304,6 +304,7 @@ CaseOutcome run_checked_calls(const plan::Case& c, const CaseCalls<Signature>& c
         }
         SampleTimer timer;
         CopyProbe copy(calls.bytes);
+        const NvmlReader nvml;  // loaded now, CPU work, before the GPU is the speed test's alone
 #ifndef CUGRADE_CPU
         const bool may_profile =
             !c.timing.boundaries.empty() && !counter_profiler_library().empty() && remote_submission() != nullptr;
@@ -315,35 +316,33 @@ CaseOutcome run_checked_calls(const plan::Case& c, const CaseCalls<Signature>& c
         SpeedResult speed;
         try {
             submission_has_run() = true;
-            speed = measure_speed(
-                c.timing, stream, timer, copy, sets, calls.bytes,
-                [&](bool submission, int set) {
-                    poison_outputs_and_wait();
-                    if (submission) {
-                        if (remote_submission()) {
-                            // Captured before the clock starts; the timed call replays it.
-                            remote_submission()->set_capture_only(true);
-                            calls.invoke(calls.submission, stream, set);
-                            remote_submission()->set_capture_only(false);
-                        }
-                    }
-                    return timer.time_ms(stream, [&] {
-                        calls.invoke(submission ? calls.submission : calls.reference, stream, set);
-                    });
-                },
-                [&](int set) {
-                    if (std::string problem = broken_contract(calls, inputs, set, footprint); !problem.empty()) {
-                        return problem;
-                    }
-                    return calls.check(set);
-                },
-                [&](int set) {
-                    seeded.redraw(set);
-                    for (std::size_t k = 0; k < seeded.operands(); ++k) {
-                        inputs.retake(static_cast<std::size_t>(set) * seeded.operands() + k);
-                    }
-                    CUGRADE_CUDA_CHECK(cudaDeviceSynchronize());
-                });
+            SpeedCalls speed_calls;
+            speed_calls.time_call = [&](bool submission, int set) {
+                poison_outputs_and_wait();
+                if (submission && remote_submission()) {
+                    // Captured before the clock starts; the timed call replays it.
+                    remote_submission()->set_capture_only(true);
+                    calls.invoke(calls.submission, stream, set);
+                    remote_submission()->set_capture_only(false);
+                }
+                return timer.time_ms(
+                    stream, [&] { calls.invoke(submission ? calls.submission : calls.reference, stream, set); });
+            };
+            speed_calls.check = [&](int set) {
+                if (std::string problem = broken_contract(calls, inputs, set, footprint); !problem.empty()) {
+                    return problem;
+                }
+                return calls.check(set);
+            };
+            speed_calls.fresh_input = [&](int set) {
+                seeded.redraw(set);
+                for (std::size_t k = 0; k < seeded.operands(); ++k) {
+                    inputs.retake(static_cast<std::size_t>(set) * seeded.operands() + k);
+                }
+                CUGRADE_CUDA_CHECK(cudaDeviceSynchronize());
+            };
+            const std::uint64_t order_seed = c.inputs.empty() ? 0 : c.inputs.front().seed;
+            speed = measure_speed(c.timing, {stream, timer, copy, sets, calls.bytes, order_seed, nvml}, speed_calls);
         } catch (const CudaFailure& e) {
             // The reference passed its own check before timing, so the submission's calls are the ones to blame.
             throw CudaFailure(e.code, e.what(), "while timing");
@@ -364,6 +363,13 @@ CaseOutcome run_checked_calls(const plan::Case& c, const CaseCalls<Signature>& c
         measurements.set("near_boundary", speed.near_boundary);
         measurements.set("bytes", calls.bytes);
         measurements.set("inputs", sets);
+        if (speed.conditions.known) {
+            measurements.set("gpu_sm_clock_mhz", speed.conditions.sm_clock_mhz);
+            measurements.set("gpu_temperature_c", speed.conditions.temperature_c);
+            measurements.set("gpu_clock_event_reasons", static_cast<std::uint64_t>(speed.conditions.reasons));
+            measurements.set("gpu_throttled", gpu_conditions::throttled(speed.conditions.reasons));
+        }
+        measurements.set("throttled_remeasured", speed.conditions.remeasured);
 #ifndef CUGRADE_CPU
         // Below the top tier, the diagnosis will want to know why: the counters are read now, in this process,
         // while the submission's work is at hand. The grader's scoring decides the tier; this only saves asking.

@@ -12,7 +12,13 @@
 //     result lies within its uncertainty of a tier boundary;
 //   - the SM clock is read after every pair of samples (clock64 against the global timer); pairs taken at a clock
 //     below 95% of the highest seen are dropped as throttled;
-//   - the device-to-device copy bandwidth is measured in the same run, as the device's roofline.
+//   - the device-to-device copy bandwidth is measured in the same run, as the device's roofline;
+//   - the persisting-L2 set-aside is held at zero and the stream's access-policy window cleared, so nothing can be
+//     pinned in L2 across the flush;
+//   - pairs run in rounds of every (input, side first) combination, shuffled from the case's seed (sample_order.hpp);
+//   - NVML's SM clock, temperature and clock event reasons are read after every pair (nvml_reader.hpp): a
+//     measurement that throttled (thermal, power, hardware slowdown) is taken once again, and the second's
+//     conditions are reported whatever they are.
 #pragma once
 
 #include <atomic>
@@ -23,6 +29,11 @@
 
 #include "case_plan.hpp"
 #include "cuda_check.cuh"
+#include "gpu_conditions.hpp"
+#ifndef CUGRADE_CPU
+#include "nvml_reader.hpp"
+#endif
+#include "sample_order.hpp"
 #include "speed_metric.hpp"
 #include "statistics.hpp"
 
@@ -42,6 +53,11 @@ class CopyProbe {
 public:
     explicit CopyProbe(double) {}
     double gbps(SampleTimer&, cudaStream_t) { return 0.0; }
+};
+
+class NvmlReader {
+public:
+    void read(gpu_conditions::Conditions&) const {}
 };
 #else
 class CudaEvent {
@@ -77,7 +93,7 @@ public:
         CUGRADE_CUDA_CHECK(cudaGetDevice(&device));
         CUGRADE_CUDA_CHECK(cudaMemset(buffer_.get(), 0, buffer_.size() * sizeof(float4)));
         CUGRADE_CUDA_CHECK(cudaDeviceGetAttribute(&sms_, cudaDevAttrMultiProcessorCount, device));
-        CUGRADE_CUDA_CHECK(cudaCtxResetPersistingL2Cache());
+        hold_persisting_l2_at_zero(device);
     }
 
     void flush(cudaStream_t stream) {
@@ -86,6 +102,21 @@ public:
     }
 
 private:
+    // Lines marked persisting stay in L2 through a flush; with no L2 set aside for them there are none. The submission
+    // cannot set the limit (api_policy.cpp refuses cudaDeviceSetLimit), but nothing timed may depend on that.
+    static void hold_persisting_l2_at_zero(int device) {
+        int most = 0;
+        CUGRADE_CUDA_CHECK(cudaDeviceGetAttribute(&most, cudaDevAttrMaxPersistingL2CacheSize, device));
+        if (most > 0) {  // a GPU before Ampere has no persisting L2
+            // Refused where the set-aside is not the context's to make (MIG; under MPS the server's): it is then
+            // the administrator's, zero unless set.
+            if (cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, 0) != cudaSuccess) {
+                cudaGetLastError();
+            }
+            CUGRADE_CUDA_CHECK(cudaCtxResetPersistingL2Cache());
+        }
+    }
+
     // Twice the L2's size, at least 1 MiB.
     static std::size_t flush_elements() {
         int device = 0;
@@ -99,6 +130,19 @@ private:
     DeviceBuffer<float> sink_;
     int sms_ = 1;
 };
+
+// A stream's access-policy window marks the accesses in it persisting: the timed stream has none.
+inline void clear_access_policy_window(cudaStream_t stream) {
+    cudaStreamAttrValue none{};
+    none.accessPolicyWindow.base_ptr = nullptr;
+    none.accessPolicyWindow.num_bytes = 0;
+    none.accessPolicyWindow.hitRatio = 0.0f;
+    none.accessPolicyWindow.hitProp = cudaAccessPropertyNormal;
+    none.accessPolicyWindow.missProp = cudaAccessPropertyNormal;
+    if (cudaStreamSetAttribute(stream, cudaStreamAttributeAccessPolicyWindow, &none) != cudaSuccess) {
+        cudaGetLastError();  // refused where the GPU has no persisting L2: there is no window to clear
+    }
+}
 
 __global__ void clock_probe_kernel(unsigned long long* result) {
     unsigned long long start_ns, now_ns;
@@ -247,94 +291,135 @@ struct SpeedResult {
     bool remeasured = false;  // sampling went on because the result lay near a tier boundary
     bool near_boundary = false;
     double copy_gbps = 0.0;
-    std::string problem;  // a timed call's output was wrong
+    gpu_conditions::Conditions conditions;  // NVML's reading over the kept pairs
+    std::string problem;                    // a timed call's output was wrong
 };
 
-// `time_call(submission, variant)` times one call of the submission (or the reference) on input `variant`;
-// `check(variant)` says what is wrong with the submission's output for that input, right after its call;
-// `fresh_input(variant)` draws that input again, before each timed pair of calls and outside their clocks, so that
-// every timed call of the submission needs an answer no earlier call computed.
-inline SpeedResult measure_speed(const plan::Timing& plan, cudaStream_t stream, SampleTimer& timer, CopyProbe& copy,
-                                 int variants, double bytes,
-                                 const std::function<double(bool submission, int variant)>& time_call,
-                                 const std::function<std::string(int variant)>& check,
-                                 const std::function<void(int variant)>& fresh_input) {
-#ifdef CUGRADE_CPU
-    throw std::runtime_error("a speed test needs an NVIDIA GPU");
-#else
+// How a speed test calls the exercise. `time_call(submission, set)` times one call of the submission (or the
+// reference) on input set `set`; `check(set)` says what is wrong with the submission's output for that input, right
+// after its call; `fresh_input(set)` draws that input again, before each timed pair of calls and outside their
+// clocks, so that every timed call of the submission needs an answer no earlier call computed.
+struct SpeedCalls {
+    std::function<double(bool submission, int set)> time_call;
+    std::function<std::string(int set)> check;
+    std::function<void(int set)> fresh_input;
+};
+
+// Where a speed test runs: the stream and the timers, the number of input sets, the bytes the exercise must move,
+// the seed its pairs are ordered by, and NVML.
+struct SpeedBench {
+    cudaStream_t stream;
+    SampleTimer& timer;
+    CopyProbe& copy;
+    int sets = 1;
+    double bytes = 0.0;
+    std::uint64_t order_seed = 0;
+    const NvmlReader& nvml;
+};
+
+#ifndef CUGRADE_CPU
+// Keeps the pairs taken at full clock (at least 95% of the highest seen), with NVML's reading of them.
+inline void keep_full_clock_pairs(SpeedResult& result, const std::vector<double>& submission,
+                                  const std::vector<double>& reference, const std::vector<double>& clocks,
+                                  const std::vector<gpu_conditions::Conditions>& conditions) {
+    const double top = *std::max_element(clocks.begin(), clocks.end());
+    result.submission_ms.clear();
+    result.reference_ms.clear();
+    result.clock_mhz.clear();
+    result.conditions = {};
+    for (std::size_t k = 0; k < clocks.size(); ++k) {
+        if (clocks[k] >= 0.95 * top) {
+            result.submission_ms.push_back(submission[k]);
+            result.reference_ms.push_back(reference[k]);
+            result.clock_mhz.push_back(clocks[k]);
+            if (conditions[k].known) {
+                result.conditions.add(conditions[k].sm_clock_mhz, conditions[k].temperature_c, conditions[k].reasons);
+            }
+        }
+    }
+    result.dropped_throttled = static_cast<int>(clocks.size() - result.clock_mhz.size());
+}
+
+// Whether sampling may stop: both medians known well enough and the tier certain, or a cap reached.
+inline bool sampling_done(const plan::Timing& plan, double bytes, SpeedResult& result, std::size_t pairs,
+                          double seconds) {
+    const int kept = static_cast<int>(result.submission_ms.size());
+    const double rse_submission = statistics::median_relative_error(result.submission_ms);
+    const double rse_reference = statistics::median_relative_error(result.reference_ms);
+    const speed::Figures figures = speed::figures(statistics::median(result.submission_ms),
+                                                  statistics::median(result.reference_ms), bytes, result.copy_gbps);
+    const double value = speed::metric_value(plan.metric, figures);
+    const double uncertainty = speed::metric_uncertainty(plan.metric, value, rse_submission, rse_reference);
+    result.near_boundary = statistics::near_any(value, uncertainty, plan.boundaries);
+    const bool converged = kept >= plan.sampling.min_samples && rse_submission <= plan.sampling.target_rse &&
+                           rse_reference <= plan.sampling.target_rse;
+    if (converged && !result.near_boundary) {
+        return true;
+    }
+    if (converged && result.near_boundary) {
+        result.remeasured = true;  // the tier depends on it: sample on, up to the caps
+    }
+    return kept >= plan.sampling.max_samples * (result.remeasured ? 2 : 1) || seconds > plan.sampling.max_seconds ||
+           static_cast<int>(pairs) >= 4 * plan.sampling.max_samples;
+}
+
+// One measurement: the copy bandwidth, the warm-up, then timed pairs until sampling_done.
+inline SpeedResult sample_speed(const plan::Timing& plan, const SpeedBench& bench, const SpeedCalls& calls) {
     SpeedResult result;
-    result.copy_gbps = copy.gbps(timer, stream);
+    result.copy_gbps = bench.copy.gbps(bench.timer, bench.stream);
     for (int i = 0; i < plan.sampling.warmup; ++i) {
-        time_call(false, i % variants);
-        time_call(true, i % variants);
+        calls.time_call(false, i % bench.sets);
+        calls.time_call(true, i % bench.sets);
     }
     ClockProbe clock;
+    SampleOrder order(bench.order_seed, bench.sets);
     std::vector<double> submission, reference, clocks;
+    std::vector<gpu_conditions::Conditions> conditions;
     const auto start = std::chrono::steady_clock::now();
-    const auto seconds = [&] {
-        return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    };
-    for (int i = 0;; ++i) {
-        const int variant = i % variants;
-        fresh_input(variant);
-        // Alternate which side goes first, so that neither always follows the other.
+    for (std::size_t i = 0;; ++i) {
+        const TimedPair pair = order.at(i);
+        calls.fresh_input(pair.set);
         double reference_ms = 0.0, submission_ms = 0.0;
         std::string problem;
         const auto time_submission = [&] {
-            submission_ms = time_call(true, variant);
-            problem = check(variant);  // before the reference's call overwrites the output
+            submission_ms = calls.time_call(true, pair.set);
+            problem = calls.check(pair.set);  // before the reference's call overwrites the output
         };
-        if (i % 2 == 0) {
-            reference_ms = time_call(false, variant);
+        if (pair.submission_first) {
             time_submission();
+            reference_ms = calls.time_call(false, pair.set);
         } else {
+            reference_ms = calls.time_call(false, pair.set);
             time_submission();
-            reference_ms = time_call(false, variant);
         }
         if (!problem.empty()) {
-            result.problem = "timed call " + std::to_string(i + 1) + " (input " + std::to_string(variant + 1) +
-                             " of " + std::to_string(variants) + "): " + problem;
+            result.problem = "timed call " + std::to_string(i + 1) + " (input " + std::to_string(pair.set + 1) +
+                             " of " + std::to_string(bench.sets) + "): " + problem;
             return result;
         }
         submission.push_back(submission_ms);
         reference.push_back(reference_ms);
-        clocks.push_back(clock.mhz(stream));
+        clocks.push_back(clock.mhz(bench.stream));
+        bench.nvml.read(conditions.emplace_back());
+        keep_full_clock_pairs(result, submission, reference, clocks, conditions);
+        const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        if (sampling_done(plan, bench.bytes, result, clocks.size(), seconds)) {
+            return result;
+        }
+    }
+}
+#endif
 
-        // Keep the pairs taken at full clock.
-        const double top = *std::max_element(clocks.begin(), clocks.end());
-        result.submission_ms.clear();
-        result.reference_ms.clear();
-        result.clock_mhz.clear();
-        for (std::size_t k = 0; k < clocks.size(); ++k) {
-            if (clocks[k] >= 0.95 * top) {
-                result.submission_ms.push_back(submission[k]);
-                result.reference_ms.push_back(reference[k]);
-                result.clock_mhz.push_back(clocks[k]);
-            }
-        }
-        result.dropped_throttled = static_cast<int>(clocks.size() - result.clock_mhz.size());
-
-        const int kept = static_cast<int>(result.submission_ms.size());
-        const double rse_submission = statistics::median_relative_error(result.submission_ms);
-        const double rse_reference = statistics::median_relative_error(result.reference_ms);
-        const speed::Figures figures =
-            speed::figures(statistics::median(result.submission_ms), statistics::median(result.reference_ms), bytes,
-                           result.copy_gbps);
-        const double value = speed::metric_value(plan.metric, figures);
-        const double uncertainty = speed::metric_uncertainty(plan.metric, value, rse_submission, rse_reference);
-        result.near_boundary = statistics::near_any(value, uncertainty, plan.boundaries);
-        const bool converged = kept >= plan.sampling.min_samples && rse_submission <= plan.sampling.target_rse &&
-                               rse_reference <= plan.sampling.target_rse;
-        if (converged && !result.near_boundary) {
-            break;
-        }
-        if (converged && result.near_boundary) {
-            result.remeasured = true;  // the tier depends on it: sample on, up to the caps
-        }
-        if (kept >= plan.sampling.max_samples * (result.remeasured ? 2 : 1) || seconds() > plan.sampling.max_seconds ||
-            static_cast<int>(clocks.size()) >= 4 * plan.sampling.max_samples) {
-            break;
-        }
+// Samples the speed test (sample_speed); a measurement that throttled is taken once again, and the second stands.
+inline SpeedResult measure_speed(const plan::Timing& plan, const SpeedBench& bench, const SpeedCalls& calls) {
+#ifdef CUGRADE_CPU
+    throw std::runtime_error("a speed test needs an NVIDIA GPU");
+#else
+    clear_access_policy_window(bench.stream);
+    SpeedResult result = sample_speed(plan, bench, calls);
+    if (result.problem.empty() && gpu_conditions::throttled(result.conditions.reasons)) {
+        result = sample_speed(plan, bench, calls);
+        result.conditions.remeasured = true;
     }
     return result;
 #endif

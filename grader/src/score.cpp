@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "gpu_conditions.hpp"
 #include "speed_metric.hpp"
 
 namespace cugrade {
@@ -30,6 +31,18 @@ double points_for(const SpeedTest& speed, double value) {
 std::string describe_bound(const SpeedTest& speed, double bound) {
     return speed.metric == SpeedMetric::ratio ? fmt::format("{:.2f}x the reference's time or faster", bound)
                                               : fmt::format("{:.0f}% of the copy bandwidth or more", 100 * bound);
+}
+
+// What NVML said of the GPU over the timed calls (gpu_conditions.hpp), as the harness measured it; unknown where the
+// harness could not read NVML.
+gpu_conditions::Conditions gpu_conditions_of(const nlohmann::json& m) {
+    gpu_conditions::Conditions conditions;
+    if (m.contains("gpu_sm_clock_mhz") && m.contains("gpu_clock_event_reasons")) {
+        conditions.add(m.value("gpu_sm_clock_mhz", 0u), m.value("gpu_temperature_c", 0u),
+                       m.value("gpu_clock_event_reasons", std::uint64_t{0}));
+    }
+    conditions.remeasured = m.value("throttled_remeasured", false);
+    return conditions;
 }
 
 void score_speed(ScoredCase& scored, const SpeedTest& speed) {
@@ -66,6 +79,9 @@ void score_speed(ScoredCase& scored, const SpeedTest& speed) {
     scored.points = points_for(speed, value);
     scored.status = scored.points >= speed.max_points() ? Status::passed : Status::slow;
     std::string detail = measured;
+    if (const std::string gpu = gpu_conditions::detail(gpu_conditions_of(m)); !gpu.empty()) {
+        detail += "; " + gpu;
+    }
     if (scored.status == Status::slow) {
         // Say what the next step up needs, so the student knows how far there is to go.
         const SpeedTier* next = &speed.tiers.front();
