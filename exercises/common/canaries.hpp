@@ -30,6 +30,8 @@ inline constexpr std::uint64_t threshold = std::uint64_t{1} << 20;
 // canary, stay well within the tolerance that the canaries raise (tolerance.hpp).
 inline constexpr int total_count = 4;
 inline constexpr double total_share = 0x1p-6;
+// The most canaries one operand holds, in any mode.
+inline constexpr int most = total_count;
 
 // What an exercise's answer is, so what its canaries must be: none; values whose total a sample cannot estimate (a
 // sum, a dot product: all of one sign, so that none cancels another); a new minimum and a new maximum outside the

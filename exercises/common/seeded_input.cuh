@@ -6,6 +6,7 @@
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <functional>
@@ -56,6 +57,33 @@ __global__ void generate_kernel(float* out, std::size_t n, std::uint64_t seed, K
 
 __global__ void place_kernel(float* at, float value) { *at = value; }
 
+// A case's canaries, passed by value: one launch places them all.
+struct CanaryValues {
+    std::uint64_t index[canary::most];
+    float value[canary::most];
+    unsigned count;
+};
+
+__global__ void place_canaries_kernel(float* out, CanaryValues canaries) {
+    if (threadIdx.x < canaries.count) {
+        out[canaries.index[threadIdx.x]] = canaries.value[threadIdx.x];
+    }
+}
+
+inline void place_canaries(float* out, const std::vector<canary::Canary>& canaries) {
+    if (canaries.empty()) {
+        return;
+    }
+    CanaryValues values{};
+    values.count = static_cast<unsigned>(std::min<std::size_t>(canaries.size(), canary::most));
+    for (unsigned k = 0; k < values.count; ++k) {
+        values.index[k] = canaries[k].index;
+        values.value[k] = canaries[k].value;
+    }
+    place_canaries_kernel<<<1, canary::most>>>(out, values);
+    CUGRADE_CUDA_CHECK(cudaGetLastError());
+}
+
 // One element written by a kernel, not a copy from the host: a copy from pageable memory waits for the GPU first.
 inline void place(float* at, float value) {
     place_kernel<<<1, 1>>>(at, value);
@@ -76,9 +104,7 @@ inline void generate(float* out, std::size_t n, const plan::Distribution& input,
                                           static_cast<float>(input.high * scale),
                                           static_cast<float>(input.value * scale));
     CUGRADE_CUDA_CHECK(cudaGetLastError());
-    for (const canary::Canary& c : canaries.canaries) {
-        place(out + c.index, c.value);
-    }
+    place_canaries(out, canaries.canaries);
     const float span = static_cast<float>(std::max(1.0, input.high - input.low));
     if (!input.min_at.empty() && !canaries.replaces_planted) {
         place(out + canary::planted_index(input.min_at, n), static_cast<float>(input.low) - span);
