@@ -6,6 +6,7 @@
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <functional>
@@ -16,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "canaries.hpp"
 #include "case_plan.hpp"
 #include "channel.hpp"
 #include "cuda_check.cuh"
@@ -23,17 +25,8 @@
 
 namespace cugrade::harness {
 
-__host__ __device__ inline std::uint64_t mix64(std::uint64_t x) {
-    x += 0x9e3779b97f4a7c15ull;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-    return x ^ (x >> 31);
-}
-
-// A uniform number in [0, 1) with 24 random bits.
-__host__ __device__ inline float unit_float(std::uint64_t seed, std::uint64_t index) {
-    return static_cast<float>(mix64(seed ^ mix64(index)) >> 40) * 0x1p-24f;
-}
+using plan::mix64;
+using plan::unit_float;
 
 enum class Kind : int { uniform, integers, constant, ascending, descending };
 
@@ -64,30 +57,60 @@ __global__ void generate_kernel(float* out, std::size_t n, std::uint64_t seed, K
 
 __global__ void place_kernel(float* at, float value) { *at = value; }
 
+// A case's canaries, passed by value: one launch places them all.
+struct CanaryValues {
+    std::uint64_t index[canary::most];
+    float value[canary::most];
+    unsigned count;
+};
+
+__global__ void place_canaries_kernel(float* out, CanaryValues canaries) {
+    if (threadIdx.x < canaries.count) {
+        out[canaries.index[threadIdx.x]] = canaries.value[threadIdx.x];
+    }
+}
+
+inline void place_canaries(float* out, const std::vector<canary::Canary>& canaries) {
+    if (canaries.empty()) {
+        return;
+    }
+    CanaryValues values{};
+    values.count = static_cast<unsigned>(std::min<std::size_t>(canaries.size(), canary::most));
+    for (unsigned k = 0; k < values.count; ++k) {
+        values.index[k] = canaries[k].index;
+        values.value[k] = canaries[k].value;
+    }
+    place_canaries_kernel<<<1, canary::most>>>(out, values);
+    CUGRADE_CUDA_CHECK(cudaGetLastError());
+}
+
 // One element written by a kernel, not a copy from the host: a copy from pageable memory waits for the GPU first.
 inline void place(float* at, float value) {
     place_kernel<<<1, 1>>>(at, value);
     CUGRADE_CUDA_CHECK(cudaGetLastError());
 }
 
-inline std::size_t place_index(const std::string& at, std::size_t n) { return at == "first" ? 0 : n - 1; }
-
-// Fills out[0, n) from the distribution, then places its planted extremes: min_at and max_at put one value below
-// (above) every other, infinities put -inf and +inf at seeded places. Asynchronous, on the legacy default stream,
-// which every later use of the input waits for.
-inline void generate(float* out, std::size_t n, const plan::Distribution& input, std::uint64_t seed) {
+// Fills out[0, n) from the distribution, its range scaled as `canaries` says, then places the canaries and the
+// planted extremes: min_at and max_at put one value below (above) every other (the canaries' own where they replace
+// them), infinities put -inf and +inf at seeded places. Asynchronous, on the legacy default stream, which every later
+// use of the input waits for.
+inline void generate(float* out, std::size_t n, const plan::Distribution& input, std::uint64_t seed,
+                     const canary::Draw& canaries = {}) {
     if (n == 0) {
         return;
     }
-    generate_kernel<<<grid_for(n), 256>>>(out, n, seed, kind_of(input.kind), static_cast<float>(input.low),
-                                          static_cast<float>(input.high), static_cast<float>(input.value));
+    const double scale = canaries.scale;
+    generate_kernel<<<grid_for(n), 256>>>(out, n, seed, kind_of(input.kind), static_cast<float>(input.low * scale),
+                                          static_cast<float>(input.high * scale),
+                                          static_cast<float>(input.value * scale));
     CUGRADE_CUDA_CHECK(cudaGetLastError());
+    place_canaries(out, canaries.canaries);
     const float span = static_cast<float>(std::max(1.0, input.high - input.low));
-    if (!input.min_at.empty()) {
-        place(out + place_index(input.min_at, n), static_cast<float>(input.low) - span);
+    if (!input.min_at.empty() && !canaries.replaces_planted) {
+        place(out + canary::planted_index(input.min_at, n), static_cast<float>(input.low) - span);
     }
-    if (!input.max_at.empty()) {
-        place(out + place_index(input.max_at, n), static_cast<float>(input.high) + span);
+    if (!input.max_at.empty() && !canaries.replaces_planted) {
+        place(out + canary::planted_index(input.max_at, n), static_cast<float>(input.high) + span);
     }
     if (input.infinities) {
         place(out + mix64(seed + 1) % n, -INFINITY);
@@ -100,15 +123,16 @@ inline void generate(float* out, std::size_t n, const plan::Distribution& input,
 
 // The inputs of one case: `operands` buffers of c.size() elements per set, one set, or three for the speed test
 // (set v draws each operand with its seed + v; drawn again, with a seed mixed from that and the draw's number). One
-// distribution in the plan serves every operand, each with a seed of its own (plan::operand_seed).
+// distribution in the plan serves every operand, each with a seed of its own (plan::operand_seed). `canaries` says
+// what a large case's canaries are (canaries.hpp); every set and every draw has canaries of its own.
 class SeededInputs {
 public:
-    SeededInputs(const plan::Case& c, std::size_t operands)
-        : SeededInputs(c, std::vector<std::size_t>(operands, static_cast<std::size_t>(c.size()))) {}
+    SeededInputs(const plan::Case& c, std::size_t operands, canary::Mode canaries = canary::Mode::none)
+        : SeededInputs(c, std::vector<std::size_t>(operands, static_cast<std::size_t>(c.size())), canaries) {}
 
     // Operands of different sizes (a matrix product's m x k and k x n), one buffer of sizes[k] elements each.
-    SeededInputs(const plan::Case& c, std::vector<std::size_t> sizes)
-        : case_(c), operands_(sizes.size()), sizes_(std::move(sizes)) {
+    SeededInputs(const plan::Case& c, std::vector<std::size_t> sizes, canary::Mode canaries = canary::Mode::none)
+        : case_(c), operands_(sizes.size()), sizes_(std::move(sizes)), mode_(canaries) {
         const std::size_t operands = operands_;
         if (c.inputs.size() != 1 && c.inputs.size() != operands) {
             throw std::runtime_error("case " + c.id + " gives " + std::to_string(c.inputs.size()) +
@@ -117,6 +141,7 @@ public:
         SharedGpu gpu;
         const int sets = c.timed && !profile_only() ? 3 : 1;
         draws_.assign(static_cast<std::size_t>(sets), 0);
+        canaries_.resize(static_cast<std::size_t>(sets) * operands);
         for (int set = 0; set < sets; ++set) {
             for (std::size_t k = 0; k < operands; ++k) {
                 buffers_.push_back(std::make_unique<DeviceBuffer<float>>(sizes_[k]));
@@ -140,24 +165,39 @@ public:
     }
     // How many times set `set` was drawn again.
     std::uint64_t draws(int set) const { return draws_.at(static_cast<std::size_t>(set)); }
+    // The canaries of operand `operand` in set `set` as last drawn: none below the threshold.
+    const std::vector<canary::Canary>& canaries(int set, std::size_t operand = 0) const {
+        return canaries_.at(static_cast<std::size_t>(set) * operands_ + operand).canaries;
+    }
 
 private:
+    std::uint64_t seed_of(int set, std::size_t k) const {
+        const plan::Input& input = case_.inputs.size() == 1 ? case_.inputs[0] : case_.inputs[k];
+        std::uint64_t seed = (case_.inputs.size() == 1 ? plan::operand_seed(input.seed, k) : input.seed) +
+                             static_cast<std::uint64_t>(set);
+        if (const std::uint64_t again = draws(set); again != 0) {
+            seed = mix64(seed ^ mix64(again));
+        }
+        return seed;
+    }
+
     void draw(int set) {
+        // Every operand's canaries at the same places: a dot product's are products of canaries.
+        const std::uint64_t place_seed = seed_of(set, 0);
         for (std::size_t k = 0; k < operands_; ++k) {
             const plan::Input& input = case_.inputs.size() == 1 ? case_.inputs[0] : case_.inputs[k];
-            std::uint64_t seed = (case_.inputs.size() == 1 ? plan::operand_seed(input.seed, k) : input.seed) +
-                                 static_cast<std::uint64_t>(set);
-            if (const std::uint64_t again = draws(set); again != 0) {
-                seed = mix64(seed ^ mix64(again));
-            }
-            generate(buffers_[static_cast<std::size_t>(set) * operands_ + k]->get(), sizes_[k], input.distribution,
-                     seed);
+            const std::size_t slot = static_cast<std::size_t>(set) * operands_ + k;
+            const std::uint64_t seed = seed_of(set, k);
+            canaries_[slot] = canary::draw(mode_, sizes_[k], input.distribution, operands_, seed, place_seed);
+            generate(buffers_[slot]->get(), sizes_[k], input.distribution, seed, canaries_[slot]);
         }
     }
 
     plan::Case case_;
     std::size_t operands_;
     std::vector<std::size_t> sizes_;  // elements of each operand
+    canary::Mode mode_;
+    std::vector<canary::Draw> canaries_;  // per set and operand, as buffers_
     std::vector<std::unique_ptr<DeviceBuffer<float>>> buffers_;
     std::vector<std::uint64_t> draws_;
 };

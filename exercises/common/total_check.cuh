@@ -50,9 +50,11 @@ struct TotalTerms {
 // out (an index one short, the last partial block), the first term left out, terms added more than once (more than
 // the sum of every term's magnitude), NaN from finite terms (added into memory never set), a total that stopped
 // growing (every term added to one float). Nothing otherwise. The candidates are few, so that a wrong total matches
-// one of them by chance only rarely.
+// one of them by chance only rarely. `canaries` is the total of the input's canaries (canaries.hpp), which lie past
+// the place where such a total stops growing: it ends on a power of two plus them.
 inline std::optional<Explanation> explain_total(float obtained, const tolerance::SumReference& reference,
-                                                double tolerance, std::size_t n, const TotalTerms& terms) {
+                                                double tolerance, std::size_t n, const TotalTerms& terms,
+                                                double canaries = 0.0) {
     if (is_poison(obtained)) {
         return std::nullopt;  // the detail says it: never written
     }
@@ -89,7 +91,10 @@ inline std::optional<Explanation> explain_total(float obtained, const tolerance:
         e.evidence.push_back("expected " + describe_number(reference.sum) + ", got 0");
         return e;
     }
-    if (const int exponent = tolerance::stalled_total_exponent(got, reference); exponent >= 0) {
+    // The canaries are of one sign: the sum of their magnitudes is that of their total.
+    const tolerance::SumReference without_canaries{reference.sum - canaries, reference.abs_sum - std::abs(canaries),
+                                                   reference.all_integers};
+    if (const int exponent = tolerance::stalled_total_exponent(got - canaries, without_canaries); exponent >= 0) {
         const double spacing = std::ldexp(1.0, exponent - 23);  // between floats from there up
         e.summary = "the total stops growing at a power of two: every " + terms.noun +
                     " is added to one float, and once it is large enough no " + terms.noun + " changes it";
@@ -101,7 +106,9 @@ inline std::optional<Explanation> explain_total(float obtained, const tolerance:
                  "each partial stays small enough to add exactly";
         e.topic = "combine";
         e.evidence.push_back("expected " + describe_number(reference.sum) + ", got " + describe_number(got) +
-                             " = 2^" + std::to_string(exponent) + ", where floats are " +
+                             " = 2^" + std::to_string(exponent) +
+                             (canaries != 0.0 ? " plus the input's canaries, " + describe_number(canaries) : "") +
+                             ", where floats are " +
                              describe_number(spacing) + " apart");
         return e;
     }

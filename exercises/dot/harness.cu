@@ -16,6 +16,7 @@ CUGRADE_REFERENCE(dot);
 namespace {
 
 using namespace cugrade::harness;
+namespace canary = cugrade::canary;
 namespace tol = cugrade::tolerance;
 
 // Product i as a term of the exact sum: a product of two floats is exact in double.
@@ -29,7 +30,7 @@ struct ExactProduct {
 
 CaseOutcome run_case(const Case& c) {
     const std::size_t n = c.size();
-    SeededInputs inputs(c, 2);
+    SeededInputs inputs(c, 2, canary::Mode::total);
     PerInputSet<tol::SumReference> references(inputs, [&](int set) {
         return reduce_on_device(thrust::counting_iterator<std::size_t>(0), n,
                                 ExactProduct{inputs(set, 0), inputs(set, 1)}, AddSumTerms{}, tol::SumReference{});

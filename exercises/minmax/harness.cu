@@ -15,6 +15,7 @@ CUGRADE_REFERENCE(minmax);
 namespace {
 
 using namespace cugrade::harness;
+namespace canary = cugrade::canary;
 
 struct Extremes {
     float min = INFINITY;
@@ -111,7 +112,7 @@ std::optional<Explanation> explain_minmax(const std::vector<float>& output, cons
 
 CaseOutcome run_case(const Case& c) {
     const std::size_t n = c.size();
-    SeededInputs inputs(c, 1);
+    SeededInputs inputs(c, 1, canary::Mode::extremes);
     PerInputSet<Extremes> expected(
         inputs, [&](int set) { return reduce_on_device(inputs(set), n, AsExtremes{}, CombineExtremes{}, Extremes{}); });
     GuardedBuffer output("output", 2);

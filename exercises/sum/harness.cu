@@ -15,11 +15,12 @@ CUGRADE_REFERENCE(sum);
 namespace {
 
 using namespace cugrade::harness;
+namespace canary = cugrade::canary;
 namespace tol = cugrade::tolerance;
 
 CaseOutcome run_case(const Case& c) {
     const std::size_t n = c.size();
-    SeededInputs inputs(c, 1);
+    SeededInputs inputs(c, 1, canary::Mode::total);
     PerInputSet<tol::SumReference> references(
         inputs, [&](int set) { return reduce_on_device(inputs(set), n, AsSumTerm{}, AddSumTerms{}, tol::SumReference{}); });
     PerInputSet<double> tolerances(inputs,
@@ -37,7 +38,8 @@ CaseOutcome run_case(const Case& c) {
                                       const std::vector<float> x = read_range(inputs(set), first, count);
                                       return std::vector<double>(x.begin(), x.end());
                                   }};
-        return explain_total(read_element(result.get()), references[set], tolerances[set], n, elements);
+        return explain_total(read_element(result.get()), references[set], tolerances[set], n, elements,
+                             canary::canary_total(inputs.canaries(set)));
     };
     calls.outputs = {&result, &scratch};
     calls.bytes = static_cast<double>(n) * sizeof(float);

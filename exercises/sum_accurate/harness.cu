@@ -16,6 +16,7 @@ CUGRADE_REFERENCE(sum_accurate);
 namespace {
 
 using namespace cugrade::harness;
+namespace canary = cugrade::canary;
 namespace tol = cugrade::tolerance;
 
 // Right to a plain float32 sum's rounding, but not to a compensated sum's: the one mistake this exercise is about.
@@ -44,7 +45,7 @@ std::optional<Explanation> explain_uncompensated(float obtained, const tol::SumR
 
 CaseOutcome run_case(const Case& c) {
     const std::size_t n = c.size();
-    SeededInputs inputs(c, 1);
+    SeededInputs inputs(c, 1, canary::Mode::total);
     PerInputSet<tol::SumReference> references(
         inputs, [&](int set) { return reduce_on_device(inputs(set), n, AsSumTerm{}, AddSumTerms{}, tol::SumReference{}); });
     PerInputSet<double> tolerances(
@@ -67,7 +68,8 @@ CaseOutcome run_case(const Case& c) {
         if (auto found = explain_uncompensated(obtained, references[set], n, c.lambda)) {
             return found;
         }
-        return explain_total(obtained, references[set], tolerances[set], n, elements);
+        return explain_total(obtained, references[set], tolerances[set], n, elements,
+                             canary::canary_total(inputs.canaries(set)));
     };
     calls.outputs = {&result, &scratch};
     calls.bytes = static_cast<double>(n) * sizeof(float);

@@ -286,7 +286,8 @@ ExerciseReport grade_exercise(const GradingContext& context, const Exercise& exe
     report.title = exercise.title;
     report.submission = submission.shown;
     report.rubric = rubric.file;
-    const std::vector<CasePlan> cases = plan_cases(rubric);
+    std::vector<CasePlan> cases = plan_cases(rubric);
+    hide_seeds(cases, draw_grading_secret());  // drawn anew for every grading, and kept nowhere
     std::vector<CaseResult> results(cases.size());
     const auto score = [&] {
         for (std::size_t i = 0; i < cases.size(); ++i) {

@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <limits>
+#include <random>
 #include <regex>
 #include <set>
 #include <utility>
@@ -12,6 +13,7 @@
 #include "cugrade/api_policy.hpp"
 #include "hash.hpp"
 #include "parameter_rules.hpp"
+#include "seed_mix.hpp"
 #include "yaml_fields.hpp"
 
 namespace cugrade {
@@ -452,6 +454,25 @@ std::vector<CasePlan> plan_cases(const Rubric& rubric) {
         cases.push_back(std::move(plan));
     }
     return cases;
+}
+
+std::uint64_t draw_grading_secret() {
+    std::random_device source;  // getrandom(2) on Linux
+    std::uint64_t secret = 0;
+    while (secret == 0) {
+        secret = (static_cast<std::uint64_t>(source()) << 32) ^ source();
+    }
+    return secret;
+}
+
+void hide_seeds(std::vector<CasePlan>& cases, std::uint64_t secret) {
+    for (CasePlan& c : cases) {
+        if (c.visibility == Visibility::hidden || c.timed) {
+            for (plan::Input& input : c.inputs) {
+                input.seed = plan::secret_seed(input.seed, secret);
+            }
+        }
+    }
 }
 
 namespace {

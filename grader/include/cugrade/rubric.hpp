@@ -125,8 +125,17 @@ struct CasePlan : plan::Case {
     bool memory_check = false;
 };
 
-// The rubric's cases in the order they run: groups as written, sizes then inputs, the speed test last.
+// The rubric's cases in the order they run: groups as written, sizes then inputs, the speed test last. Their seeds
+// are the rubric's, the same in every grading.
 std::vector<CasePlan> plan_cases(const Rubric& rubric);
+
+// A secret for one grading of one submission, from the operating system's random source; never 0.
+std::uint64_t draw_grading_secret();
+
+// Mixes `secret` into the seeds of the hidden and timed cases, so that no one who knows the rubric's seeds knows
+// their inputs (docs/security.md); visible cases keep the seeds a student reproduces them with. A secret of 0
+// changes nothing.
+void hide_seeds(std::vector<CasePlan>& cases, std::uint64_t secret);
 
 // How an exercise declares one of its parameters (exercise.yaml's `parameters:`, docs/authoring.md): its type, its
 // default, and the values its harness accepts. A float32 is finite in float32 and, unless 0, normal.
