@@ -147,8 +147,22 @@ inline float __uint_as_float(unsigned bits) {
 }
 inline int __float_as_int(float x) { return static_cast<int>(__float_as_uint(x)); }
 inline float __int_as_float(int bits) { return __uint_as_float(static_cast<unsigned>(bits)); }
+// The float intrinsics: round to nearest, as the CPU rounds; the fast approximations as the exact functions (their
+// results differ from the GPU's in the last bits, which every tolerance allows).
 inline float __fadd_rn(float a, float b) { return a + b; }
+inline float __fsub_rn(float a, float b) { return a - b; }
 inline float __fmul_rn(float a, float b) { return a * b; }
+inline float __fdiv_rn(float a, float b) { return a / b; }
+inline float __fmaf_rn(float a, float b, float c) { return fmaf(a, b, c); }
+inline float __fsqrt_rn(float x) { return sqrtf(x); }
+inline float __frcp_rn(float x) { return 1.0f / x; }
+inline float __fdividef(float a, float b) { return a / b; }
+inline float __saturatef(float x) { return x < 0.0f ? 0.0f : x > 1.0f ? 1.0f : x; }
+inline float __expf(float x) { return expf(x); }
+inline float __logf(float x) { return logf(x); }
+inline float __sinf(float x) { return sinf(x); }
+inline float __cosf(float x) { return cosf(x); }
+inline float __powf(float a, float b) { return powf(a, b); }
 
 // Without CUDA's alignment: an array of 1025 floats ends where an inaccessible page begins, so it starts 4-aligned
 // on the CPU, and a float4 read of it must not fault for that.
