@@ -32,24 +32,7 @@ std::vector<std::pair<std::size_t, std::string>> logical_lines(const std::string
             continue;
         }
         pending += line;
-        std::string code;
-        for (std::size_t i = 0; i < pending.size(); ++i) {
-            if (in_block) {
-                if (pending.compare(i, 2, "*/") == 0) {
-                    in_block = false;
-                    code += ' ';
-                    ++i;
-                }
-            } else if (pending.compare(i, 2, "//") == 0) {
-                break;
-            } else if (pending.compare(i, 2, "/*") == 0) {
-                in_block = true;
-                ++i;
-            } else {
-                code += pending[i];
-            }
-        }
-        lines.emplace_back(pending_line, code);
+        lines.emplace_back(pending_line, code_without_comments(pending, in_block));
         pending.clear();
     }
     return lines;
@@ -66,6 +49,27 @@ bool names_file(const std::string& path, const std::string& name) {
 }
 
 }  // namespace
+
+std::string code_without_comments(const std::string& line, bool& in_block) {
+    std::string code;
+    for (std::size_t i = 0; i < line.size(); ++i) {
+        if (in_block) {
+            if (line.compare(i, 2, "*/") == 0) {
+                in_block = false;
+                code += ' ';
+                ++i;
+            }
+        } else if (line.compare(i, 2, "//") == 0) {
+            break;
+        } else if (line.compare(i, 2, "/*") == 0) {
+            in_block = true;
+            ++i;
+        } else {
+            code += line[i];
+        }
+    }
+    return code;
+}
 
 std::vector<std::string> read_dependency_list(const fs::path& file) {
     const std::string text = read_file(file);

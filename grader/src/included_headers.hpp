@@ -18,6 +18,10 @@ namespace cugrade {
 // The empty header that marks where the submission's own includes start, in the compile's folder.
 inline constexpr const char* submission_start_header = "cugrade-submission-starts-here.h";
 
+// One line of C or C++ source without its comments, each block comment a space as the compiler reads it; `in_block`
+// carries an unfinished /* ... */ from one line to the next.
+std::string code_without_comments(const std::string& line, bool& in_block);
+
 // The files a make-style dependency list names as prerequisites, in its order (the first is the compiled file).
 std::vector<std::string> read_dependency_list(const std::filesystem::path& file);
 

@@ -33,23 +33,7 @@ public:
         std::istringstream in(source);
         bool in_block = false;
         for (std::string line; std::getline(in, line);) {
-            std::string code;
-            for (std::size_t i = 0; i < line.size(); ++i) {
-                if (in_block) {
-                    if (line.compare(i, 2, "*/") == 0) {
-                        in_block = false;
-                        ++i;
-                    }
-                } else if (line.compare(i, 2, "//") == 0) {
-                    break;
-                } else if (line.compare(i, 2, "/*") == 0) {
-                    in_block = true;
-                    ++i;
-                } else {
-                    code += line[i];
-                }
-            }
-            lines_.push_back(code);
+            lines_.push_back(code_without_comments(line, in_block));
         }
     }
 
