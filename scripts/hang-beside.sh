@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # What kernels that seem to hang cost the other processes on their GPU, as in a quiet round that opens while the last
-# students are still graded (docs/performance.md): a probe of a small case's GPU work (many short kernels, each
+# students are still graded (docs/performance-history.md): a probe of a small case's GPU work (many short kernels, each
 # waited for; one pass over 256 MB) alone, then beside 1, 4 and 16 processes each keeping one block busy.
 #   scripts/hang-beside.sh        figures to $OUT (default build/hang-beside)/figures.txt
 set -u

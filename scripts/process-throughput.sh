@@ -3,7 +3,7 @@
 # and memcheck, and plain ones while faulting ones run beside them. A process's life holds something the driver
 # serialises (its context made and torn down, a fault recovered, a sanitizer's start), so past a few at once more of
 # them only wait longer: the rate a kind levels off at is what each of its processes costs a whole batch
-# (docs/performance.md). Needs a GPU; nothing else may use it meanwhile.
+# (docs/performance-history.md). Needs a GPU; nothing else may use it meanwhile.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-build}

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Where a racecheck process's start goes (docs/performance.md): its memory, mapped and faulted in page by page, read
-# mid-run from /proc; and whether huge pages for malloc (GLIBC_TUNABLES=glibc.malloc.hugetlb=1) change its page
+# Where a racecheck process's start goes (docs/performance-history.md): its memory, mapped and faulted in page by page,
+# read mid-run from /proc; and whether huge pages for malloc (GLIBC_TUNABLES=glibc.malloc.hugetlb=1) change its page
 # faults or time. Every run is bounded; the figures go to $OUT (default build)/racecheck-memory/summary.txt. Needs a
 # GPU.
 set -uo pipefail

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Two questions about racecheck's cost and reports (docs/performance.md), on a small racy program
+# Two questions about racecheck's cost and reports (docs/performance-history.md), on a small racy program
 # (scripts/racecheck-reports.cu):
 # - Is a child cheaper under one compute-sanitizer front-end that sees many processes (--target-processes all, a
 #   spawner starting the children) than with a front-end each? Each child's time, one at a time and eight at once.

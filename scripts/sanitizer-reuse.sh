@@ -4,7 +4,7 @@
 # under racecheck, alone and with faulting processes beside it throughout (a fault of another process breaks an
 # attached CUPTI profiler: does it break a sanitizer?); under memcheck with --destroy-on-device-error kernel (does the
 # context outlive a reported access, so that the next submission still runs?) and with the default (it does not).
-# Prints, per submission, how it ended and the reports pinned on it. Needs a GPU (docs/performance.md).
+# Prints, per submission, how it ended and the reports pinned on it. Needs a GPU (docs/performance-history.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-build}/sanitizer-reuse

@@ -1,6 +1,6 @@
 // Designs of the scan reference (reference/scan.cu, its Design template) timed against CUB's DeviceScan::InclusiveSum
 // and a device-to-device copy, alone on the GPU: median of 30 calls each at 2^24 and 2^28, after 3 warm-up calls.
-// Each design's output is compared with CUB's first. The figures behind docs/performance.md's design table.
+// Each design's output is compared with CUB's first. The figures behind docs/performance-history.md's design table.
 //   nvcc -std=c++20 -O3 -arch=sm_90 -I exercises/scan scripts/scan-designs.cu -o scan-designs && ./scan-designs
 #include <cub/device/device_scan.cuh>
 

@@ -1,8 +1,8 @@
-// What the speed test's safeguards cost, and that they do what they claim (docs/performance.md, "What the timing's
-// safeguards cost"): the L2 flush (a read of twice the L2, against a memset of the same size), a read of a buffer
-// that fits in L2 with and without the flush before it, a persisting access-policy window's effect through a flush
-// with the set-aside and with it held at zero, and the host time of setting the limit, clearing a stream's window and
-// reading NVML. Leaves clocks alone.
+// What the speed test's safeguards cost, and that they do what they claim (docs/performance-history.md, "What the
+// timing's safeguards cost"): the L2 flush (a read of twice the L2, against a memset of the same size), a read of a
+// buffer that fits in L2 with and without the flush before it, a persisting access-policy window's effect through a
+// flush with the set-aside and with it held at zero, and the host time of setting the limit, clearing a stream's window
+// and reading NVML. Leaves clocks alone.
 //   nvcc -std=c++20 -O3 -arch=native -Iexercises/common scripts/timing-overheads.cu -o /tmp/timing-overheads
 #include <cuda_runtime.h>
 

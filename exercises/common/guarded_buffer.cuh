@@ -183,7 +183,7 @@ private:
 // (GuardedBuffer::count_guard_writes), then each input's first changed element (InputSnapshot::find_change). One
 // read instead of one per buffer matters where other processes share the GPU: each wait for the GPU from the host
 // then waits for this process's turn on it, about a millisecond with eight processes, and several behind long
-// kernels (docs/performance.md).
+// kernels (docs/performance-history.md, "Every wait for the GPU is a turn among processes").
 class CallFootprint {
 public:
     CallFootprint(std::size_t outputs, std::size_t inputs) : outputs_(outputs), slots_(2 * outputs + inputs) {}

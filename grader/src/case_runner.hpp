@@ -37,9 +37,9 @@ Clock::time_point after(double seconds);
 // processes and the checkers' own.
 std::filesystem::path profiler_lock_file();
 
-// The checker's environment. It replays all of a submission's work, and does its own, on one stream at a time, so
-// one hardware work queue is all its context needs; the driver makes contexts one at a time for the whole GPU, and
-// one with a single queue in about a third of the time of the default eight (docs/performance.md), which is what a
+// The checker's environment. It replays all of a submission's work, and does its own, on one stream at a time, so one
+// hardware work queue is all its context needs; the driver makes contexts one at a time for the whole GPU, and one with
+// a single queue in about a third of the time of the default eight (docs/performance-history.md), which is what a
 // class's harness processes wait for.
 std::vector<std::pair<std::string, std::string>> checker_environment(const RunOptions& options);
 

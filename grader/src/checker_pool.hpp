@@ -1,10 +1,10 @@
 // Checkers kept across a batch's submissions of one exercise (protocol.hpp, "jobs"): a checker under racecheck or
 // memcheck serves one submission after another, its device code loaded and its runner met for each, instead of
-// compute-sanitizer starting for each submission (its start is most of a sanitizer check's cost, and partly
-// serialised by the driver for the whole GPU: docs/performance.md). One pool for each GPU of a batch, for every tool
-// and exercise; a checker serves one submission at a time, taken from the pool and given back. What a kept checker's
-// job may decide is the run loop's rule (CaseRunner::nothing_reported_in_kept_checker): only that the tool has nothing
-// to say.
+// compute-sanitizer starting for each submission (its start is most of a sanitizer check's cost, and partly serialised
+// by the driver for the whole GPU: docs/performance-history.md). One pool for each GPU of a batch, for every tool and
+// exercise; a checker serves one submission at a time, taken from the pool and given back. What a kept checker's job
+// may decide is the run loop's rule (CaseRunner::nothing_reported_in_kept_checker): only that the tool has nothing to
+// say.
 #pragma once
 
 #include <cstddef>

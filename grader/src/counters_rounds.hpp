@@ -1,10 +1,10 @@
 // A batch's slow speed tests profiled in rounds. The checker's own counters cost most where they start: CUPTI's first
-// start after attaching to a context, 0.3-0.5 s of the GPU held alone from every other submission, against about
-// 0.07 s for each later profile of the same attachment (docs/performance.md). An attachment does not survive another
+// start after attaching to a context, 0.3-0.5 s of the GPU held alone from every other submission, against about 0.07 s
+// for each later profile of the same attachment (docs/performance-history.md). An attachment does not survive another
 // context's fault, and a batch always has faults between two speed tests, so the profiles of several submissions are
-// made together: each slow speed test is timed in its submission's own run and declined its counters there; its
-// grading then waits here, without its place on the GPU, and one checker per exercise profiles every waiting speed
-// test in one turn at the GPU alone and the machine's counters, attached once. One object for each GPU of a batch.
+// made together: each slow speed test is timed in its submission's own run and declined its counters there; its grading
+// then waits here, without its place on the GPU, and one checker per exercise profiles every waiting speed test in one
+// turn at the GPU alone and the machine's counters, attached once. One object for each GPU of a batch.
 #pragma once
 
 #include <chrono>

@@ -1,7 +1,7 @@
 // Whether a submission's kernels can touch shared memory, read from their machine code. racecheck looks for races on
 // shared memory alone (and on what copies into it), so where no kernel can reach it, a race check could report
 // nothing and its process (about a second of a worker, a quarter of a second of what a class's GPU does one process
-// at a time: docs/performance.md) is left out.
+// at a time: docs/performance-history.md) is left out.
 #pragma once
 
 #include <optional>
