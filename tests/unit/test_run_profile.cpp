@@ -44,18 +44,19 @@ TEST_CASE("a profile that never ends is stopped at its bound, gives the counters
     RunResult result;
     result.cases.resize(1);
     result.cases[0].status = Status::passed;
-    const auto started = std::chrono::steady_clock::now();
     profile_case(CUGRADE_SCRIPTED_HARNESS, cases, 0, options, result);
-    CHECK(seconds_since(started) < 4.0);
     REQUIRE(result.diagnosis_notes.size() == 1);
     CHECK(result.diagnosis_notes[0] == "the speed test could not be profiled: Nsight Compute stopped after 1.5 s");
     CHECK(result.cases[0].status == Status::passed);
     // The profiled call held the GPU alone and the machine's counters: both are free again.
     CHECK_FALSE(gate.exclusive_held());
     CHECK(gate.exclusive_seconds() > 1.0);
-    const auto again = std::chrono::steady_clock::now();
+    CHECK(MachineLock(std::filesystem::temp_directory_path() / "cugrade-gpu-counters.lock", std::chrono::seconds(0))
+              .held());
+    // The next profile gets its turn, and is stopped at its own bound, not refused the counters.
     profile_case(CUGRADE_SCRIPTED_HARNESS, cases, 0, options, result);
-    CHECK(seconds_since(again) < 4.0);
+    REQUIRE(result.diagnosis_notes.size() == 2);
+    CHECK(result.diagnosis_notes[1] == result.diagnosis_notes[0]);
 }
 
 TEST_CASE("the trace says why a speed test was profiled under Nsight Compute: what the checker's counters said") {
@@ -136,9 +137,7 @@ TEST_CASE("a profile whose turn does not come in time is left out with a note, a
     result.cases[0].status = Status::passed;
     {
         const MachineLock another_profile(std::filesystem::temp_directory_path() / "cugrade-gpu-counters.lock");
-        const auto started = std::chrono::steady_clock::now();
-        profile_case(CUGRADE_SCRIPTED_HARNESS, cases, 0, options, result);
-        CHECK(seconds_since(started) < 2.0);
+        profile_case(CUGRADE_SCRIPTED_HARNESS, cases, 0, options, result);  // gives up: a hang would not end
     }
     REQUIRE(result.diagnosis_notes.size() == 1);
     CHECK(result.diagnosis_notes[0] ==
@@ -172,7 +171,7 @@ TEST_CASE("a speed test's profile takes the counters in its turn at the GPU alon
     std::filesystem::remove(file);
     RunOptions options = with_tools("-counters-try", 5.0);
     options.cupti_library = "/nonexistent/libcupti.so";  // only named in the plan: the scripted harness loads nothing
-    options.profile_wait_seconds = 2.0;
+    options.profile_wait_seconds = 60.0;
     GpuGate gate;
     options.gpu_gate = &gate;
     RunTrace trace(file);
@@ -184,7 +183,8 @@ TEST_CASE("a speed test's profile takes the counters in its turn at the GPU alon
         const MachineLock another_profile(lock_file);
         const RunResult refused = run_cases(CUGRADE_SCRIPTED_HARNESS, cases, options);
         CHECK(refused.cases[0].detail == "refused");
-        CHECK(refused.seconds.gpu_wait < 1.0);  // refused at once, not after the profiles' patience
+        // Refused at once: it did not wait for the profiles' patience, which would be all the wait there is.
+        CHECK(refused.seconds.gpu_wait < options.profile_wait_seconds);
     }
     const RunResult granted = run_cases(CUGRADE_SCRIPTED_HARNESS, cases, options);
     CHECK(granted.cases[0].detail == "granted");
@@ -270,10 +270,8 @@ TEST_CASE("a checker refused its turn at the counters leaves the profile out, wi
     result.cases[0].status = Status::passed;
     result.cases[0].measurements = {{"kernel_profile", {{"problem", "other profiles held the GPU's counters"},
                                                          {"turn_refused", true}}}};
-    const auto started = std::chrono::steady_clock::now();
     profile_case(CUGRADE_SCRIPTED_HARNESS, cases, 0, options, result);
-    CHECK(seconds_since(started) < 1.0);
-    CHECK(result.processes == 0);
+    CHECK(result.processes == 0);  // no Nsight Compute was started to wait for the counters
     REQUIRE(result.diagnosis_notes.size() == 1);
     CHECK(result.diagnosis_notes[0] ==
           "the speed test was not profiled: other profiles held the GPU's counters for 5 s (they take turns on a "

@@ -167,7 +167,7 @@ TEST_CASE("a speed test after a race, or after a case set aside as seeming to ha
         cases[0].case_seconds = 3.0;
         cases[1].timed = true;
         auto graded = std::async(std::launch::async, [&] { return run_cases(CUGRADE_SCRIPTED_HARNESS, cases, options); });
-        std::this_thread::sleep_for(300ms);  // the hang holds the GPU shared by now
+        REQUIRE(wait_until([&] { return gate.shared_holders() == 1; }));  // the hang holds the GPU shared
         {
             GpuGate::Hold speed_test(&gate);
             speed_test.change(GpuGate::Use::exclusive);  // the hang is set aside
