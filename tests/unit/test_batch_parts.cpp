@@ -572,7 +572,7 @@ TEST_CASE("a student is claimed once, by the first of their files; the others wa
     CHECK(asked == 2);
 }
 
-TEST_CASE("--status needs a results folder a batch started") {
+TEST_CASE("cugrade grade --status needs a results folder a batch started") {
     const fs::path results = fresh("no-batch");
     try {
         batch_status(results);

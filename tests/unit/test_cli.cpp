@@ -32,7 +32,7 @@ fs::path scratch(const std::string& name) {
 
 }  // namespace
 
-TEST_CASE("--version prints the version") {
+TEST_CASE("cugrade --version prints the version") {
     const ProcessResult result = cugrade_cli({"--version"});
     CHECK(result.status.code == 0);
     CHECK(result.output == "cugrade 0.1.0\n");
@@ -68,7 +68,7 @@ TEST_CASE("bad usage exits with code 2 and says what to do") {
     }
 }
 
-TEST_CASE("--rubric needs one exercise") {
+TEST_CASE("cugrade check --rubric needs one exercise") {
     const ProcessResult result =
         cugrade_cli({"check", CUGRADE_SOURCE_DIR "/student_template", "--rubric", CUGRADE_SOURCE_DIR "/rubrics/sum.yaml"});
     CHECK(result.status.code == 2);
@@ -153,7 +153,7 @@ TEST_CASE("bench times the reference, the copy and the baselines; without a GPU 
     CHECK(bench["rows"][2]["reference_over_this"].get<double>() > 0.0);
 }
 
-TEST_CASE("--json writes a regular file through a rename, and refuses links, pipes and devices") {
+TEST_CASE("cugrade --json writes a regular file through a rename, and refuses links, pipes and devices") {
     const fs::path dir = scratch("json");
     const fs::path target = dir / "elsewhere.json";
     std::ofstream(target) << "untouched\n";
@@ -254,7 +254,7 @@ TEST_CASE("run from inside a student's folder with '.', the other students' fold
     CHECK(std::find(context.hidden.begin(), context.hidden.end(), class_folder / "alice") == context.hidden.end());
 }
 
-TEST_CASE("--require-sandbox takes none, files or full, and a machine that offers it grades") {
+TEST_CASE("cugrade check --require-sandbox takes none, files or full, and a machine that offers it grades") {
     const ProcessResult bad = cugrade_cli({"check", CUGRADE_SOURCE_DIR "/student_template", "--require-sandbox", "most"});
     CHECK(bad.status.code == 2);
     const ProcessResult full = cugrade_cli({"check", CUGRADE_SOURCE_DIR "/student_template", "--exercise", "sum",
