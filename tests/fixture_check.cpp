@@ -44,8 +44,8 @@
 #include <string>
 #include <vector>
 
-#include "cugrade/check.hpp"
-#include "cugrade/failure_patterns.hpp"
+#include "grading/check.hpp"
+#include "score/failure_patterns.hpp"
 
 namespace {
 

@@ -89,7 +89,7 @@ inline constexpr int exit_runner_gone = 5;  // the submission's runner ended dur
 
 // In the CPU self-check, what CUDA's error string says of a kernel's memory fault ends with this, the fault's facts as
 // one JSON object, and "]" (exercises/common/cpu/cuda_on_cpu.cpp); the grader puts the line in the code in their place
-// (grader/src/cpu_fault.cpp).
+// (grader/src/cpu/cpu_fault.cpp).
 inline constexpr const char* cpu_fault_marker = "[cugrade-cpu-fault ";
 
 // Statuses the harness itself reports in a result event.

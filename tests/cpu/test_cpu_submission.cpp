@@ -14,16 +14,16 @@
 #include <string>
 
 #include "catch.hpp"
-#include "cpu_build.hpp"
-#include "cpu_fault.hpp"
-#include "cpu_source.hpp"
-#include "cugrade/exercise.hpp"
-#include "cugrade/grading.hpp"
-#include "cugrade/report.hpp"
-#include "cugrade/rubric.hpp"
-#include "cugrade/toolchain.hpp"
-#include "cugrade/run.hpp"
-#include "scratch_dir.hpp"
+#include "cpu/cpu_build.hpp"
+#include "cpu/cpu_fault.hpp"
+#include "cpu/cpu_source.hpp"
+#include "course/exercise.hpp"
+#include "grading/grading.hpp"
+#include "report/report.hpp"
+#include "course/rubric.hpp"
+#include "build/toolchain.hpp"
+#include "run/run.hpp"
+#include "base/scratch_dir.hpp"
 
 namespace fs = std::filesystem;
 

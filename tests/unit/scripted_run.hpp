@@ -3,12 +3,12 @@
 // GPU's counters, so their cases run one at a time (tests/CMakeLists.txt).
 #pragma once
 
-#include "case_runner.hpp"
-#include "checker_pool.hpp"
-#include "counters_rounds.hpp"
-#include "cugrade/run.hpp"
-#include "machine_lock.hpp"
-#include "same_code_profiles.hpp"
+#include "run/case_runner.hpp"
+#include "schedule/checker_pool.hpp"
+#include "schedule/counters_rounds.hpp"
+#include "run/run.hpp"
+#include "base/machine_lock.hpp"
+#include "schedule/same_code_profiles.hpp"
 
 #include <chrono>
 #include <filesystem>

@@ -4,11 +4,11 @@
 #include <string>
 #include <vector>
 
-#include "archive.hpp"
+#include "batch/archive.hpp"
 #include "catch.hpp"
 #include "fresh_folder.hpp"
-#include "cugrade/error.hpp"
-#include "file_io.hpp"
+#include "base/error.hpp"
+#include "base/file_io.hpp"
 
 #if CUGRADE_HAVE_LIBARCHIVE
 #include <archive.h>

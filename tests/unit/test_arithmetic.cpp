@@ -11,11 +11,11 @@
 #include <iostream>
 #include <regex>
 
-#include "arithmetic_check.hpp"
+#include "inspect/arithmetic_check.hpp"
 #include "catch.hpp"
-#include "course_tools.hpp"
-#include "cugrade/toolchain.hpp"
-#include "file_io.hpp"
+#include "build/course_tools.hpp"
+#include "build/toolchain.hpp"
+#include "base/file_io.hpp"
 
 namespace {
 

@@ -3,7 +3,7 @@
 #include <string>
 
 #include "catch.hpp"
-#include "cugrade/bench.hpp"
+#include "grading/bench.hpp"
 
 namespace {
 

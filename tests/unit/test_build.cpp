@@ -6,13 +6,13 @@
 #include <filesystem>
 #include <fstream>
 
-#include "access_width.hpp"
-#include "sass_listing.hpp"
-#include "shared_memory_use.hpp"
+#include "diagnose/access_width.hpp"
+#include "inspect/sass_listing.hpp"
+#include "inspect/shared_memory_use.hpp"
 #include "catch.hpp"
-#include "cugrade/build.hpp"
-#include "cugrade/gpu.hpp"
-#include "cugrade/submission.hpp"
+#include "build/build.hpp"
+#include "base/gpu.hpp"
+#include "course/submission.hpp"
 
 namespace {
 

@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "cache.hpp"
+#include "build/cache.hpp"
 #include "catch.hpp"
 #include "fresh_folder.hpp"
 

@@ -9,7 +9,7 @@
 
 #include "canaries.hpp"
 #include "catch.hpp"
-#include "cugrade/rubric.hpp"
+#include "course/rubric.hpp"
 #include "seed_mix.hpp"
 #include "tolerance.hpp"
 

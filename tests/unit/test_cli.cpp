@@ -5,10 +5,10 @@
 #include <nlohmann/json.hpp>
 
 #include "catch.hpp"
-#include "cugrade/gpu.hpp"
-#include "cugrade/grading.hpp"
-#include "cugrade/sandbox.hpp"
-#include "cugrade/process.hpp"
+#include "base/gpu.hpp"
+#include "grading/grading.hpp"
+#include "sandbox/sandbox.hpp"
+#include "sandbox/process.hpp"
 
 namespace {
 

@@ -6,9 +6,9 @@
 #include <string>
 
 #include "catch.hpp"
-#include "class_layout.hpp"
-#include "clone_time.hpp"
-#include "file_io.hpp"
+#include "batch/class_layout.hpp"
+#include "batch/clone_time.hpp"
+#include "base/file_io.hpp"
 #include "fresh_folder.hpp"
 
 namespace {

@@ -3,7 +3,7 @@
 #include <string>
 
 #include "catch.hpp"
-#include "cpu_source.hpp"
+#include "cpu/cpu_source.hpp"
 
 using cugrade::rewrite_for_cpu;
 

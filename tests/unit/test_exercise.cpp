@@ -9,12 +9,12 @@
 #include <fmt/ranges.h>
 
 #include "catch.hpp"
-#include "cugrade/api_policy.hpp"
-#include "cugrade/error.hpp"
-#include "cugrade/exercise.hpp"
-#include "exercise_skeleton.hpp"
-#include "file_io.hpp"
-#include "name_probe.hpp"
+#include "course/api_policy.hpp"
+#include "base/error.hpp"
+#include "course/exercise.hpp"
+#include "authoring/exercise_skeleton.hpp"
+#include "base/file_io.hpp"
+#include "authoring/name_probe.hpp"
 #include "fresh_folder.hpp"
 
 using namespace cugrade;

@@ -4,8 +4,8 @@
 #include <vector>
 
 #include "catch.hpp"
-#include "class_report.hpp"
-#include "cugrade/failure_patterns.hpp"
+#include "batch/class_report.hpp"
+#include "score/failure_patterns.hpp"
 
 namespace {
 

@@ -1,14 +1,14 @@
 // The contract's rule on host copies, checked on a built submission with the real nvcc and binutils before any of
-// its code runs (grader/src/host_copies.cpp). Messages are asserted verbatim: they are what a student reads.
+// its code runs (grader/src/inspect/host_copies.cpp). Messages are asserted verbatim: they are what a student reads.
 #include <filesystem>
 #include <fstream>
 
 #include "catch.hpp"
-#include "cugrade/build.hpp"
-#include "cugrade/exercise.hpp"
-#include "cugrade/gpu.hpp"
-#include "cugrade/inspect.hpp"
-#include "cugrade/submission.hpp"
+#include "build/build.hpp"
+#include "course/exercise.hpp"
+#include "base/gpu.hpp"
+#include "inspect/inspect.hpp"
+#include "course/submission.hpp"
 
 namespace {
 

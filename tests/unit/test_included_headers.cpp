@@ -6,7 +6,7 @@
 
 #include "catch.hpp"
 #include "fresh_folder.hpp"
-#include "included_headers.hpp"
+#include "build/included_headers.hpp"
 
 using namespace cugrade;
 namespace fs = std::filesystem;

@@ -6,10 +6,10 @@
 #include <iterator>
 
 #include "catch.hpp"
-#include "cugrade/build.hpp"
-#include "cugrade/gpu.hpp"
-#include "cugrade/inspect.hpp"
-#include "cugrade/submission.hpp"
+#include "build/build.hpp"
+#include "base/gpu.hpp"
+#include "inspect/inspect.hpp"
+#include "course/submission.hpp"
 
 namespace {
 

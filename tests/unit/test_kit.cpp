@@ -3,17 +3,17 @@
 #include <filesystem>
 #include <string>
 
-#include "archive.hpp"
+#include "batch/archive.hpp"
 #include "catch.hpp"
 #include "fresh_folder.hpp"
-#include "cugrade/error.hpp"
-#include "cugrade/exercise.hpp"
-#include "cugrade/kit.hpp"
-#include "cugrade/rubric.hpp"
-#include "cugrade/toolchain.hpp"
-#include "file_io.hpp"
-#include "opaque_names.hpp"
-#include "visible_rubric.hpp"
+#include "base/error.hpp"
+#include "course/exercise.hpp"
+#include "course/kit.hpp"
+#include "course/rubric.hpp"
+#include "build/toolchain.hpp"
+#include "base/file_io.hpp"
+#include "authoring/opaque_names.hpp"
+#include "course/visible_rubric.hpp"
 
 namespace {
 

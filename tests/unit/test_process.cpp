@@ -6,7 +6,7 @@
 #include <fstream>
 
 #include "catch.hpp"
-#include "cugrade/process.hpp"
+#include "sandbox/process.hpp"
 
 using namespace cugrade;
 using namespace std::chrono_literals;

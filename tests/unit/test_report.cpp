@@ -4,8 +4,8 @@
 #include <sstream>
 
 #include "catch.hpp"
-#include "cugrade/failure_patterns.hpp"
-#include "cugrade/report.hpp"
+#include "score/failure_patterns.hpp"
+#include "report/report.hpp"
 
 namespace {
 

@@ -4,10 +4,10 @@
 #include <set>
 
 #include "catch.hpp"
-#include "cugrade/exercise.hpp"
-#include "cugrade/rubric.hpp"
-#include "cugrade/score.hpp"
-#include "file_io.hpp"
+#include "course/exercise.hpp"
+#include "course/rubric.hpp"
+#include "score/score.hpp"
+#include "base/file_io.hpp"
 
 namespace {
 

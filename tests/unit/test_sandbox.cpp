@@ -19,10 +19,10 @@
 #include <thread>
 
 #include "catch.hpp"
-#include "cugrade/process.hpp"
-#include "cugrade/sandbox.hpp"
-#include "cgroup.hpp"
-#include "namespaces.hpp"
+#include "sandbox/process.hpp"
+#include "sandbox/sandbox.hpp"
+#include "sandbox/cgroup.hpp"
+#include "sandbox/namespaces.hpp"
 #include "seccomp_filter.hpp"
 
 using namespace cugrade;

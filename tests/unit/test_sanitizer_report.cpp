@@ -3,7 +3,7 @@
 #include <string>
 
 #include "catch.hpp"
-#include "cugrade/sanitizer_report.hpp"
+#include "diagnose/sanitizer_report.hpp"
 
 using namespace cugrade;
 

@@ -2,8 +2,8 @@
 #include <string>
 
 #include "catch.hpp"
-#include "sass_listing.hpp"
-#include "shared_memory_use.hpp"
+#include "inspect/sass_listing.hpp"
+#include "inspect/shared_memory_use.hpp"
 
 namespace cugrade {
 namespace {

@@ -1,5 +1,5 @@
 #include "catch.hpp"
-#include "cugrade/score.hpp"
+#include "score/score.hpp"
 
 using namespace cugrade;
 

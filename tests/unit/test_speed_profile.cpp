@@ -6,9 +6,9 @@
 #include <string>
 
 #include "catch.hpp"
-#include "access_width.hpp"
-#include "sass_listing.hpp"
-#include "cugrade/speed_profile.hpp"
+#include "diagnose/access_width.hpp"
+#include "inspect/sass_listing.hpp"
+#include "diagnose/speed_profile.hpp"
 
 using namespace cugrade;
 

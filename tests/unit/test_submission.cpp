@@ -8,7 +8,7 @@
 
 #include "catch.hpp"
 #include "fresh_folder.hpp"
-#include "cugrade/submission.hpp"
+#include "course/submission.hpp"
 
 namespace {
 

@@ -1,7 +1,7 @@
 // Text from untrusted places made safe for each place it goes (text_safety.hpp): a terminal, a line of key.txt, a
 // spreadsheet's cell, a Markdown line.
 #include "catch.hpp"
-#include "text_safety.hpp"
+#include "base/text_safety.hpp"
 
 namespace {
 

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "catch.hpp"
-#include "cugrade/score.hpp"
+#include "score/score.hpp"
 #include "gpu_conditions.hpp"
 #include "sample_order.hpp"
 

@@ -96,7 +96,7 @@ std::string dims(const Dim3& d) {
     return std::to_string(d.x) + ", " + std::to_string(d.y) + ", " + std::to_string(d.z);
 }
 
-// What cudaGetErrorString says of a memory fault: in words, then the facts for the grader (grader/src/cpu_fault.cpp),
+// What cudaGetErrorString says of a memory fault: in words, then the facts for the grader (grader/src/cpu/cpu_fault.cpp),
 // which adds the line from the instruction's address.
 std::string describe(const MemoryFault& fault, const char* kernel_name) {
     const AccessFault& f = fault.fault;

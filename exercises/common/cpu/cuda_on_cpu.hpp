@@ -264,7 +264,7 @@ inline cudaError_t refuse(const char* call, const std::string& why) {
     return cudaErrorNotSupported;
 }
 
-// `kernel<<<grid, block, bytes, stream>>>(arguments)` is rewritten (grader/src/cpu_source.cpp) as
+// `kernel<<<grid, block, bytes, stream>>>(arguments)` is rewritten (grader/src/cpu/cpu_source.cpp) as
 // `launcher(grid, block, bytes, stream).named("kernel")([](auto... a) { kernel(a...); }, arguments)`.
 struct Launcher {
     dim3 grid, block;
