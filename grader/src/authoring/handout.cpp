@@ -4,8 +4,10 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <map>
 #include <regex>
 #include <sstream>
+#include <utility>
 
 #include "batch/archive.hpp"
 #include "base/config.hpp"
@@ -195,6 +197,133 @@ private:
     MachineLock lock_;
 };
 
+void check_full_course(const Course& course) {
+    if (course.kit) {
+        throw UsageError(fmt::format("'{}' is a student kit: a kit is made from the full course, with its references",
+                                     course.root.string()));
+    }
+    for (const char* needed : {"CMakeLists.txt", "grader", "scripts/setup.sh", "handout/README.md"}) {
+        std::error_code ec;
+        if (!fs::exists(course.root / needed, ec)) {
+            throw UsageError(fmt::format("the course '{}' has no '{}': a kit carries cugrade's sources, so make it "
+                                         "from a cugrade checkout that holds the course",
+                                         course.root.string(), needed));
+        }
+    }
+}
+
+std::vector<Exercise> load_exercises(const Course& course, const std::vector<std::string>& asked) {
+    const auto names = asked.empty() ? course.exercise_names() : asked;
+    std::vector<Exercise> exercises;
+    for (const auto& name : names) {
+        exercises.push_back(load_exercise(course, name));  // says which file is missing, the reference among them
+    }
+    return exercises;
+}
+
+// The kit's toolchain and architectures, before any exercise is in it.
+Kit kit_for(const Course& course, const Toolchain& toolchain, const std::vector<std::string>& arches) {
+    Kit kit;
+    kit.cugrade_version = CUGRADE_VERSION;
+    kit.nvcc_version = toolchain.nvcc_version;
+    kit.release = toolchain.release;
+    kit.arches = arches;
+    // A student's machine without a GPU compiles for the GPUs the course grades on, whose machine code the checks
+    // read (a submission's object links with the harness's, whatever their architectures).
+    kit.graded_arch = load_course_file(course.root / "course.yaml", course.exercise_names()).arch;
+    if (kit.graded_arch.empty()) {
+        kit.graded_arch = fallback_arch;
+    }
+    return kit;
+}
+
+// The CPU self-check's objects are for machines like this one (students' laptops on Linux, mostly); empty: none.
+std::string kit_cpu_target(const HandoutOptions& options) {
+    const std::optional<std::string> no_cpu = cpu_self_check_missing();
+    const std::string target = no_cpu ? "" : cpu_target();
+    if (no_cpu && options.progress) {
+        options.progress(fmt::format("the kit will have no CPU self-check: {}", *no_cpu));
+    }
+    return target;
+}
+
+// What builds and runs cugrade, without its tests or its documentation for instructors.
+void copy_cugrade_sources(const Course& course, const fs::path& staging) {
+    for (const char* file : {"CMakeLists.txt", "CMakePresets.json", "scripts/setup.sh"}) {
+        copy_file_into(course.root / file, staging / file);
+    }
+    copy_folder_into(course.root / "grader", staging / "grader");
+    copy_folder_into(course.common_dir(), staging / "exercises" / "common");
+    copy_file_into(course.root / "handout" / "README.md", staging / "README.md");
+}
+
+// exercises/NAME, rubrics/NAME.yaml and the student template of one exercise, into the kit staged at `staging`.
+void stage_exercise(const Course& course, const Exercise& exercise, const Toolchain& toolchain, const Kit& kit,
+                    const HandoutOptions& options, KitWorkshop& workshop, const fs::path& staging) {
+    if (options.progress) {
+        options.progress(fmt::format("building the {} harness and reference: SASS for {}, PTX of {} for "
+                                     "newer GPUs{}",
+                                     exercise.name, fmt::join(kit.arches, " "), kit.arches.back(),
+                                     kit.cpu_target.empty() ? "" : ", and for the CPU self-check on " +
+                                                                        kit.cpu_target));
+    }
+    workshop.write_exercise(course, exercise, toolchain, kit.arches, !kit.cpu_target.empty(), staging);
+    fs::create_directories(staging / "rubrics");
+    write_file(staging / "rubrics" / (exercise.name + ".yaml"),
+               visible_rubric_text(course.rubric_for(exercise.name)));
+    const fs::path template_file = course.root / "student_template" / exercise.submission_file;
+    std::error_code ec;
+    if (fs::is_regular_file(template_file, ec)) {
+        copy_file_into(template_file, staging / "student_template" / exercise.submission_file);
+    }
+}
+
+// The digest of every file grading reads from the kit staged at `staging`.
+std::map<std::string, std::string> graded_file_digests(const fs::path& staging) {
+    std::map<std::string, std::string> files;
+    for (const char* graded : {"exercises", "rubrics"}) {
+        for (const auto& file : regular_files_under(staging / graded)) {
+            files[file.lexically_relative(staging).string()] = file_digest(file);
+        }
+    }
+    return files;
+}
+
+// The whole kit, staged beside `output` and then put in its place; returns `kit` with its exercises and files.
+Kit write_kit_folder(const Course& course, const std::vector<Exercise>& exercises, const Toolchain& toolchain,
+                     const HandoutOptions& options, KitWorkshop& workshop, Kit kit, const fs::path& output) {
+    const fs::path staging = output.parent_path() / staging_name("kit");
+    try {
+        fs::create_directories(staging);
+        copy_cugrade_sources(course, staging);
+        for (const Exercise& exercise : exercises) {
+            stage_exercise(course, exercise, toolchain, kit, options, workshop, staging);
+            kit.exercises.push_back(exercise.name);
+        }
+        kit.files = graded_file_digests(staging);
+        write_kit(staging, kit);
+        fs::remove_all(output);
+        fs::rename(staging, output);
+    } catch (...) {
+        std::error_code ec;
+        fs::remove_all(staging, ec);
+        throw;
+    }
+    return kit;
+}
+
+void pack_kit(const fs::path& output, const fs::path& tarball) {
+    const fs::path tarball_staging = output.parent_path() / staging_name("kit.tar.gz");
+    try {
+        pack_folder(output, tarball_staging);
+        fs::rename(tarball_staging, tarball);
+    } catch (...) {
+        std::error_code ec;
+        fs::remove(tarball_staging, ec);
+        throw;
+    }
+}
+
 }  // namespace
 
 std::vector<std::string> kit_architectures(const Toolchain& toolchain) {
@@ -212,25 +341,10 @@ std::vector<std::string> kit_architectures(const Toolchain& toolchain) {
 }
 
 Handout make_handout(const Course& course, const Toolchain& toolchain, const HandoutOptions& options) {
-    if (course.kit) {
-        throw UsageError(fmt::format("'{}' is a student kit: a kit is made from the full course, with its references",
-                                     course.root.string()));
-    }
-    for (const char* needed : {"CMakeLists.txt", "grader", "scripts/setup.sh", "handout/README.md"}) {
-        std::error_code ec;
-        if (!fs::exists(course.root / needed, ec)) {
-            throw UsageError(fmt::format("the course '{}' has no '{}': a kit carries cugrade's sources, so make it "
-                                         "from a cugrade checkout that holds the course",
-                                         course.root.string(), needed));
-        }
-    }
+    check_full_course(course);
     const fs::path output = fs::absolute(options.output).lexically_normal();
     check_output_folder(course, output);
-    const auto names = options.exercises.empty() ? course.exercise_names() : options.exercises;
-    std::vector<Exercise> exercises;
-    for (const auto& name : names) {
-        exercises.push_back(load_exercise(course, name));  // says which file is missing, the reference among them
-    }
+    const std::vector<Exercise> exercises = load_exercises(course, options.exercises);
     const auto arches = chosen_arches(toolchain, options.arches);
     if (arches.empty()) {
         throw UsageError(fmt::format("nvcc ({}) builds no architecture from sm_75 on", toolchain.nvcc_version));
@@ -239,78 +353,13 @@ Handout make_handout(const Course& course, const Toolchain& toolchain, const Han
     Handout handout;
     handout.folder = output;
     handout.tarball = output.string() + ".tar.gz";
-    Kit& kit = handout.kit;
-    kit.cugrade_version = CUGRADE_VERSION;
-    kit.nvcc_version = toolchain.nvcc_version;
-    kit.release = toolchain.release;
-    kit.arches = arches;
-    // A student's machine without a GPU compiles for the GPUs the course grades on, whose machine code the checks
-    // read (a submission's object links with the harness's, whatever their architectures).
-    kit.graded_arch = load_course_file(course.root / "course.yaml", course.exercise_names()).arch;
-    if (kit.graded_arch.empty()) {
-        kit.graded_arch = fallback_arch;
-    }
-
-    // The CPU self-check's objects are for machines like this one (students' laptops on Linux, mostly).
-    const std::optional<std::string> no_cpu = cpu_self_check_missing();
-    kit.cpu_target = no_cpu ? "" : cpu_target();
-    if (no_cpu && options.progress) {
-        options.progress(fmt::format("the kit will have no CPU self-check: {}", *no_cpu));
-    }
+    Kit kit = kit_for(course, toolchain, arches);
+    kit.cpu_target = kit_cpu_target(options);
 
     fs::create_directories(output.parent_path());
     KitWorkshop workshop;
-    const fs::path staging = output.parent_path() / staging_name("kit");
-    try {
-        fs::create_directories(staging);
-        // What builds and runs cugrade, without its tests or its documentation for instructors.
-        for (const char* file : {"CMakeLists.txt", "CMakePresets.json", "scripts/setup.sh"}) {
-            copy_file_into(course.root / file, staging / file);
-        }
-        copy_folder_into(course.root / "grader", staging / "grader");
-        copy_folder_into(course.common_dir(), staging / "exercises" / "common");
-        copy_file_into(course.root / "handout" / "README.md", staging / "README.md");
-        for (const Exercise& exercise : exercises) {
-            if (options.progress) {
-                options.progress(fmt::format("building the {} harness and reference: SASS for {}, PTX of {} for "
-                                             "newer GPUs{}",
-                                             exercise.name, fmt::join(arches, " "), arches.back(),
-                                             kit.cpu_target.empty() ? "" : ", and for the CPU self-check on " +
-                                                                                kit.cpu_target));
-            }
-            workshop.write_exercise(course, exercise, toolchain, arches, !kit.cpu_target.empty(), staging);
-            fs::create_directories(staging / "rubrics");
-            write_file(staging / "rubrics" / (exercise.name + ".yaml"),
-                       visible_rubric_text(course.rubric_for(exercise.name)));
-            const fs::path template_file = course.root / "student_template" / exercise.submission_file;
-            std::error_code ec;
-            if (fs::is_regular_file(template_file, ec)) {
-                copy_file_into(template_file, staging / "student_template" / exercise.submission_file);
-            }
-            kit.exercises.push_back(exercise.name);
-        }
-        for (const char* graded : {"exercises", "rubrics"}) {
-            for (const auto& file : regular_files_under(staging / graded)) {
-                kit.files[file.lexically_relative(staging).string()] = file_digest(file);
-            }
-        }
-        write_kit(staging, kit);
-        fs::remove_all(output);
-        fs::rename(staging, output);
-    } catch (...) {
-        std::error_code ec;
-        fs::remove_all(staging, ec);
-        throw;
-    }
-    const fs::path tarball_staging = output.parent_path() / staging_name("kit.tar.gz");
-    try {
-        pack_folder(output, tarball_staging);
-        fs::rename(tarball_staging, handout.tarball);
-    } catch (...) {
-        std::error_code ec;
-        fs::remove(tarball_staging, ec);
-        throw;
-    }
+    handout.kit = write_kit_folder(course, exercises, toolchain, options, workshop, std::move(kit), output);
+    pack_kit(output, handout.tarball);
     return handout;
 }
 
