@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 
 #include <cctype>
+#include <algorithm>
 #include <map>
+#include <optional>
 #include <string_view>
 
 namespace cugrade {
@@ -12,57 +14,117 @@ namespace {
 bool identifier_start(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_'; }
 bool identifier_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
 
+// Where the quoted literal starting at `at` ends: past its closing quote, or at the end of its line.
+std::size_t literal_end(const std::string& text, std::size_t at, char quote) {
+    for (++at; at < text.size() && text[at] != quote && text[at] != '\n'; ++at) {
+        if (text[at] == '\\') {
+            ++at;
+        }
+    }
+    return std::min(at + 1, text.size());
+}
+
+std::size_t line_end(const std::string& text, std::size_t at) {
+    while (at < text.size() && text[at] != '\n') {
+        ++at;
+    }
+    return at;
+}
+
+// A block comment as a space and the line breaks it held.
+std::string block_comment_breaks(const std::string& text, std::size_t start, std::size_t stop) {
+    std::string breaks(" ");
+    for (std::size_t k = start; k < stop; ++k) {
+        breaks += text[k] == '\n' ? "\n" : "";
+    }
+    return breaks;
+}
+
+// Where the #include or #pragma line starting at `hash` ends; nothing for another directive, read token by token.
+std::optional<std::size_t> kept_directive_end(const std::string& text, std::size_t hash) {
+    std::size_t word = hash + 1;
+    while (word < text.size() && (text[word] == ' ' || text[word] == '\t')) {
+        ++word;
+    }
+    std::size_t word_end = word;
+    while (word_end < text.size() && identifier_char(text[word_end])) {
+        ++word_end;
+    }
+    const std::string_view directive(text.data() + word, word_end - word);
+    if (directive != "include" && directive != "pragma") {
+        return std::nullopt;
+    }
+    const std::size_t end = text.find('\n', hash);
+    return end == std::string::npos ? text.size() : end;
+}
+
+bool number_start(const std::string& text, std::size_t at) {
+    return std::isdigit(static_cast<unsigned char>(text[at])) ||
+           (text[at] == '.' && at + 1 < text.size() && std::isdigit(static_cast<unsigned char>(text[at + 1])));
+}
+
+std::size_t number_end(const std::string& text, std::size_t start) {
+    std::size_t end = start + 1;
+    while (end < text.size() && (identifier_char(text[end]) || text[end] == '.' || text[end] == '\'' ||
+                                 ((text[end] == '+' || text[end] == '-') &&
+                                  std::string_view("eEpP").find(text[end - 1]) != std::string_view::npos))) {
+        ++end;
+    }
+    return end;
+}
+
+std::size_t identifier_end(const std::string& text, std::size_t start) {
+    std::size_t end = start + 1;
+    while (end < text.size() && identifier_char(text[end])) {
+        ++end;
+    }
+    return end;
+}
+
+// A raw string literal: R"delimiter( ... )delimiter", with or without an encoding prefix. Where the one whose prefix
+// is `word`, ending at `end`, ends; nothing when `word` starts no raw string.
+std::optional<std::size_t> raw_string_end(const std::string& text, const std::string& word, std::size_t end) {
+    if (!(end < text.size() && text[end] == '"' && !word.empty() && word.back() == 'R' && word.size() <= 3)) {
+        return std::nullopt;
+    }
+    const std::size_t open = text.find('(', end);
+    std::string closing(1, ')');
+    closing.append(text, end + 1, open - end - 1);
+    closing.push_back('"');
+    const std::size_t close = text.find(closing, open);
+    return close == std::string::npos ? text.size() : close + closing.size();
+}
+
 // Walks C++ text and hands every piece to `emit`: identifiers as such, everything else (whitespace, punctuation,
 // literals, numbers, directives kept whole) as plain text. Comments are dropped, leaving their line breaks.
 template <class Emit>
 void scan(const std::string& text, Emit&& emit) {
     std::size_t i = 0;
     bool line_start = true;
-    const auto literal_end = [&](std::size_t at, char quote) {
-        for (++at; at < text.size() && text[at] != quote && text[at] != '\n'; ++at) {
-            if (text[at] == '\\') {
-                ++at;
-            }
-        }
-        return std::min(at + 1, text.size());
+    const auto plain = [&](std::size_t end) {
+        emit(false, text.substr(i, end - i));
+        i = end;
     };
     while (i < text.size()) {
         const char c = text[i];
         if (c == '/' && i + 1 < text.size() && text[i + 1] == '/') {
-            while (i < text.size() && text[i] != '\n') {
-                ++i;
-            }
+            i = line_end(text, i);
             continue;
         }
         if (c == '/' && i + 1 < text.size() && text[i + 1] == '*') {
             const std::size_t end = text.find("*/", i + 2);
             const std::size_t stop = end == std::string::npos ? text.size() : end + 2;
-            std::string breaks(" ");
-            for (std::size_t k = i; k < stop; ++k) {
-                breaks += text[k] == '\n' ? "\n" : "";
-            }
-            emit(false, breaks);
+            emit(false, block_comment_breaks(text, i, stop));
             i = stop;
             continue;
         }
         if (line_start && c == '#') {
             // #include and #pragma lines as written (their words are not names); other directives token by token.
-            std::size_t word = i + 1;
-            while (word < text.size() && (text[word] == ' ' || text[word] == '\t')) {
-                ++word;
-            }
-            std::size_t word_end = word;
-            while (word_end < text.size() && identifier_char(text[word_end])) {
-                ++word_end;
-            }
-            const std::string_view directive(text.data() + word, word_end - word);
-            if (directive == "include" || directive == "pragma") {
-                std::size_t end = text.find('\n', i);
-                end = end == std::string::npos ? text.size() : end;
-                const std::string line = text.substr(i, end - i);
+            if (const auto end = kept_directive_end(text, i)) {
+                const std::string line = text.substr(i, *end - i);
                 const std::size_t comment = line.find("//");
                 emit(false, comment == std::string::npos ? line : line.substr(0, comment));
-                i = end;
+                i = *end;
                 continue;
             }
         }
@@ -76,47 +138,21 @@ void scan(const std::string& text, Emit&& emit) {
             line_start = false;
         }
         if (c == '"' || c == '\'') {
-            const std::size_t end = literal_end(i, c);
-            emit(false, text.substr(i, end - i));
-            i = end;
-            continue;
-        }
-        if (std::isdigit(static_cast<unsigned char>(c)) ||
-            (c == '.' && i + 1 < text.size() && std::isdigit(static_cast<unsigned char>(text[i + 1])))) {
-            std::size_t end = i + 1;
-            while (end < text.size() && (identifier_char(text[end]) || text[end] == '.' || text[end] == '\'' ||
-                                         ((text[end] == '+' || text[end] == '-') &&
-                                          std::string_view("eEpP").find(text[end - 1]) != std::string_view::npos))) {
-                ++end;
-            }
-            emit(false, text.substr(i, end - i));
-            i = end;
-            continue;
-        }
-        if (identifier_start(c)) {
-            std::size_t end = i + 1;
-            while (end < text.size() && identifier_char(text[end])) {
-                ++end;
-            }
+            plain(literal_end(text, i, c));
+        } else if (number_start(text, i)) {
+            plain(number_end(text, i));
+        } else if (identifier_start(c)) {
+            const std::size_t end = identifier_end(text, i);
             const std::string word = text.substr(i, end - i);
-            // A raw string literal: R"delimiter( ... )delimiter", with or without an encoding prefix.
-            if (end < text.size() && text[end] == '"' && !word.empty() && word.back() == 'R' && word.size() <= 3) {
-                const std::size_t open = text.find('(', end);
-                std::string closing(1, ')');
-                closing.append(text, end + 1, open - end - 1);
-                closing.push_back('"');
-                const std::size_t close = text.find(closing, open);
-                const std::size_t stop = close == std::string::npos ? text.size() : close + closing.size();
-                emit(false, text.substr(i, stop - i));
-                i = stop;
-                continue;
+            if (const auto stop = raw_string_end(text, word, end)) {
+                plain(*stop);
+            } else {
+                emit(true, word);
+                i = end;
             }
-            emit(true, word);
-            i = end;
-            continue;
+        } else {
+            plain(i + 1);
         }
-        emit(false, std::string(1, c));
-        ++i;
     }
 }
 
