@@ -175,6 +175,121 @@ std::optional<std::string> diagnose_from_counters(const std::vector<CasePlan>& c
     return std::nullopt;
 }
 
+// The note for a speed test not profiled while a smaller case fails, once.
+void note_smaller_case_failed(RunResult& result) {
+    const std::string note =
+        "the speed test was not profiled: a smaller case failed; it is profiled once every smaller case passes";
+    if (std::find(result.diagnosis_notes.begin(), result.diagnosis_notes.end(), note) ==
+        result.diagnosis_notes.end()) {
+        result.diagnosis_notes.push_back(note);
+    }
+}
+
+// Nsight Compute's profile of speed test `i` in processes of its own: how they ended, and the report it wrote.
+struct NsightProfile {
+    std::vector<CaseRunner::Ended> processes;
+    std::string csv;
+    double waited = 0.0;  // for the GPU alone around the profiled call
+};
+
+bool profiler_said(const NsightProfile& profile, const char* words) {
+    return profile.csv.find(words) != std::string::npos ||
+           (!profile.processes.empty() && profile.processes.back().output.find(words) != std::string::npos);
+}
+
+// Speed test `i` under Nsight Compute (started: when its turn at the counters came), once more after a failure that
+// another process's use of the GPU may have caused.
+NsightProfile profile_under_nsight(const fs::path& program, const std::vector<CasePlan>& cases, std::size_t i,
+                                   const RunOptions& options, Clock::time_point started, RunResult& result) {
+    // The profiler replays each kernel several times, saving and restoring the memory it writes: longer than one
+    // call. Waiting for the GPU alone around the profiled call is not counted.
+    std::vector<CasePlan> reruns = cases;
+    reruns[i].case_seconds = std::min(reruns[i].case_seconds, options.diagnosis_seconds);
+    RunOptions rerun_options = options;
+    rerun_options.sanitizer_startup_seconds = options.diagnosis_seconds;
+    CaseRunner runner(program, reruns, rerun_options);
+    const fs::path report = options.work_dir / "profile.csv";
+    const auto profile_once = [&] {
+        fs::remove(report);
+        auto ended = runner.run({i}, profiler_command(options.nsight_compute, report),
+                                {.profile = true, .tool = "Nsight Compute"});
+        std::string written;
+        if (std::ifstream file(report); file) {
+            written.assign(std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>());
+        }
+        return std::pair{std::move(ended), std::move(written)};
+    };
+    NsightProfile profile;
+    std::tie(profile.processes, profile.csv) = profile_once();
+    // Nsight Compute sometimes fails while other processes use the GPU, exit code 9 ("==ERROR== Failed to prepare
+    // kernel for profiling", "==ERROR== An error was reported by the driver", both seen on an H200 in a batch): once
+    // more, while the budget lasts.
+    const bool transient_failure = profiler_said(profile, "Failed to prepare kernel") ||
+                                   profiler_said(profile, "An error was reported by the driver");
+    if (transient_failure && Seconds(Clock::now() - started).count() < options.diagnosis_seconds / 2) {
+        runner.reopen({i});
+        std::tie(profile.processes, profile.csv) = profile_once();
+    }
+    profile.waited = runner.result().seconds.waits();
+    result.seconds.add_waits(runner.result().seconds);
+    return profile;
+}
+
+// Why there is no profile, in the profiler's words: its first error ("==ERROR== ERR_NVGPUCTRPERM ..."), else its
+// first warning ("==WARNING== No kernels were profiled"), else the last thing it said, unless it ran out of time
+// (then what it said last is whatever it was doing, not why).
+std::string no_profile_note(const NsightProfile& profile, const std::string& why) {
+    const auto& processes = profile.processes;
+    const std::string output = profile.csv + (processes.empty() ? std::string() : processes.back().output);
+    std::string said;
+    const auto line_at = [&](std::size_t at) { return output.substr(at, output.find('\n', at) - at); };
+    const auto error = output.find("==ERROR==");
+    // Its note that the clocks were left alone comes with every profile: the warning wanted is another.
+    auto warning = output.find("==WARNING==");
+    while (warning != std::string::npos && line_at(warning).find("unmodified GPU clocks") != std::string::npos) {
+        warning = output.find("==WARNING==", warning + 1);
+    }
+    if (const auto at = error != std::string::npos ? error : warning; at != std::string::npos) {
+        said = line_at(at);
+    } else if (processes.empty() || !processes.back().status.timed_out) {
+        std::istringstream lines(output);
+        for (std::string line; std::getline(lines, line);) {
+            if (line.find_first_not_of(" \t\r") != std::string::npos) {
+                said = line;
+            }
+        }
+    }
+    return fmt::format("the speed test could not be profiled: {}{}", why,
+                       said.empty() ? "" : ": " + said.substr(0, 300));
+}
+
+// Nsight Compute's report on speed test `i` turned into its diagnosis, or into a note of why there is none.
+void diagnose_from_nsight(const std::vector<CasePlan>& cases, std::size_t i, const RunOptions& options,
+                          const NsightProfile& profile, RunResult& result) {
+    const auto& processes = profile.processes;
+    try {
+        const auto launches = read_profile(profile.csv);
+        if (auto found = speed_diagnosis(launches, speed_test_figures(cases[i], result.cases[i]))) {
+            found->scope = "found on " + cases[i].id;
+            found->tool_output = profile.csv.substr(0, 64 * 1024);
+            result.cases[i].diagnosis = std::move(*found);
+        } else if (launches.empty()) {
+            result.diagnosis_notes.push_back(
+                no_profile_note(profile, "Nsight Compute saw no kernel of the submission's"));
+        } else {
+            // Its report has the kernels, but no figures to read (a metric it could not collect reads "nan").
+            result.diagnosis_notes.push_back(
+                "the speed test could not be profiled: Nsight Compute measured no time in the submission's kernels");
+        }
+    } catch (const std::runtime_error& e) {
+        result.diagnosis_notes.push_back(no_profile_note(
+            profile, processes.empty()                     ? e.what()
+                     : processes.back().status.timed_out ? fmt::format("Nsight Compute stopped after {} s",
+                                                                        options.diagnosis_seconds)
+                                                           : "Nsight Compute " + processes.back().status.describe()));
+    }
+}
+
 }  // namespace
 
 bool smaller_case_failed(const std::vector<CasePlan>& cases, const std::vector<CaseResult>& results,
@@ -197,12 +312,7 @@ void profile_case(const fs::path& program, const std::vector<CasePlan>& cases, s
     }
     count_counters(cases, i, options, result);
     if (smaller_case_failed(cases, result.cases, std::vector<bool>(cases.size(), true))) {
-        const std::string note =
-            "the speed test was not profiled: a smaller case failed; it is profiled once every smaller case passes";
-        if (std::find(result.diagnosis_notes.begin(), result.diagnosis_notes.end(), note) ==
-            result.diagnosis_notes.end()) {
-            result.diagnosis_notes.push_back(note);
-        }
+        note_smaller_case_failed(result);
         return;
     }
     const bool same_code_read = options.same_code_profiles != nullptr &&
@@ -234,85 +344,9 @@ void profile_case(const fs::path& program, const std::vector<CasePlan>& cases, s
         return;
     }
     const auto started = Clock::now();
-    // The profiler replays each kernel several times, saving and restoring the memory it writes: longer than one
-    // call. Waiting for the GPU alone around the profiled call is not counted.
-    std::vector<CasePlan> reruns = cases;
-    reruns[i].case_seconds = std::min(reruns[i].case_seconds, options.diagnosis_seconds);
-    RunOptions rerun_options = options;
-    rerun_options.sanitizer_startup_seconds = options.diagnosis_seconds;
-    CaseRunner runner(program, reruns, rerun_options);
-    const fs::path report = options.work_dir / "profile.csv";
-    const auto profile_once = [&] {
-        fs::remove(report);
-        auto ended = runner.run({i}, profiler_command(options.nsight_compute, report),
-                                {.profile = true, .tool = "Nsight Compute"});
-        std::string written;
-        if (std::ifstream file(report); file) {
-            written.assign(std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>());
-        }
-        return std::pair{std::move(ended), std::move(written)};
-    };
-    auto [processes, csv] = profile_once();
-    // Nsight Compute sometimes fails while other processes use the GPU, exit code 9 ("==ERROR== Failed to prepare
-    // kernel for profiling", "==ERROR== An error was reported by the driver", both seen on an H200 in a batch): once
-    // more, while the budget lasts.
-    const auto said = [&](const char* words) {
-        return csv.find(words) != std::string::npos ||
-               (!processes.empty() && processes.back().output.find(words) != std::string::npos);
-    };
-    const bool transient_failure = said("Failed to prepare kernel") || said("An error was reported by the driver");
-    if (transient_failure && Seconds(Clock::now() - started).count() < options.diagnosis_seconds / 2) {
-        runner.reopen({i});
-        std::tie(processes, csv) = profile_once();
-    }
-    const double waited = runner.result().seconds.waits();  // for the GPU alone around the profiled call
-    result.seconds.add_waits(runner.result().seconds);
-    // Why there is no profile, in the profiler's words: its first error ("==ERROR== ERR_NVGPUCTRPERM ..."), else its
-    // first warning ("==WARNING== No kernels were profiled"), else the last thing it said, unless it ran out of time
-    // (then what it said last is whatever it was doing, not why).
-    const auto no_profile = [&](const std::string& why) {
-        const std::string output = csv + (processes.empty() ? std::string() : processes.back().output);
-        std::string said;
-        const auto line_at = [&](std::size_t at) { return output.substr(at, output.find('\n', at) - at); };
-        const auto error = output.find("==ERROR==");
-        // Its note that the clocks were left alone comes with every profile: the warning wanted is another.
-        auto warning = output.find("==WARNING==");
-        while (warning != std::string::npos && line_at(warning).find("unmodified GPU clocks") != std::string::npos) {
-            warning = output.find("==WARNING==", warning + 1);
-        }
-        if (const auto at = error != std::string::npos ? error : warning; at != std::string::npos) {
-            said = line_at(at);
-        } else if (processes.empty() || !processes.back().status.timed_out) {
-            std::istringstream lines(output);
-            for (std::string line; std::getline(lines, line);) {
-                if (line.find_first_not_of(" \t\r") != std::string::npos) {
-                    said = line;
-                }
-            }
-        }
-        result.diagnosis_notes.push_back(fmt::format("the speed test could not be profiled: {}{}", why,
-                                                     said.empty() ? "" : ": " + said.substr(0, 300)));
-    };
-    try {
-        const auto launches = read_profile(csv);
-        if (auto found = speed_diagnosis(launches, speed_test_figures(cases[i], result.cases[i]))) {
-            found->scope = "found on " + cases[i].id;
-            found->tool_output = csv.substr(0, 64 * 1024);
-            result.cases[i].diagnosis = std::move(*found);
-        } else if (launches.empty()) {
-            no_profile("Nsight Compute saw no kernel of the submission's");
-        } else {
-            // Its report has the kernels, but no figures to read (a metric it could not collect reads "nan").
-            result.diagnosis_notes.push_back(
-                "the speed test could not be profiled: Nsight Compute measured no time in the submission's kernels");
-        }
-    } catch (const std::runtime_error& e) {
-        no_profile(processes.empty()                     ? e.what()
-                   : processes.back().status.timed_out ? fmt::format("Nsight Compute stopped after {} s",
-                                                                      options.diagnosis_seconds)
-                                                         : "Nsight Compute " + processes.back().status.describe());
-    }
-    result.seconds.diagnosis += Seconds(Clock::now() - started).count() - waited;
+    const NsightProfile profile = profile_under_nsight(program, cases, i, options, started, result);
+    diagnose_from_nsight(cases, i, options, profile, result);
+    result.seconds.diagnosis += Seconds(Clock::now() - started).count() - profile.waited;
 }
 
 }  // namespace cugrade
