@@ -355,11 +355,10 @@ std::string stray_access_hint(StrayAccess access) {
            "overflows; check the index arithmetic of the line shown";
 }
 
-std::optional<Diagnosis> race_diagnosis(const std::string& output) {
-    const std::string report = first_race_report(output);
-    if (report.empty()) {
-        return std::nullopt;
-    }
+namespace {
+
+// What every race diagnosis says, before the report's own accesses are read.
+Diagnosis race_basis(const std::string& report, bool in_one_warp) {
     Diagnosis diagnosis;
     diagnosis.kind = "race";
     diagnosis.category = "a race on shared memory (racecheck)";
@@ -367,46 +366,48 @@ std::optional<Diagnosis> race_diagnosis(const std::string& output) {
     diagnosis.hint = "a __syncthreads() between a thread's write to shared memory and another thread's read of it "
                      "(or its next write); in a loop of steps, one at the end of every step";
     diagnosis.tool_output = report;
-    // racecheck reports a race between threads of one warp as a warning: "Warning: (Warp Level Programming) ...".
-    const bool in_one_warp = report.find("Warp Level Programming") != std::string::npos;
     if (in_one_warp) {
         diagnosis.category = "a race between threads of one warp (racecheck)";
         diagnosis.hint = "threads of one warp do not run in lockstep: a __syncwarp() between a write to shared memory "
                          "and another lane's read of it (or a __syncthreads() where all the block's threads meet)";
     }
-    const std::string no_barrier =
-        in_one_warp ? "between threads of one warp, with no __syncwarp() between" : "with no barrier between";
-    const auto place = [](const std::string& access, const std::string& file, const std::string& line) {
-        return fmt::format("{} at {}:{}", access == "Write" ? "a write" : "a read", base_name(file), line);
-    };
+    return diagnosis;
+}
 
-    // The analysis: "Race reported between Write access at K(...) in sum.cu:16; and Read access at K(...) in
-    // sum.cu:16 [4 hazards]", its first pair the one to name.
+std::string race_place(const std::string& access, const std::string& file, const std::string& line) {
+    return fmt::format("{} at {}:{}", access == "Write" ? "a write" : "a read", base_name(file), line);
+}
+
+// The analysis: "Race reported between Write access at K(...) in sum.cu:16; and Read access at K(...) in
+// sum.cu:16 [4 hazards]", its first pair the one to name.
+Diagnosis analysed_race(Diagnosis diagnosis, const std::string& report, const std::string& no_barrier) {
     static const std::regex analysed(R"((Write|Read) access at (.+?) in (\S+):(\d+)(?: \[(\d+) hazards?\])?)");
-    if (report.find("Race reported") != std::string::npos) {
-        std::vector<std::smatch> accesses;
-        for (auto it = std::sregex_iterator(report.begin(), report.end(), analysed);
-             it != std::sregex_iterator() && accesses.size() < 2; ++it) {
-            accesses.push_back(*it);
-        }
-        if (accesses.size() < 2) {
-            diagnosis.summary = "compute-sanitizer racecheck: " + report;
-            return diagnosis;
-        }
-        const bool two_writes = accesses[0][1] == "Write" && accesses[1][1] == "Write";
-        diagnosis.summary = fmt::format("compute-sanitizer racecheck: {} on shared memory {} in {}: {} and {}",
-                                        two_writes ? "two writes" : "a write and a read", no_barrier,
-                                        kernel_name(accesses[0][2]), place(accesses[0][1], accesses[0][3], accesses[0][4]),
-                                        place(accesses[1][1], accesses[1][3], accesses[1][4]));
-        if (accesses[1][5].matched) {
-            diagnosis.evidence.push_back(fmt::format("{} hazards between these two lines in one launch",
-                                                     std::string(accesses[1][5])));
-        }
+    std::vector<std::smatch> accesses;
+    for (auto it = std::sregex_iterator(report.begin(), report.end(), analysed);
+         it != std::sregex_iterator() && accesses.size() < 2; ++it) {
+        accesses.push_back(*it);
+    }
+    if (accesses.size() < 2) {
+        diagnosis.summary = "compute-sanitizer racecheck: " + report;
         return diagnosis;
     }
+    const bool two_writes = accesses[0][1] == "Write" && accesses[1][1] == "Write";
+    diagnosis.summary = fmt::format("compute-sanitizer racecheck: {} on shared memory {} in {}: {} and {}",
+                                    two_writes ? "two writes" : "a write and a read", no_barrier,
+                                    kernel_name(accesses[0][2]),
+                                    race_place(accesses[0][1], accesses[0][3], accesses[0][4]),
+                                    race_place(accesses[1][1], accesses[1][3], accesses[1][4]));
+    if (accesses[1][5].matched) {
+        diagnosis.evidence.push_back(fmt::format("{} hazards between these two lines in one launch",
+                                                 std::string(accesses[1][5])));
+    }
+    return diagnosis;
+}
 
-    // A single hazard: "Potential RAW hazard detected at __shared__ 0x580 in block (2,0,0): Write Thread (96,0,0) at
-    // K(...) in sum.cu:16; Read Thread (32,0,0) at K(...) in sum.cu:16".
+// A single hazard: "Potential RAW hazard detected at __shared__ 0x580 in block (2,0,0): Write Thread (96,0,0) at
+// K(...) in sum.cu:16; Read Thread (32,0,0) at K(...) in sum.cu:16".
+Diagnosis single_hazard(Diagnosis diagnosis, const std::string& report, bool in_one_warp,
+                        const std::string& no_barrier) {
     static const std::regex headline(R"(Potential (RAW|WAR|WAW) hazard detected at (\w+) 0x[0-9a-fA-F]+ in block \(([\d,]+)\))");
     static const std::regex accessed(R"((Write|Read) Thread \(([\d,]+)\) at (.+?) in (\S+):(\d+))");
     std::smatch match;
@@ -425,7 +426,7 @@ std::optional<Diagnosis> race_diagnosis(const std::string& output) {
     std::string kernel;
     for (auto it = std::sregex_iterator(report.begin(), report.end(), accessed); it != std::sregex_iterator(); ++it) {
         const std::smatch& access = *it;
-        places.push_back(place(access[1], access[4], access[5]));
+        places.push_back(race_place(access[1], access[4], access[5]));
         threads.push_back(fmt::format("thread ({}) {}", std::string(access[2]), access[1] == "Write" ? "writes" : "reads"));
         kernel = kernel_name(access[3]);
     }
@@ -436,6 +437,24 @@ std::optional<Diagnosis> race_diagnosis(const std::string& output) {
         diagnosis.evidence.push_back(fmt::format("block ({}): {}", block, fmt::join(threads, ", ")));
     }
     return diagnosis;
+}
+
+}  // namespace
+
+std::optional<Diagnosis> race_diagnosis(const std::string& output) {
+    const std::string report = first_race_report(output);
+    if (report.empty()) {
+        return std::nullopt;
+    }
+    // racecheck reports a race between threads of one warp as a warning: "Warning: (Warp Level Programming) ...".
+    const bool in_one_warp = report.find("Warp Level Programming") != std::string::npos;
+    Diagnosis diagnosis = race_basis(report, in_one_warp);
+    const std::string no_barrier =
+        in_one_warp ? "between threads of one warp, with no __syncwarp() between" : "with no barrier between";
+    if (report.find("Race reported") != std::string::npos) {
+        return analysed_race(std::move(diagnosis), report, no_barrier);
+    }
+    return single_hazard(std::move(diagnosis), report, in_one_warp, no_barrier);
 }
 
 std::optional<Diagnosis> first_sanitizer_error(SanitizerTool tool, const std::string& output,

@@ -120,12 +120,7 @@ void print_diagnosis(std::ostream& out, const Diagnosis& diagnosis, int width, s
     }
 }
 
-void print_exercise(std::ostream& out, const ExerciseReport& exercise, const ReportOptions& options) {
-    out << fmt::format("{} ({}): {}\n", exercise.exercise, exercise.title, exercise.submission.string());
-    if (exercise.error) {
-        out << fmt::format("  cugrade could not grade this exercise: {}\n\n", *exercise.error);
-        return;
-    }
+void print_build(std::ostream& out, const ExerciseReport& exercise, const ReportOptions& options) {
     out << fmt::format("  build: {}{}\n",
                        !exercise.build.attempted ? "not attempted"
                        : exercise.build.ok       ? "ok"
@@ -140,8 +135,16 @@ void print_exercise(std::ostream& out, const ExerciseReport& exercise, const Rep
             }
         }
     }
+}
 
-    // When nothing ran (the build failed, or no GPU), one row says so for every case.
+// The case table's rows: each case as scored, and as the report may show it.
+struct CaseRows {
+    std::vector<ShownCase> shown;
+    std::vector<ScoredCase> rows;
+};
+
+// When nothing ran (the build failed, or no GPU), one row says so for every case.
+CaseRows case_rows(const ExerciseReport& exercise, const ReportOptions& options) {
     std::vector<ShownCase> shown = shown_cases(exercise, options);
     std::vector<ScoredCase> rows = exercise.cases;
     const bool none_ran = !rows.empty() && std::all_of(rows.begin(), rows.end(), [&](const ScoredCase& c) {
@@ -156,65 +159,92 @@ void print_exercise(std::ostream& out, const ExerciseReport& exercise, const Rep
         shown = {{fmt::format("all {} cases", rows.size()), nullptr, rows[0].detail, nlohmann::json::object()}};
         rows = {all};
     }
+    return {std::move(shown), std::move(rows)};
+}
+
+constexpr std::size_t status_width = 13;
+constexpr std::size_t points_width = 11;
+
+struct ColumnWidths {
+    std::size_t name;
+    std::size_t detail;
+};
+
+ColumnWidths column_widths(const std::vector<ShownCase>& shown, const ReportOptions& options) {
     std::size_t name_width = 4;
     for (const auto& s : shown) {
         name_width = std::max(name_width, s.name.size());
     }
-    constexpr std::size_t status_width = 13;
-    constexpr std::size_t points_width = 11;
     const std::size_t used = 2 + name_width + 2 + status_width + 2 + 2 + points_width;
     const std::size_t detail_width = options.width > static_cast<int>(used + 20) ? options.width - used : 20;
+    return {name_width, detail_width};
+}
 
-    out << fmt::format("\n  {:<{}}  {:<{}}  {:<{}}  {:>{}}\n", "case", name_width, "status", status_width, "detail",
-                       detail_width, "points", points_width);
+void print_case_row(std::ostream& out, const ScoredCase& c, const ShownCase& shown, const ColumnWidths& widths) {
+    const auto detail = wrap(shown.detail, widths.detail);
+    const std::string points = fmt::format("{}/{}", format_points(c.points), format_points(c.plan.max_points));
+    out << fmt::format("  {:<{}}  {:<{}}  {:<{}}  {:>{}}\n", shown.name, widths.name, display_name(c.status),
+                       status_width, detail[0], widths.detail, points, points_width);
+    for (std::size_t line = 1; line < detail.size(); ++line) {
+        out << fmt::format("  {:<{}}  {:<{}}  {}\n", "", widths.name, "", status_width, detail[line]);
+    }
+}
+
+void print_case_table(std::ostream& out, const ExerciseReport& exercise, const ReportOptions& options) {
+    const auto [shown, rows] = case_rows(exercise, options);
+    const ColumnWidths widths = column_widths(shown, options);
+    out << fmt::format("\n  {:<{}}  {:<{}}  {:<{}}  {:>{}}\n", "case", widths.name, "status", status_width, "detail",
+                       widths.detail, "points", points_width);
     std::set<std::string> hints_given;
     for (std::size_t i = 0; i < rows.size(); ++i) {
-        const auto& c = rows[i];
-        const auto detail = wrap(shown[i].detail, detail_width);
-        const std::string points = fmt::format("{}/{}", format_points(c.points), format_points(c.plan.max_points));
-        out << fmt::format("  {:<{}}  {:<{}}  {:<{}}  {:>{}}\n", shown[i].name, name_width, display_name(c.status),
-                           status_width, detail[0], detail_width, points, points_width);
-        for (std::size_t line = 1; line < detail.size(); ++line) {
-            out << fmt::format("  {:<{}}  {:<{}}  {}\n", "", name_width, "", status_width, detail[line]);
-        }
+        print_case_row(out, rows[i], shown[i], widths);
         if (shown[i].diagnosis) {
             print_diagnosis(out, *shown[i].diagnosis, options.width, hints_given);
         }
     }
-    out << fmt::format("  {:<{}}  {:>{}}\n\n", "total", name_width + 2 + status_width + 2 + detail_width,
+    out << fmt::format("  {:<{}}  {:>{}}\n\n", "total", widths.name + 2 + status_width + 2 + widths.detail,
                        fmt::format("{}/{}", format_points(exercise.points()), format_points(exercise.max_points())),
                        points_width);
+}
 
-    if (const auto& patterns = exercise.patterns; !patterns.empty()) {
-        out << "  what the failing cases share:\n";
-        for (const auto& pattern : patterns) {
-            for (const auto& line :
-                 wrap(pattern.summary + " (" + pattern.scope + ")", options.width > 30 ? options.width - 6 : 24)) {
-                out << "    " << line << "\n";
-            }
-            for (const auto& line : wrap("likely: " + pattern.hint, options.width > 30 ? options.width - 8 : 22)) {
-                out << "      " << line << "\n";
-            }
-        }
-        out << "\n";
+void print_patterns(std::ostream& out, const std::vector<Diagnosis>& patterns, int width) {
+    if (patterns.empty()) {
+        return;
     }
+    out << "  what the failing cases share:\n";
+    for (const auto& pattern : patterns) {
+        for (const auto& line : wrap(pattern.summary + " (" + pattern.scope + ")", width > 30 ? width - 6 : 24)) {
+            out << "    " << line << "\n";
+        }
+        for (const auto& line : wrap("likely: " + pattern.hint, width > 30 ? width - 8 : 22)) {
+            out << "      " << line << "\n";
+        }
+    }
+    out << "\n";
+}
 
-    for (const auto& note : exercise.diagnosis_notes) {
-        const auto lines = wrap(note, options.width > 30 ? options.width - 6 : 24);
+void print_diagnosis_notes(std::ostream& out, const std::vector<std::string>& notes, int width) {
+    for (const auto& note : notes) {
+        const auto lines = wrap(note, width > 30 ? width - 6 : 24);
         for (std::size_t i = 0; i < lines.size(); ++i) {
             out << (i == 0 ? "  " : "    ") << lines[i] << "\n";
         }
     }
-    if (!exercise.diagnosis_notes.empty()) {
+    if (!notes.empty()) {
         out << "\n";
     }
+}
 
-    if (!exercise.build.diagnostics.empty()) {
+void print_compiler_messages(std::ostream& out, const BuildOutcome& build) {
+    if (!build.diagnostics.empty()) {
         bool cut = false;
-        out << (exercise.build.ok ? "  compiler warnings:\n" : "  compiler messages:\n");
-        out << first_lines(exercise.build.diagnostics, max_output_lines, cut);
+        out << (build.ok ? "  compiler warnings:\n" : "  compiler messages:\n");
+        out << first_lines(build.diagnostics, max_output_lines, cut);
         out << (cut ? "    ... (more in the JSON report)\n\n" : "\n");
     }
+}
+
+void print_how_it_ran(std::ostream& out, const ExerciseReport& exercise) {
     if (exercise.skipped_reason) {
         out << fmt::format("  correctness and speed need an NVIDIA GPU: {}\n\n", *exercise.skipped_reason);
     }
@@ -225,6 +255,9 @@ void print_exercise(std::ostream& out, const ExerciseReport& exercise, const Rep
         }
         out << "\n";
     }
+}
+
+void print_program_output(std::ostream& out, const ExerciseReport& exercise, const ReportOptions& options) {
     if (!exercise.program_output.empty() && exercise.outcome() != Outcome::passed) {
         bool cut = exercise.program_output_truncated;
         out << "  the program printed:\n" << first_lines(exercise.program_output, max_output_lines, cut);
@@ -236,6 +269,21 @@ void print_exercise(std::ostream& out, const ExerciseReport& exercise, const Rep
             << first_lines(exercise.hidden_program_output, max_output_lines, cut);
         out << (cut ? "    ... (cut short)\n\n" : "\n");
     }
+}
+
+void print_exercise(std::ostream& out, const ExerciseReport& exercise, const ReportOptions& options) {
+    out << fmt::format("{} ({}): {}\n", exercise.exercise, exercise.title, exercise.submission.string());
+    if (exercise.error) {
+        out << fmt::format("  cugrade could not grade this exercise: {}\n\n", *exercise.error);
+        return;
+    }
+    print_build(out, exercise, options);
+    print_case_table(out, exercise, options);
+    print_patterns(out, exercise.patterns, options.width);
+    print_diagnosis_notes(out, exercise.diagnosis_notes, options.width);
+    print_compiler_messages(out, exercise.build);
+    print_how_it_ran(out, exercise);
+    print_program_output(out, exercise, options);
 }
 
 nlohmann::json gpu_to_json(const GpuInfo& gpu) {
