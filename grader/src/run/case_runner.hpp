@@ -164,6 +164,12 @@ private:
     // `usable`: the job ended as it should, and the checker may serve the next.
     nlohmann::json counters_job(KeptChecker& checker, std::size_t i, double call_ms, GpuGate::Hold& gpu,
                                 bool& usable);
+    struct CountersRound;
+    // One checker's requests profiled in a round of their own (run_counters_round).
+    static void run_one_checkers_round(const std::vector<CountersRequest*>& mine);
+    // Request r, one of this runner's, profiled as a job of the round's checker, started first where it has none;
+    // `options` are the round's.
+    void serve_in_round(CountersRequest& r, CountersRound& round, GpuGate::Hold& gpu, const RunOptions& options);
     nlohmann::json plan_for(const std::vector<const CasePlan*>& plan_cases, const std::vector<std::string>& launcher,
                             RunMode mode, const std::string& marker) const;
     bool gpu_requests_answered(RunMode mode) const;
