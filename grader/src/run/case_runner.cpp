@@ -26,6 +26,28 @@ namespace cugrade {
 namespace fs = std::filesystem;
 namespace {
 
+// No case: the harness is running none.
+constexpr std::size_t no_case = static_cast<std::size_t>(-1);
+
+// The seconds a harness process has to start its first case, and each next one after a case's result.
+double startup_seconds(const RunOptions& options, const std::vector<std::string>& launcher) {
+    return launcher.empty() ? options.startup_seconds : options.sanitizer_startup_seconds;
+}
+
+// The verdict of a harness's "result" record.
+CaseResult result_of(const nlohmann::json& record) {
+    CaseResult result;
+    result.status = status_from_string(record.value("status", "")).value_or(Status::harness_error);
+    result.detail = record.value("detail", "");
+    if (record.contains("measurements") && record["measurements"].is_object()) {
+        result.measurements = record["measurements"];
+    }
+    if (result.status == Status::wrong_answer) {
+        result.diagnosis = answer_diagnosis(record);
+    }
+    return result;
+}
+
 // What became of the case that was running when the process ended without reporting it. `tool`: the tool it ran
 // under ("racecheck"), or empty.
 CaseResult interrupted(const ExitStatus& status, double case_seconds, const std::string& tool) {
@@ -47,6 +69,29 @@ CaseResult interrupted(const ExitStatus& status, double case_seconds, const std:
         return {Status::crashed, fmt::format("the program {} during this case", status.describe())};
     }
     return {Status::exited_early, fmt::format("the program {} before reporting this case", status.describe())};
+}
+
+// What became of the cases of a process that ended before its first case. `fatal`: why the harness said it stopped;
+// `tool`: the tool it ran under, or empty.
+CaseResult not_started(const std::optional<std::string>& fatal, const ExitStatus& status, const std::string& tool,
+                       double startup_seconds) {
+    if (fatal) {
+        return {Status::harness_error, *fatal};
+    }
+    if (!status.limit.empty()) {
+        return {Status::limit_exceeded, fmt::format("the program {} before running any case",
+                                                    status.describe())};
+    }
+    if (status.timed_out) {
+        return {Status::timed_out,
+                tool.empty()
+                    ? fmt::format("the program did not start its first case within {} s", startup_seconds)
+                    : fmt::format("{} stopped after {} s: the program did not start its first case under "
+                                  "the tool",
+                                  tool, startup_seconds)};
+    }
+    return {status.signal != 0 ? Status::crashed : Status::exited_early,
+            fmt::format("the program {} before running any case", status.describe())};
 }
 
 // What a case left after cases of `sizes` sizes in a row timed out is (RunMode::stop_after_timed_out_sizes).
@@ -380,373 +425,510 @@ CaseRunner::Harness CaseRunner::start_harness(const nlohmann::json& plan, const 
     return harness;
 }
 
+// What a harness process is to run, and where what it prints turns hidden.
+struct CaseRunner::ProcessPlan {
+    std::vector<const CasePlan*> cases;
+    bool starts_hidden = false;  // its first case is hidden: all it prints is hidden output
+    bool switches = false;       // visible cases, then hidden ones: it says when the hidden ones begin
+    std::string marker;          // of each case's start in what it prints (RunMode::case_markers), or empty
+    nlohmann::json plan;
+};
+
+// What the watch of a harness process saw that its cases' verdicts and its output's filing depend on.
+struct CaseRunner::ProcessOutcome {
+    std::size_t current = no_case;  // the case the harness was running when it ended
+    bool started_any = false;
+    bool set_aside_now = false;  // its case kept a speed test waiting: stopped, to run again when the GPU is quiet
+    std::optional<std::string> fatal;
+    // How much each process had printed when the hidden cases began (protocol.hpp).
+    std::optional<std::pair<std::size_t, std::size_t>> printed_before_hidden;
+    bool truncated_before_hidden = false;
+};
+
+// A harness process from its start to its end: its records answered, its deadlines kept, what it holds of a shared
+// GPU and of the machine's counters changed as it asks, and its time counted and traced.
+class CaseRunner::ProcessWatch {
+public:
+    ProcessWatch(CaseRunner& case_runner, const Harness& harness, const ProcessPlan& plan,
+                 const std::vector<std::string>& launcher, RunMode mode);
+
+    // Until it closes its channel, passes its deadline (killed) or keeps a speed test waiting (killed, its case to
+    // be set aside).
+    void answer_records();
+    // Ends it and its runner, and gives back what they held: how it ended.
+    Ended end_process();
+    // Its time outside its cases goes to its stage; the trace records it.
+    void count_and_trace(const ExitStatus& status);
+    const ProcessOutcome& outcome() const { return seen_; }
+
+private:
+    void answer(const std::string& line);
+    void note_ready();
+    void start_case(const std::string& id);
+    void answer_gpu(const nlohmann::json& record);
+    void answer_counters(const nlohmann::json& record);
+    bool counters_wanted() const;
+    void take_counters(Seconds patience);
+    void take_result(const nlohmann::json& record);
+    bool reruns_after_launch_failure(const nlohmann::json& record, const CaseResult& result, std::size_t current);
+    void mark_hidden_start();
+    void change_gpu(GpuGate::Use use);
+    void case_ended(const CasePlan& c);
+    bool may_keep_speed_test_waiting() const;
+    Clock::time_point next_look() const;
+    void not_the_case_time(Clock::time_point asked);
+
+    CaseRunner& case_runner_;
+    const RunOptions& options_;
+    const std::vector<CasePlan>& cases_;
+    RunResult& run_;
+    ChildProcess& child_;
+    ChildProcess* runner_;  // the submission's runner beside it, or null
+    const std::string& token_;
+    const ProcessPlan& plan_;
+    const std::vector<std::string>& launcher_;
+    const RunMode mode_;
+    const std::string tool_name_;
+    const bool answers_gpu_requests_;
+    const bool reads_counters_;
+    const double startup_seconds_;
+    // Plain runs only: under a tool a case's GPU work is slow by nature, and a profile has the GPU alone anyway.
+    const bool may_set_aside_;
+
+    GpuGate::Hold gpu_;  // what this process holds of a shared GPU
+    std::optional<MachineLock> counters_;  // the machine's turn at the GPU's counters, while the harness has it
+    std::optional<Clock::time_point> alone_since_;
+    // Whether the counters were held in the turn alone now running (a profile made in a speed test's turn), and
+    // whether from its start (a turn asked for the counters' work alone).
+    bool counters_in_turn_ = false;
+    bool counters_from_start_ = false;
+    Clock::time_point shared_since_;
+    const Clock::time_point process_started_;
+    Clock::time_point case_started_;
+    double waited_ = 0.0, in_cases_ = 0.0;  // of this process's time
+    // Seconds from its start to its ready record: CUDA's start, a tool's.
+    std::optional<double> ready_after_;
+    double waited_before_ready_ = 0.0;   // of those, waiting for the GPU (its context is made holding it shared)
+    Clock::time_point deadline_;
+    bool killed_at_deadline_ = false;
+    std::size_t deferred_to_round_ = no_case;  // the speed test declined its counters for a round of profiles
+    ProcessOutcome seen_;
+};
+
+CaseRunner::ProcessWatch::ProcessWatch(CaseRunner& case_runner, const Harness& harness, const ProcessPlan& plan,
+                                       const std::vector<std::string>& launcher, RunMode mode)
+    : case_runner_(case_runner),
+      options_(case_runner.options_),
+      cases_(case_runner.cases_),
+      run_(case_runner.run_),
+      child_(*harness.child),
+      runner_(harness.runner.get()),
+      token_(harness.token),
+      plan_(plan),
+      launcher_(launcher),
+      mode_(mode),
+      tool_name_(mode.tool.empty() ? "none" : mode.tool),
+      answers_gpu_requests_(case_runner.gpu_requests_answered(mode)),
+      reads_counters_(case_runner.counters_read(launcher)),
+      startup_seconds_(startup_seconds(case_runner.options_, launcher)),
+      may_set_aside_(case_runner.options_.gpu_gate != nullptr && launcher.empty() && !mode.profile),
+      gpu_(case_runner.options_.gpu_gate),
+      process_started_(harness.started),
+      case_started_(process_started_),
+      deadline_(after(startup_seconds_)) {}
+
 CaseRunner::Ended CaseRunner::run_process_once(const std::vector<std::size_t>& left,
                                                const std::vector<std::string>& launcher, RunMode mode) {
+    const ProcessPlan plan = plan_process(left, launcher, mode);
+    Harness harness = start_harness(plan.plan, launcher, mode);
+    ProcessWatch watch(*this, harness, plan, launcher, mode);
+    watch.answer_records();
+    const Ended ended = watch.end_process();
+    watch.count_and_trace(ended.status);
+    if (mode.case_markers) {
+        keep_case_outputs(harness.child->output(), plan.marker);
+    }
+    file_process_output(plan, watch.outcome(), harness, ended, mode);
+    settle_after_process(left, watch.outcome(), ended.status, mode, startup_seconds(options_, launcher));
+    return ended;
+}
+
+CaseRunner::ProcessPlan CaseRunner::plan_process(const std::vector<std::size_t>& left,
+                                                 const std::vector<std::string>& launcher, RunMode mode) const {
     // Visible cases come first; what the program prints from the first hidden case on is the hidden output.
     const auto first_hidden = std::find_if(left.begin(), left.end(), [&](std::size_t i) {
         return cases_[i].visibility == Visibility::hidden;
     });
-    const bool starts_hidden = first_hidden == left.begin();
-    const bool switches = first_hidden != left.end() && !starts_hidden;
-    std::vector<const CasePlan*> plan_cases;
+    ProcessPlan process;
+    process.starts_hidden = first_hidden == left.begin();
+    process.switches = first_hidden != left.end() && !process.starts_hidden;
     for (const std::size_t i : left) {
-        plan_cases.push_back(&cases_[i]);
+        process.cases.push_back(&cases_[i]);
     }
-    const std::string hidden_from = switches ? cases_[*first_hidden].id : std::string();
+    const std::string hidden_from = process.switches ? cases_[*first_hidden].id : std::string();
     // A marker the submission cannot print by chance or by design: it never sees it.
-    const std::string marker = mode.case_markers ? "cugrade-case-" + make_token() : std::string();
-    nlohmann::json plan = plan_for(plan_cases, launcher, mode, marker);
-    if (switches) {
-        plan["hidden_from"] = hidden_from;
+    process.marker = mode.case_markers ? "cugrade-case-" + make_token() : std::string();
+    process.plan = plan_for(process.cases, launcher, mode, process.marker);
+    if (process.switches) {
+        process.plan["hidden_from"] = hidden_from;
     }
-    Harness harness = start_harness(plan, launcher, mode);
-    ChildProcess& child = *harness.child;
-    std::unique_ptr<ChildProcess>& runner = harness.runner;
-    const std::string& token = harness.token;
-    const bool answers_gpu_requests = gpu_requests_answered(mode);
-    const bool reads_counters = counters_read(launcher);
+    return process;
+}
 
-    GpuGate::Hold gpu(options_.gpu_gate);  // what this process holds of a shared GPU
-    std::optional<MachineLock> counters;  // the machine's turn at the GPU's counters, while the harness has it
-    constexpr std::size_t none = static_cast<std::size_t>(-1);
-    std::size_t current = none;  // the case the harness is running
-    const std::string tool_name = mode.tool.empty() ? "none" : mode.tool;
-    std::optional<Clock::time_point> alone_since;
-    // Whether the counters were held in the turn alone now running (a profile made in a speed test's turn), and
-    // whether from its start (a turn asked for the counters' work alone).
-    bool counters_in_turn = false;
-    bool counters_from_start = false;
-    Clock::time_point shared_since;
-    // Every change of what it holds goes through here: a trace records each time it had the GPU alone.
-    const auto change_gpu = [&](GpuGate::Use use) {
-        if (gpu.held() == use) {
-            return;
-        }
-        if (alone_since && options_.trace != nullptr) {
-            const GpuGate::Grant& grant = gpu.last_grant();
-            options_.trace->record({{"event", "alone"},
-                                    {"submission", options_.trace_label},
-                                    {"tool", tool_name},
-                                    {"case", current != none ? cases_[current].id : std::string()},
-                                    {"counters", counters.has_value() || counters_in_turn},
-                                    {"counters_from_start", counters_from_start},
-                                    {"held", Seconds(Clock::now() - *alone_since).count()},
-                                    {"waited", grant.waited_seconds},
-                                    {"last_to_leave", grant.last_to_leave},
-                                    {"last_to_leave_held", grant.last_to_leave_seconds}});
-        }
-        alone_since.reset();
-        counters_in_turn = false;
-        gpu.change(use);
-        if (use == GpuGate::Use::exclusive) {
-            alone_since = Clock::now();
-            counters_from_start = counters.has_value();
-        } else if (use == GpuGate::Use::shared) {
-            shared_since = Clock::now();
-        }
-    };
-    const auto process_started = harness.started;
-    auto case_started = process_started;
-    double waited = 0.0, in_cases = 0.0;  // of this process's time
-    // Seconds from its start to its ready record: CUDA's start, a tool's.
-    std::optional<double> ready_after;
-    double waited_before_ready = 0.0;   // of those, waiting for the GPU (its context is made holding it shared)
-    const auto case_ended = [&](const CasePlan& c) {
-        const double took = Seconds(Clock::now() - case_started).count();
-        in_cases += took;
-        stage_of(c) += took;
-        if (options_.trace != nullptr) {
-            options_.trace->record({{"event", "case"},
-                                    {"submission", options_.trace_label},
-                                    {"tool", tool_name},
-                                    {"case", c.id},
-                                    {"seconds", took}});
-        }
-    };
-    std::optional<std::string> fatal;
-    bool started_any = false;
-    bool killed_at_deadline = false;
-    // How much each process had printed when the hidden cases began (protocol.hpp).
-    std::optional<std::pair<std::size_t, std::size_t>> printed_before_hidden;
-    bool truncated_before_hidden = false;
-    const double startup_seconds = launcher.empty() ? options_.startup_seconds : options_.sanitizer_startup_seconds;
-    auto deadline = after(startup_seconds);
-    bool set_aside_now = false;  // its case kept a speed test waiting: stopped, to run again when the GPU is quiet
-    std::size_t deferred_to_round = none;  // the speed test declined its counters for a round of profiles
-    // Plain runs only: under a tool a case's GPU work is slow by nature, and a profile has the GPU alone anyway.
-    const bool may_set_aside = options_.gpu_gate != nullptr && launcher.empty() && !mode.profile;
-    const auto may_keep_speed_test_waiting = [&] {
-        return may_set_aside && current != none && !rerun_when_quiet_[current] &&
-               gpu.held() == GpuGate::Use::shared;
-    };
-    // When to look whether the running case keeps a speed test waiting: once its GPU work has held the GPU past
-    // the gate's patience, then every 0.1 s.
-    const auto next_look = [&] {
-        if (!may_keep_speed_test_waiting()) {
-            return deadline;
-        }
-        return std::min(deadline, std::max(shared_since + options_.gpu_gate->patience(), after(0.1)));
-    };
-    // Waiting for the GPU (or a turn at its counters) since `asked` is not the case's time.
-    const auto not_the_case_time = [&](Clock::time_point asked) {
-        const auto waited_for = Clock::now() - asked;
-        const double wait = Seconds(waited_for).count();
-        waited += wait;
-        run_.seconds.gpu_wait += wait;
-        deadline += waited_for;
-        if (current != none) {
-            case_started += waited_for;
-        }
-    };
+void CaseRunner::ProcessWatch::answer_records() {
     std::string line;
     while (true) {
         // With a runner beside it, both are read: the runner's output is drained every 10 ms.
-        const auto next = child.next_line(line, runner ? std::min(next_look(), after(0.01)) : next_look());
-        if (runner) {
-            runner->drain();
+        const auto next = child_.next_line(line, runner_ ? std::min(next_look(), after(0.01)) : next_look());
+        if (runner_) {
+            runner_->drain();
         }
-        if (next == ChildProcess::Next::deadline && Clock::now() < deadline) {
-            if (may_keep_speed_test_waiting() && gpu.keeps_speed_test_waiting()) {
-                child.kill_group();
-                set_aside_now = true;
+        if (next == ChildProcess::Next::deadline && Clock::now() < deadline_) {
+            if (may_keep_speed_test_waiting() && gpu_.keeps_speed_test_waiting()) {
+                child_.kill_group();
+                seen_.set_aside_now = true;
                 break;
             }
             continue;
         }
         if (next == ChildProcess::Next::deadline) {
-            child.kill_group();
-            killed_at_deadline = true;
+            child_.kill_group();
+            killed_at_deadline_ = true;
             break;
         }
         if (next == ChildProcess::Next::closed) {
             break;
         }
-        const auto record = nlohmann::json::parse(line, nullptr, false);
-        if (!record.is_object() || !record.contains("event")) {
-            continue;  // not the harness's: nothing but well-formed records count
-        }
-        if (!record.contains("token") || !record["token"].is_string() ||
-            record["token"].get<std::string>() != token) {
-            ++run_.forged_records;
-            continue;
-        }
-        const std::string event = record.value("event", "");
-        const std::string id = record.value("case", "");
-        if (event == "ready" && !ready_after) {
-            ready_after = Seconds(Clock::now() - process_started).count();
-            waited_before_ready = waited;
-        }
-        if (event == "ready") {
-            add_protections(run_.protections, protections_of(record));
-        } else if (event == "start" && index_of_.count(id) != 0 && !done_[index_of_[id]]) {
-            current = index_of_[id];
-            started_any = true;
-            gpu.set_label(options_.trace_label + " " + id + " " + tool_name);
-            deadline = after(cases_[current].case_seconds);
-            case_started = Clock::now();
-        } else if (event == "gpu" && answers_gpu_requests) {
-            const GpuGate::Use wanted = requested_use(record);
-            const auto asked = Clock::now();
-            change_gpu(wanted);
-            not_the_case_time(asked);
-            if (wanted != GpuGate::Use::none) {
-                child.reply(std::string(1, protocol::gpu_granted));
-            }
-        } else if (event == "counters" && reads_counters) {
-            // The machine's turn at the counters, waiting for it at most `patience`.
-            const auto take_counters = [&](Seconds patience) {
-                try {
-                    counters.emplace(profiler_lock_file(), patience);
-                } catch (const std::runtime_error&) {
-                    // No turn to be had (the lock's file is unusable): the profile is refused, not the case.
-                }
-                if (counters && !counters->held()) {
-                    counters.reset();
-                }
-            };
-            const std::string use = record.value("use", "");
-            const bool asks = use == "try" || use == "take";
-            // Not wanted where a smaller case has failed already (the rule profile_case applies once all have run),
-            // or seems to hang: set aside, it has no verdict yet, and will time out alone as it did here.
-            const bool smaller_set_aside = std::ranges::any_of(
-                std::views::iota(std::size_t{0}, cases_.size()),
-                [&](std::size_t j) { return set_aside_[j] && !cases_[j].timed; });
-            // Nor where the same code's counters were read already: profile_case diagnoses from those.
-            const bool read_before = current != none && options_.same_code_profiles != nullptr &&
-                                     options_.same_code_profiles->find(options_.same_code, cases_[current].id);
-            const bool wanted = counters.has_value() || (!read_before && !smaller_set_aside &&
-                                                         !smaller_case_failed(cases_, run_.cases, done_));
-            if (asks && wanted && !counters && counters_in_rounds()) {
-                // Profiled once the submission's cases are graded, in a round of profiles (profile_case): a batch's
-                // with other submissions' speed tests, `check`'s of its own.
-                deferred_to_round = current;
-                child.reply(std::string(1, protocol::counters_unwanted));
-                continue;
-            }
-            if (asks && wanted && use == "try" && !counters) {
-                // Asked holding the GPU alone: a turn that is not free now is refused at once, since waiting for
-                // it here would keep every other submission waiting too.
-                take_counters(Seconds(0));
-            } else if (asks && wanted && !counters) {
-                // Profiles take turns on a machine (Nsight Compute's and other batches' too), holding nothing of
-                // the GPU while they wait.
-                change_gpu(GpuGate::Use::none);
-                const auto asked = Clock::now();
-                take_counters(Seconds(options_.profile_wait_seconds));
-                not_the_case_time(asked);
-            }
-            if (asks) {
-                counters_in_turn = counters_in_turn || (counters && alone_since);
-                child.reply(std::string(1, !wanted  ? protocol::counters_unwanted
-                                           : counters ? protocol::counters_granted
-                                                      : protocol::counters_refused));
-            } else if (use == "give") {
-                counters.reset();
-            }
-        } else if (event == "result" && current != none && id == cases_[current].id) {
-            change_gpu(GpuGate::Use::none);
-            counters.reset();
-            case_ended(cases_[current]);
-            CaseResult result;
-            result.status = status_from_string(record.value("status", "")).value_or(Status::harness_error);
-            result.detail = record.value("detail", "");
-            if (record.contains("measurements") && record["measurements"].is_object()) {
-                result.measurements = record["measurements"];
-            }
-            if (result.status == Status::wrong_answer) {
-                result.diagnosis = answer_diagnosis(record);
-            }
-            if (deferred_to_round == current && result.measurements.is_object()) {
-                result.measurements["kernel_profile"] = {{"deferred", true}};
-            }
-            if (mode.rerun_launch_failures && result.status == Status::cuda_error &&
-                record.value("fault", "") == protocol::fault_launch_failure && !rerun_after_launch_failure_[current] &&
-                launch_failure_reruns_left_->fetch_sub(1) > 0) {
-                rerun_after_launch_failure_[current] = true;  // left undecided: the next process runs it first
-                if (options_.trace != nullptr) {
-                    options_.trace->record({{"event", "launch_failure_rerun"},
-                                            {"submission", options_.trace_label},
-                                            {"case", cases_[current].id},
-                                            {"detail", result.detail}});
-                }
-            } else {
-                settle(current, std::move(result));
-            }
-            current = none;
-            deadline = after(startup_seconds);
-        } else if (event == "hidden_cases" && switches && !printed_before_hidden && current == none) {
-            child.drain();
-            if (runner) {
-                runner->drain();
-            }
-            printed_before_hidden = {child.output().size(), runner ? runner->output().size() : 0};
-            truncated_before_hidden = child.output_truncated() || (runner && runner->output_truncated());
-            child.reply(std::string(1, protocol::output_drained));
-        } else if (event == "fatal") {
-            fatal = record.value("detail", "the harness stopped");
-        }
+        answer(line);
     }
-    counters.reset();
-    if (current != none) {
-        case_ended(cases_[current]);
+}
+
+void CaseRunner::ProcessWatch::answer(const std::string& line) {
+    const auto record = nlohmann::json::parse(line, nullptr, false);
+    if (!record.is_object() || !record.contains("event")) {
+        return;  // not the harness's: nothing but well-formed records count
     }
-    ExitStatus status = child.finish(after(5.0));
+    if (!record.contains("token") || !record["token"].is_string() ||
+        record["token"].get<std::string>() != token_) {
+        ++run_.forged_records;
+        return;
+    }
+    const std::string event = record.value("event", "");
+    const std::string id = record.value("case", "");
+    auto& index_of = case_runner_.index_of_;
+    const std::size_t current = seen_.current;
+    if (event == "ready") {
+        note_ready();
+        add_protections(run_.protections, protections_of(record));
+    } else if (event == "start" && index_of.count(id) != 0 && !case_runner_.done_[index_of[id]]) {
+        start_case(id);
+    } else if (event == "gpu" && answers_gpu_requests_) {
+        answer_gpu(record);
+    } else if (event == "counters" && reads_counters_) {
+        answer_counters(record);
+    } else if (event == "result" && current != no_case && id == cases_[current].id) {
+        take_result(record);
+    } else if (event == "hidden_cases" && plan_.switches && !seen_.printed_before_hidden && current == no_case) {
+        mark_hidden_start();
+    } else if (event == "fatal") {
+        seen_.fatal = record.value("detail", "the harness stopped");
+    }
+}
+
+void CaseRunner::ProcessWatch::note_ready() {
+    if (!ready_after_) {
+        ready_after_ = Seconds(Clock::now() - process_started_).count();
+        waited_before_ready_ = waited_;
+    }
+}
+
+void CaseRunner::ProcessWatch::start_case(const std::string& id) {
+    seen_.current = case_runner_.index_of_[id];
+    seen_.started_any = true;
+    gpu_.set_label(options_.trace_label + " " + id + " " + tool_name_);
+    deadline_ = after(cases_[seen_.current].case_seconds);
+    case_started_ = Clock::now();
+}
+
+void CaseRunner::ProcessWatch::answer_gpu(const nlohmann::json& record) {
+    const GpuGate::Use wanted = requested_use(record);
+    const auto asked = Clock::now();
+    change_gpu(wanted);
+    not_the_case_time(asked);
+    if (wanted != GpuGate::Use::none) {
+        child_.reply(std::string(1, protocol::gpu_granted));
+    }
+}
+
+void CaseRunner::ProcessWatch::answer_counters(const nlohmann::json& record) {
+    const std::string use = record.value("use", "");
+    const bool asks = use == "try" || use == "take";
+    const bool wanted = counters_wanted();
+    if (asks && wanted && !counters_ && case_runner_.counters_in_rounds()) {
+        // Profiled once the submission's cases are graded, in a round of profiles (profile_case): a batch's
+        // with other submissions' speed tests, `check`'s of its own.
+        deferred_to_round_ = seen_.current;
+        child_.reply(std::string(1, protocol::counters_unwanted));
+        return;
+    }
+    if (asks && wanted && use == "try" && !counters_) {
+        // Asked holding the GPU alone: a turn that is not free now is refused at once, since waiting for
+        // it here would keep every other submission waiting too.
+        take_counters(Seconds(0));
+    } else if (asks && wanted && !counters_) {
+        // Profiles take turns on a machine (Nsight Compute's and other batches' too), holding nothing of
+        // the GPU while they wait.
+        change_gpu(GpuGate::Use::none);
+        const auto asked = Clock::now();
+        take_counters(Seconds(options_.profile_wait_seconds));
+        not_the_case_time(asked);
+    }
+    if (asks) {
+        counters_in_turn_ = counters_in_turn_ || (counters_ && alone_since_);
+        child_.reply(std::string(1, !wanted  ? protocol::counters_unwanted
+                                    : counters_ ? protocol::counters_granted
+                                                : protocol::counters_refused));
+    } else if (use == "give") {
+        counters_.reset();
+    }
+}
+
+bool CaseRunner::ProcessWatch::counters_wanted() const {
+    const std::size_t current = seen_.current;
+    // Not wanted where a smaller case has failed already (the rule profile_case applies once all have run),
+    // or seems to hang: set aside, it has no verdict yet, and will time out alone as it did here.
+    const bool smaller_set_aside = std::ranges::any_of(
+        std::views::iota(std::size_t{0}, cases_.size()),
+        [&](std::size_t j) { return case_runner_.set_aside_[j] && !cases_[j].timed; });
+    // Nor where the same code's counters were read already: profile_case diagnoses from those.
+    const bool read_before = current != no_case && options_.same_code_profiles != nullptr &&
+                             options_.same_code_profiles->find(options_.same_code, cases_[current].id);
+    return counters_.has_value() || (!read_before && !smaller_set_aside &&
+                                     !smaller_case_failed(cases_, run_.cases, case_runner_.done_));
+}
+
+// The machine's turn at the counters, waiting for it at most `patience`.
+void CaseRunner::ProcessWatch::take_counters(Seconds patience) {
+    try {
+        counters_.emplace(profiler_lock_file(), patience);
+    } catch (const std::runtime_error&) {
+        // No turn to be had (the lock's file is unusable): the profile is refused, not the case.
+    }
+    if (counters_ && !counters_->held()) {
+        counters_.reset();
+    }
+}
+
+void CaseRunner::ProcessWatch::take_result(const nlohmann::json& record) {
+    const std::size_t current = seen_.current;
+    change_gpu(GpuGate::Use::none);
+    counters_.reset();
+    case_ended(cases_[current]);
+    CaseResult result = result_of(record);
+    if (deferred_to_round_ == current && result.measurements.is_object()) {
+        result.measurements["kernel_profile"] = {{"deferred", true}};
+    }
+    if (reruns_after_launch_failure(record, result, current)) {
+        case_runner_.rerun_after_launch_failure_[current] = true;  // left undecided: the next process runs it first
+        if (options_.trace != nullptr) {
+            options_.trace->record({{"event", "launch_failure_rerun"},
+                                    {"submission", options_.trace_label},
+                                    {"case", cases_[current].id},
+                                    {"detail", result.detail}});
+        }
+    } else {
+        case_runner_.settle(current, std::move(result));
+    }
+    seen_.current = no_case;
+    deadline_ = after(startup_seconds_);
+}
+
+bool CaseRunner::ProcessWatch::reruns_after_launch_failure(const nlohmann::json& record, const CaseResult& result,
+                                                           std::size_t current) {
+    return mode_.rerun_launch_failures && result.status == Status::cuda_error &&
+           record.value("fault", "") == protocol::fault_launch_failure &&
+           !case_runner_.rerun_after_launch_failure_[current] &&
+           case_runner_.launch_failure_reruns_left_->fetch_sub(1) > 0;
+}
+
+void CaseRunner::ProcessWatch::mark_hidden_start() {
+    child_.drain();
+    if (runner_) {
+        runner_->drain();
+    }
+    seen_.printed_before_hidden = {child_.output().size(), runner_ ? runner_->output().size() : 0};
+    seen_.truncated_before_hidden = child_.output_truncated() || (runner_ && runner_->output_truncated());
+    child_.reply(std::string(1, protocol::output_drained));
+}
+
+// Every change of what it holds goes through here: a trace records each time it had the GPU alone.
+void CaseRunner::ProcessWatch::change_gpu(GpuGate::Use use) {
+    if (gpu_.held() == use) {
+        return;
+    }
+    if (alone_since_ && options_.trace != nullptr) {
+        const GpuGate::Grant& grant = gpu_.last_grant();
+        options_.trace->record({{"event", "alone"},
+                                {"submission", options_.trace_label},
+                                {"tool", tool_name_},
+                                {"case", seen_.current != no_case ? cases_[seen_.current].id : std::string()},
+                                {"counters", counters_.has_value() || counters_in_turn_},
+                                {"counters_from_start", counters_from_start_},
+                                {"held", Seconds(Clock::now() - *alone_since_).count()},
+                                {"waited", grant.waited_seconds},
+                                {"last_to_leave", grant.last_to_leave},
+                                {"last_to_leave_held", grant.last_to_leave_seconds}});
+    }
+    alone_since_.reset();
+    counters_in_turn_ = false;
+    gpu_.change(use);
+    if (use == GpuGate::Use::exclusive) {
+        alone_since_ = Clock::now();
+        counters_from_start_ = counters_.has_value();
+    } else if (use == GpuGate::Use::shared) {
+        shared_since_ = Clock::now();
+    }
+}
+
+void CaseRunner::ProcessWatch::case_ended(const CasePlan& c) {
+    const double took = Seconds(Clock::now() - case_started_).count();
+    in_cases_ += took;
+    case_runner_.stage_of(c) += took;
+    if (options_.trace != nullptr) {
+        options_.trace->record({{"event", "case"},
+                                {"submission", options_.trace_label},
+                                {"tool", tool_name_},
+                                {"case", c.id},
+                                {"seconds", took}});
+    }
+}
+
+bool CaseRunner::ProcessWatch::may_keep_speed_test_waiting() const {
+    return may_set_aside_ && seen_.current != no_case && !case_runner_.rerun_when_quiet_[seen_.current] &&
+           gpu_.held() == GpuGate::Use::shared;
+}
+
+// When to look whether the running case keeps a speed test waiting: once its GPU work has held the GPU past
+// the gate's patience, then every 0.1 s.
+Clock::time_point CaseRunner::ProcessWatch::next_look() const {
+    if (!may_keep_speed_test_waiting()) {
+        return deadline_;
+    }
+    return std::min(deadline_, std::max(shared_since_ + options_.gpu_gate->patience(), after(0.1)));
+}
+
+// Waiting for the GPU (or a turn at its counters) since `asked` is not the case's time.
+void CaseRunner::ProcessWatch::not_the_case_time(Clock::time_point asked) {
+    const auto waited_for = Clock::now() - asked;
+    const double wait = Seconds(waited_for).count();
+    waited_ += wait;
+    run_.seconds.gpu_wait += wait;
+    deadline_ += waited_for;
+    if (seen_.current != no_case) {
+        case_started_ += waited_for;
+    }
+}
+
+CaseRunner::Ended CaseRunner::ProcessWatch::end_process() {
+    counters_.reset();
+    if (seen_.current != no_case) {
+        case_ended(cases_[seen_.current]);
+    }
+    ExitStatus status = child_.finish(after(5.0));
     // What it held of the GPU is free once the process is gone: a killed kernel's context goes with it.
     change_gpu(GpuGate::Use::none);
-    status.timed_out = status.timed_out || killed_at_deadline;
-    std::string output = child.output();
-    bool truncated = child.output_truncated();
-    if (runner) {
+    status.timed_out = status.timed_out || killed_at_deadline_;
+    std::string output = child_.output();
+    bool truncated = child_.output_truncated();
+    if (runner_) {
         // The harness has closed its end: a runner that does not end now is killed.
-        if (killed_at_deadline || set_aside_now) {
-            runner->kill_group();
+        if (killed_at_deadline_ || seen_.set_aside_now) {
+            runner_->kill_group();
         }
-        ExitStatus runner_status = runner->finish(after(5.0));
-        runner_status.timed_out = runner_status.timed_out || killed_at_deadline;
-        output += runner->output();
-        truncated = truncated || runner->output_truncated();
+        ExitStatus runner_status = runner_->finish(after(5.0));
+        runner_status.timed_out = runner_status.timed_out || killed_at_deadline_;
+        output += runner_->output();
+        truncated = truncated || runner_->output_truncated();
         // What became of the case comes from the runner when it was the runner that ended.
         if (status.exited() && status.code == protocol::exit_runner_gone) {
             status = runner_status;
         }
     }
+    return {status, output, truncated};
+}
+
+void CaseRunner::ProcessWatch::count_and_trace(const ExitStatus& status) {
     // compute-sanitizer's own start and end (it instruments every module CUDA loads) are the race check's cost.
-    const double outside_cases = std::max(0.0, Seconds(Clock::now() - process_started).count() - in_cases - waited);
-    (launcher.empty() ? run_.seconds.startup : run_.seconds.race_check) += outside_cases;
-    if (options_.trace != nullptr) {
-        options_.trace->record({{"submission", options_.trace_label},
-                                {"tool", tool_name},
-                                {"cases", plan_cases.size()},
-                                {"first_case", plan_cases.front()->id},
-                                {"seconds", Seconds(Clock::now() - process_started).count()},
-                                {"in_cases", in_cases},
-                                {"waited_for_gpu", waited},
-                                {"ready_after", ready_after.value_or(-1.0)},
-                                {"waited_before_ready", waited_before_ready},
-                                {"cpu", child.cpu_seconds_used()},
-                                {"runner_cpu", runner ? runner->cpu_seconds_used() : 0.0},
-                                {"ended", set_aside_now ? std::string("stopped: its case set aside") : status.describe()}});
-        if (set_aside_now) {
-            options_.trace->record({{"event", "set_aside"},
-                                    {"submission", options_.trace_label},
-                                    {"case", cases_[current].id},
-                                    {"held", Seconds(Clock::now() - shared_since).count()}});
+    const double outside_cases = std::max(0.0, Seconds(Clock::now() - process_started_).count() - in_cases_ - waited_);
+    (launcher_.empty() ? run_.seconds.startup : run_.seconds.race_check) += outside_cases;
+    if (options_.trace == nullptr) {
+        return;
+    }
+    options_.trace->record({{"submission", options_.trace_label},
+                            {"tool", tool_name_},
+                            {"cases", plan_.cases.size()},
+                            {"first_case", plan_.cases.front()->id},
+                            {"seconds", Seconds(Clock::now() - process_started_).count()},
+                            {"in_cases", in_cases_},
+                            {"waited_for_gpu", waited_},
+                            {"ready_after", ready_after_.value_or(-1.0)},
+                            {"waited_before_ready", waited_before_ready_},
+                            {"cpu", child_.cpu_seconds_used()},
+                            {"runner_cpu", runner_ ? runner_->cpu_seconds_used() : 0.0},
+                            {"ended", seen_.set_aside_now ? std::string("stopped: its case set aside") : status.describe()}});
+    if (seen_.set_aside_now) {
+        options_.trace->record({{"event", "set_aside"},
+                                {"submission", options_.trace_label},
+                                {"case", cases_[seen_.current].id},
+                                {"held", Seconds(Clock::now() - shared_since_).count()}});
+    }
+}
+
+void CaseRunner::keep_case_outputs(const std::string& printed, const std::string& marker) {
+    MarkedOutput split = split_at_markers(printed, marker);
+    for (std::size_t position = 0; position < split.order.size(); ++position) {
+        const std::string& id = split.order[position];
+        if (const auto found = index_of_.find(id); found != index_of_.end()) {
+            case_output_[found->second] = {split.by_case[id], run_.processes, static_cast<int>(position)};
         }
     }
-    if (mode.case_markers) {
-        MarkedOutput split = split_at_markers(child.output(), marker);
-        for (std::size_t position = 0; position < split.order.size(); ++position) {
-            const std::string& id = split.order[position];
-            if (const auto found = index_of_.find(id); found != index_of_.end()) {
-                case_output_[found->second] = {split.by_case[id], run_.processes, static_cast<int>(position)};
-            }
-        }
-    }
+}
+
+void CaseRunner::file_process_output(const ProcessPlan& plan, const ProcessOutcome& seen, const Harness& harness,
+                                     const Ended& ended, RunMode mode) {
     const auto file_output = [&](ProgramOutput& stream, const std::string& marked_text, bool text_truncated) {
-        const std::string text = mode.case_markers ? split_at_markers(marked_text, marker).unmarked : marked_text;
+        const std::string text = mode.case_markers ? split_at_markers(marked_text, plan.marker).unmarked : marked_text;
         keep_output(stream, text, text_truncated, options_.output_limit);
     };
-    if (printed_before_hidden) {
-        const auto [checker_part, runner_part] = *printed_before_hidden;
-        const std::string runner_output = runner ? runner->output() : std::string();
-        file_output(run_.output, child.output().substr(0, checker_part) + runner_output.substr(0, runner_part),
-                    truncated_before_hidden);
-        file_output(run_.hidden_output, child.output().substr(checker_part) + runner_output.substr(runner_part),
-                    truncated);
+    if (seen.printed_before_hidden) {
+        const auto [checker_part, runner_part] = *seen.printed_before_hidden;
+        const std::string& checker_output = harness.child->output();
+        const std::string runner_output = harness.runner ? harness.runner->output() : std::string();
+        file_output(run_.output, checker_output.substr(0, checker_part) + runner_output.substr(0, runner_part),
+                    seen.truncated_before_hidden);
+        file_output(run_.hidden_output, checker_output.substr(checker_part) + runner_output.substr(runner_part),
+                    ended.truncated);
     } else {
-        file_output(starts_hidden ? run_.hidden_output : run_.output, output, truncated);
+        file_output(plan.starts_hidden ? run_.hidden_output : run_.output, ended.output, ended.truncated);
     }
+}
 
-    if (current != none && set_aside_now) {
+void CaseRunner::settle_after_process(const std::vector<std::size_t>& left, const ProcessOutcome& seen,
+                                      const ExitStatus& status, RunMode mode, double startup_seconds) {
+    const std::size_t current = seen.current;
+    if (current != no_case && seen.set_aside_now) {
         set_aside_[current] = true;
-    } else if (current != none) {
+    } else if (current != no_case) {
         settle(current, interrupted(status, cases_[current].case_seconds, mode.tool));
-    } else if (!started_any) {
+    } else if (!seen.started_any) {
         // It ended before its first case: whatever stopped it would stop every restart too.
-        CaseResult result;
-        if (fatal) {
-            result = {Status::harness_error, *fatal};
-        } else if (!status.limit.empty()) {
-            result = {Status::limit_exceeded, fmt::format("the program {} before running any case",
-                                                          status.describe())};
-        } else if (status.timed_out) {
-            result = {Status::timed_out,
-                      mode.tool.empty()
-                          ? fmt::format("the program did not start its first case within {} s", startup_seconds)
-                          : fmt::format("{} stopped after {} s: the program did not start its first case under "
-                                        "the tool",
-                                        mode.tool, startup_seconds)};
-        } else {
-            result = {status.signal != 0 ? Status::crashed : Status::exited_early,
-                      fmt::format("the program {} before running any case", status.describe())};
-        }
+        const CaseResult result = not_started(seen.fatal, status, mode.tool, startup_seconds);
         for (const std::size_t i : left) {
             if (!done_[i]) {
                 settle(i, result);
             }
         }
     }
-    return {status, output, truncated};
 }
 
 double& CaseRunner::stage_of(const CasePlan& c) {

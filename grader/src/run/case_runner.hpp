@@ -164,6 +164,12 @@ private:
     // `usable`: the job ended as it should, and the checker may serve the next.
     nlohmann::json counters_job(KeptChecker& checker, std::size_t i, double call_ms, GpuGate::Hold& gpu,
                                 bool& usable);
+    struct CountersRound;
+    // One checker's requests profiled in a round of their own (run_counters_round).
+    static void run_one_checkers_round(const std::vector<CountersRequest*>& mine);
+    // Request r, one of this runner's, profiled as a job of the round's checker, started first where it has none;
+    // `options` are the round's.
+    void serve_in_round(CountersRequest& r, CountersRound& round, GpuGate::Hold& gpu, const RunOptions& options);
     nlohmann::json plan_for(const std::vector<const CasePlan*>& plan_cases, const std::vector<std::string>& launcher,
                             RunMode mode, const std::string& marker) const;
     bool gpu_requests_answered(RunMode mode) const;
@@ -173,6 +179,21 @@ private:
     std::pair<std::unique_ptr<ChildProcess>, int> start_runner() const;
     // Writes the plan and starts the checker with it, and the runner beside it.
     Harness start_harness(const nlohmann::json& plan, const std::vector<std::string>& launcher, RunMode mode);
+    struct ProcessPlan;
+    struct ProcessOutcome;
+    class ProcessWatch;
+    // The plan of a process for the cases `left`, in order, and where what it prints turns hidden.
+    ProcessPlan plan_process(const std::vector<std::size_t>& left, const std::vector<std::string>& launcher,
+                             RunMode mode) const;
+    // Each case's part of what a process printed with case markers (case_output).
+    void keep_case_outputs(const std::string& printed, const std::string& marker);
+    // What a process and its runner printed, filed as the run's output and hidden output.
+    void file_process_output(const ProcessPlan& plan, const ProcessOutcome& seen, const Harness& harness,
+                             const Ended& ended, RunMode mode);
+    // The verdict of the case a process ended in, or of all of `left` where it ended before its first; or the case
+    // set aside.
+    void settle_after_process(const std::vector<std::size_t>& left, const ProcessOutcome& seen,
+                              const ExitStatus& status, RunMode mode, double startup_seconds);
     // Runs the cases until each has a verdict or is set aside (for the caller's quiet round); the processes'
     // endings go to `processes`. A submission that faults case after case has the rest run in chains at once.
     void run_until_set_aside(const std::vector<std::size_t>& indices, const std::vector<std::string>& launcher,

@@ -166,103 +166,128 @@ nlohmann::json CaseRunner::counters_job(KeptChecker& checker, std::size_t i, dou
     return profile.is_null() ? problem(why) : profile;
 }
 
+namespace {
+
+// The requests of the first one's checker, taken out of `left`, in the order they came.
+std::vector<CountersRequest*> take_first_checkers_requests(std::vector<CountersRequest*>& left) {
+    const std::string program = left.front()->checker;
+    std::vector<CountersRequest*> mine;
+    std::erase_if(left, [&](CountersRequest* r) {
+        if (r->checker != program) {
+            return false;
+        }
+        mine.push_back(r);
+        return true;
+    });
+    return mine;
+}
+
+void end_round_checker(std::unique_ptr<KeptChecker>& checker) {
+    // A job that did not end as it should: whatever it left in the context goes with the process now.
+    checker->child->kill_group();
+    checker->child->finish(after(5.0));
+    checker.reset();
+}
+
+}  // namespace
+
+// A round of one checker's requests: the checker serving them (started again after a job that ended it), and what
+// the trace tells of the round.
+struct CaseRunner::CountersRound {
+    std::unique_ptr<KeptChecker> checker;
+    std::optional<Clock::time_point> alone_since;
+    double waited_for_alone = 0.0;
+    int checkers_started = 0;
+    int failed = 0;
+};
+
 void CaseRunner::run_counters_round(const std::vector<CountersRequest*>& requests) {
     // A round serves one checker's requests (counters_rounds.hpp); one checker's requests at a time, in the order
     // they came, where given several.
     std::vector<CountersRequest*> left = requests;
     while (!left.empty()) {
-        const std::string program = left.front()->checker;
-        std::vector<CountersRequest*> mine;
-        std::erase_if(left, [&](CountersRequest* r) {
-            if (r->checker != program) {
-                return false;
-            }
-            mine.push_back(r);
-            return true;
-        });
-        const RunOptions& options = mine.front()->runner->options_;
-        const auto started = Clock::now();
-        // The machine's turn at the counters, then the GPU alone, held for all of the checker's jobs.
-        std::optional<MachineLock> counters;
-        try {
-            counters.emplace(profiler_lock_file(), Seconds(options.profile_wait_seconds));
-        } catch (const std::runtime_error&) {
-            // No turn to be had (the lock's file is unusable).
-        }
-        if (!counters || !counters->held()) {
-            for (CountersRequest* r : mine) {
-                r->profile = {{"problem", "other profiles held the GPU's counters (they take turns on a machine)"},
-                              {"turn_refused", true}};
-            }
-            continue;
-        }
-        GpuGate::Hold gpu(options.gpu_gate);
-        gpu.set_label("a round of profiles");
-        std::unique_ptr<KeptChecker> checker;
-        std::optional<Clock::time_point> alone_since;
-        double waited_for_alone = 0.0;
-        int checkers_started = 0;
-        int failed = 0;
-        const auto end_checker = [&] {
-            // A job that did not end as it should: whatever it left in the context goes with the process now.
-            checker->child->kill_group();
-            checker->child->finish(after(5.0));
-            checker.reset();
-        };
+        run_one_checkers_round(take_first_checkers_requests(left));
+    }
+}
+
+void CaseRunner::run_one_checkers_round(const std::vector<CountersRequest*>& mine) {
+    const std::string program = mine.front()->checker;
+    const RunOptions& options = mine.front()->runner->options_;
+    const auto started = Clock::now();
+    // The machine's turn at the counters, then the GPU alone, held for all of the checker's jobs.
+    std::optional<MachineLock> counters;
+    try {
+        counters.emplace(profiler_lock_file(), Seconds(options.profile_wait_seconds));
+    } catch (const std::runtime_error&) {
+        // No turn to be had (the lock's file is unusable).
+    }
+    if (!counters || !counters->held()) {
         for (CountersRequest* r : mine) {
-            CaseRunner& runner = *r->runner;
-            const auto job_started = Clock::now();
-            std::string why;
-            if (!checker) {
-                checker = runner.start_round_checker(gpu, why);
-                ++checkers_started;
-            }
-            if (!checker) {
-                r->profile = {{"problem", "the profiling checker did not start: " + why}};
-                ++failed;
-                continue;
-            }
-            if (gpu.held() != GpuGate::Use::exclusive) {
-                const auto asked = Clock::now();
-                gpu.change(GpuGate::Use::exclusive);
-                alone_since = Clock::now();
-                waited_for_alone += Seconds(*alone_since - asked).count();
-            }
-            bool usable = false;
-            r->profile = runner.counters_job(*checker, r->case_index, r->call_ms, gpu, usable);
-            r->job_seconds = Seconds(Clock::now() - job_started).count();
-            if (!r->profile.contains("launches")) {
-                ++failed;
-            }
-            if (!usable) {
-                end_checker();
-            }
-            if (options.trace != nullptr) {
-                options.trace->record({{"event", "counters_job"},
-                                       {"submission", runner.options_.trace_label},
-                                       {"case", runner.cases_[r->case_index].id},
-                                       {"seconds", r->job_seconds},
-                                       {"profiled", r->profile.contains("launches")},
-                                       {"detail", r->profile.value("problem", "")}});
-            }
+            r->profile = {{"problem", "other profiles held the GPU's counters (they take turns on a machine)"},
+                          {"turn_refused", true}};
         }
-        const double held = alone_since ? Seconds(Clock::now() - *alone_since).count() : 0.0;
-        gpu.change(GpuGate::Use::none);
-        counters.reset();
-        if (checker) {
-            // Ended as every checker ends, its context torn down holding the GPU shared: not in the round's turn.
-            options.checker_pool->end(std::move(checker));
-        }
-        if (options.trace != nullptr) {
-            options.trace->record({{"event", "counters_round"},
-                                   {"checker", program},
-                                   {"jobs", mine.size()},
-                                   {"failed", failed},
-                                   {"checkers", checkers_started},
-                                   {"held", held},
-                                   {"waited", waited_for_alone},
-                                   {"seconds", Seconds(Clock::now() - started).count()}});
-        }
+        return;
+    }
+    GpuGate::Hold gpu(options.gpu_gate);
+    gpu.set_label("a round of profiles");
+    CountersRound round;
+    for (CountersRequest* r : mine) {
+        r->runner->serve_in_round(*r, round, gpu, options);
+    }
+    const double held = round.alone_since ? Seconds(Clock::now() - *round.alone_since).count() : 0.0;
+    gpu.change(GpuGate::Use::none);
+    counters.reset();
+    if (round.checker) {
+        // Ended as every checker ends, its context torn down holding the GPU shared: not in the round's turn.
+        options.checker_pool->end(std::move(round.checker));
+    }
+    if (options.trace != nullptr) {
+        options.trace->record({{"event", "counters_round"},
+                               {"checker", program},
+                               {"jobs", mine.size()},
+                               {"failed", round.failed},
+                               {"checkers", round.checkers_started},
+                               {"held", held},
+                               {"waited", round.waited_for_alone},
+                               {"seconds", Seconds(Clock::now() - started).count()}});
+    }
+}
+
+void CaseRunner::serve_in_round(CountersRequest& r, CountersRound& round, GpuGate::Hold& gpu,
+                                const RunOptions& options) {
+    const auto job_started = Clock::now();
+    std::string why;
+    if (!round.checker) {
+        round.checker = start_round_checker(gpu, why);
+        ++round.checkers_started;
+    }
+    if (!round.checker) {
+        r.profile = {{"problem", "the profiling checker did not start: " + why}};
+        ++round.failed;
+        return;
+    }
+    if (gpu.held() != GpuGate::Use::exclusive) {
+        const auto asked = Clock::now();
+        gpu.change(GpuGate::Use::exclusive);
+        round.alone_since = Clock::now();
+        round.waited_for_alone += Seconds(*round.alone_since - asked).count();
+    }
+    bool usable = false;
+    r.profile = counters_job(*round.checker, r.case_index, r.call_ms, gpu, usable);
+    r.job_seconds = Seconds(Clock::now() - job_started).count();
+    if (!r.profile.contains("launches")) {
+        ++round.failed;
+    }
+    if (!usable) {
+        end_round_checker(round.checker);
+    }
+    if (options.trace != nullptr) {
+        options.trace->record({{"event", "counters_job"},
+                               {"submission", options_.trace_label},
+                               {"case", cases_[r.case_index].id},
+                               {"seconds", r.job_seconds},
+                               {"profiled", r.profile.contains("launches")},
+                               {"detail", r.profile.value("problem", "")}});
     }
 }
 

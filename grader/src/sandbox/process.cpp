@@ -18,6 +18,7 @@
 #include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <optional>
 #include <stdexcept>
 
 #include "sandbox/sandbox.hpp"
@@ -122,6 +123,176 @@ int milliseconds_until(Clock::time_point deadline) {
     return static_cast<int>(std::clamp<long long>(left, 0, 100));
 }
 
+// The child's environment: cugrade's own (none of it for a sandboxed child) less what `environment` sets, then
+// `environment`, then the result channel's number where it has one.
+std::vector<std::string> environment_entries(const std::vector<std::pair<std::string, std::string>>& environment,
+                                             bool inherit, bool result_channel) {
+    std::vector<std::string> env_storage;
+    if (inherit) {
+        for (char** e = environ; *e != nullptr; ++e) {
+            const std::string entry = *e;
+            bool overridden = false;
+            for (const auto& [key, value] : environment) {
+                overridden = overridden || entry.rfind(key + "=", 0) == 0;
+            }
+            if (!overridden) {
+                env_storage.push_back(entry);
+            }
+        }
+    }
+    for (const auto& [key, value] : environment) {
+        env_storage.push_back(key + "=" + value);
+    }
+    if (result_channel) {
+        env_storage.push_back(fmt::format("{}={}", protocol::result_fd_env, channel_fd_in_child));
+    }
+    return env_storage;
+}
+
+// cugrade's copy of the peer's descriptor for the child to take, or -1 where it has none.
+int peer_copy(const ProcessOptions& options) {
+    // Above the descriptors the child sets up, so that setting them up cannot overwrite it.
+    const int peer_fd = options.peer_fd >= 0 ? ::fcntl(options.peer_fd, F_DUPFD_CLOEXEC, 10) : -1;
+    if (options.peer_fd >= 0 && peer_fd < 0) {
+        throw std::runtime_error(fmt::format("cannot pass a channel to '{}': {}", options.argv[0], std::strerror(errno)));
+    }
+    return peer_fd;
+}
+
+// The strings as exec takes them, ending in a null pointer; they point into `strings`, which must outlive them.
+std::vector<char*> exec_array(std::vector<std::string>& strings) {
+    std::vector<char*> pointers;
+    for (auto& entry : strings) {
+        pointers.push_back(entry.data());
+    }
+    pointers.push_back(nullptr);
+    return pointers;
+}
+
+// The descriptors made for a child before fork: both ends of each.
+struct ChildPipes {
+    std::array<int, 2> output;
+    std::array<int, 2> channel;  // {-1, -1} without a result channel
+    // Carries a ChildFailure if the child cannot exec; closes by itself (O_CLOEXEC) when exec succeeds.
+    std::array<int, 2> exec_error;
+};
+
+ChildPipes make_child_pipes(bool result_channel) {
+    ChildPipes pipes;
+    pipes.output = make_pipe();
+    pipes.channel = result_channel ? make_socket_pair() : std::array<int, 2>{-1, -1};
+    pipes.exec_error = make_pipe();
+    return pipes;
+}
+
+// All the child uses between fork and exec, prepared before fork.
+struct ChildSide {
+    const SandboxLaunch* sandbox;
+    pid_t parent;
+    const ChildPipes& pipes;
+    int peer_fd;
+    const std::string& cwd;
+    char* const* argv;
+    char* const* envp;
+};
+
+// The child's process group (and session), tied to cugrade's life. Async-signal-safe.
+void join_own_group(const ChildSide& child) {
+    if (child.sandbox != nullptr) {
+        // A session of its own too: no controlling terminal to push input into. Its group id is its pid,
+        // like setpgid's; the parent waits on the error pipe, so the group exists before it goes on.
+        if (::setsid() < 0) {
+            fail_in_child(child.pipes.exec_error[1], errno, "setsid failed");
+        }
+    } else {
+        ::setpgid(0, 0);
+    }
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // should cugrade itself be killed, its child goes too
+    // It was, before the line above (a child in a pid namespace of its own sees no parent: 0).
+    if (const pid_t now = ::getppid(); now != child.parent && now != 0) {
+        ::_exit(127);
+    }
+}
+
+// Standard input from /dev/null, output to the pipe, the channel and the peer at their numbers, nothing else. Async-
+// signal-safe.
+void set_child_descriptors(const ChildSide& child) {
+    const auto& [output, channel, exec_error] = child.pipes;
+    const int peer_fd = child.peer_fd;
+    const int null_fd = ::open("/dev/null", O_RDONLY);
+    ::dup2(null_fd, 0);
+    ::dup2(output[1], 1);
+    ::dup2(output[1], 2);
+    if (channel[1] >= 0) {
+        ::dup2(channel[1], channel_fd_in_child);
+    }
+    if (peer_fd >= 0) {
+        ::dup2(peer_fd, peer_fd_in_child);
+    }
+    // Nothing else of cugrade's open files reaches the program (another grading's pipes, the cache), nor what
+    // cugrade's own parent left open: a program with a peer and no result channel (a runner) finds nothing at
+    // the channel's number either.
+    if (channel[1] < 0 && peer_fd >= 0) {
+        ::fcntl(channel_fd_in_child, F_SETFD, FD_CLOEXEC);
+    }
+    const unsigned first_closed = peer_fd >= 0 ? peer_fd_in_child + 1 : channel[1] >= 0 ? channel_fd_in_child + 1 : 3;
+    if (::syscall(SYS_close_range, first_closed, ~0U, CLOSE_RANGE_CLOEXEC) != 0) {
+        for (int fd = static_cast<int>(first_closed); fd < 4096; ++fd) {
+            if (fd != exec_error[1]) {
+                ::fcntl(fd, F_SETFD, FD_CLOEXEC);
+            }
+        }
+    }
+}
+
+// The child's side of fork, up to exec: only async-signal-safe calls.
+[[noreturn]] void run_child(const ChildSide& child) {
+    const SandboxLaunch* sandbox = child.sandbox;
+    const int exec_error = child.pipes.exec_error[1];
+    join_own_group(child);
+    if (sandbox != nullptr) {
+        // In a pid namespace, this returns in the program's process only; its init waits there.
+        if (const char* what = sandbox->enter_namespaces(); what != nullptr) {
+            fail_in_child(exec_error, errno, what);
+        }
+    }
+    set_child_descriptors(child);
+    if (!child.cwd.empty() && ::chdir(child.cwd.c_str()) != 0) {
+        fail_in_child(exec_error, errno, nullptr);
+    }
+    if (sandbox != nullptr) {
+        if (const char* what = sandbox->enter(); what != nullptr) {
+            fail_in_child(exec_error, errno, what);
+        }
+    }
+    ::execvpe(child.argv[0], child.argv, child.envp);
+    fail_in_child(exec_error, errno,
+                  sandbox != nullptr && sandbox->mode() == SandboxPolicy::Mode::bubblewrap ? "cannot run bwrap"
+                                                                                         : nullptr);
+}
+
+// What the child's error pipe carried when it closed or had something (nothing: exec succeeded), into `failure`;
+// nullopt where it stayed silent past start_seconds.
+std::optional<ssize_t> read_exec_error(int exec_error, ChildFailure& failure) {
+    ssize_t got = 0;
+    pollfd started{exec_error, POLLIN, 0};
+    const auto give_up = Clock::now() + std::chrono::seconds(start_seconds);
+    while (true) {
+        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(give_up - Clock::now()).count();
+        const int ready = ::poll(&started, 1, static_cast<int>(std::max<long long>(left, 0)));
+        if (ready < 0 && errno == EINTR) {
+            continue;
+        }
+        if (ready == 0) {
+            return std::nullopt;
+        }
+        do {
+            got = ::read(exec_error, &failure, sizeof failure);
+        } while (got < 0 && errno == EINTR);
+        return got;
+    }
+}
+
 }  // namespace
 
 std::string ExitStatus::describe() const {
@@ -167,159 +338,60 @@ ChildProcess::ChildProcess(const ProcessOptions& options) : output_limit_(option
         file_bytes_ = options.sandbox.file_bytes;
         memory_bytes_ = options.sandbox.memory_bytes;
     }
-    std::vector<std::string> env_storage;
-    if (!sandbox_) {
-        for (char** e = environ; *e != nullptr; ++e) {
-            const std::string entry = *e;
-            bool overridden = false;
-            for (const auto& [key, value] : environment) {
-                overridden = overridden || entry.rfind(key + "=", 0) == 0;
-            }
-            if (!overridden) {
-                env_storage.push_back(entry);
-            }
-        }
-    }
-    for (const auto& [key, value] : environment) {
-        env_storage.push_back(key + "=" + value);
-    }
-    if (options.result_channel) {
-        env_storage.push_back(fmt::format("{}={}", protocol::result_fd_env, channel_fd_in_child));
-    }
-    // Above the descriptors the child sets up, so that setting them up cannot overwrite it.
-    const int peer_fd = options.peer_fd >= 0 ? ::fcntl(options.peer_fd, F_DUPFD_CLOEXEC, 10) : -1;
-    if (options.peer_fd >= 0 && peer_fd < 0) {
-        throw std::runtime_error(fmt::format("cannot pass a channel to '{}': {}", options.argv[0], std::strerror(errno)));
-    }
+    std::vector<std::string> env_storage = environment_entries(environment, !sandbox_, options.result_channel);
+    const int peer_fd = peer_copy(options);
     if (peer_fd >= 0) {
         env_storage.push_back(fmt::format("{}={}", options.peer_fd_env, peer_fd_in_child));
     }
-    std::vector<char*> envp;
-    for (auto& entry : env_storage) {
-        envp.push_back(entry.data());
-    }
-    envp.push_back(nullptr);
-    std::vector<char*> argv;
-    for (const auto& arg : command) {
-        argv.push_back(const_cast<char*>(arg.c_str()));
-    }
-    argv.push_back(nullptr);
+    const std::vector<char*> envp = exec_array(env_storage);
+    const std::vector<char*> argv = exec_array(command);
+    const ChildPipes pipes = make_child_pipes(options.result_channel);
 
-    auto output = make_pipe();
-    auto channel = options.result_channel ? make_socket_pair() : std::array<int, 2>{-1, -1};
-    // Carries a ChildFailure if the child cannot exec; closes by itself (O_CLOEXEC) when exec succeeds.
-    auto exec_error = make_pipe();
-
-    const pid_t parent = ::getpid();
     const SandboxLaunch* sandbox = sandbox_.get();
+    const ChildSide child{sandbox, ::getpid(), pipes, peer_fd, cwd, argv.data(), envp.data()};
     pid_ = sandbox != nullptr ? sandbox->spawn() : ::fork();
     if (pid_ < 0) {
         throw std::runtime_error(fmt::format("cannot start '{}': {}", options.argv[0], std::strerror(errno)));
     }
     if (pid_ == 0) {
-        if (sandbox != nullptr) {
-            // A session of its own too: no controlling terminal to push input into. Its group id is its pid,
-            // like setpgid's; the parent waits on the error pipe, so the group exists before it goes on.
-            if (::setsid() < 0) {
-                fail_in_child(exec_error[1], errno, "setsid failed");
-            }
-        } else {
-            ::setpgid(0, 0);
-        }
-        ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // should cugrade itself be killed, its child goes too
-        // It was, before the line above (a child in a pid namespace of its own sees no parent: 0).
-        if (const pid_t now = ::getppid(); now != parent && now != 0) {
-            ::_exit(127);
-        }
-        if (sandbox != nullptr) {
-            // In a pid namespace, this returns in the program's process only; its init waits there.
-            if (const char* what = sandbox->enter_namespaces(); what != nullptr) {
-                fail_in_child(exec_error[1], errno, what);
-            }
-        }
-        const int null_fd = ::open("/dev/null", O_RDONLY);
-        ::dup2(null_fd, 0);
-        ::dup2(output[1], 1);
-        ::dup2(output[1], 2);
-        if (channel[1] >= 0) {
-            ::dup2(channel[1], channel_fd_in_child);
-        }
-        if (peer_fd >= 0) {
-            ::dup2(peer_fd, peer_fd_in_child);
-        }
-        // Nothing else of cugrade's open files reaches the program (another grading's pipes, the cache), nor what
-        // cugrade's own parent left open: a program with a peer and no result channel (a runner) finds nothing at
-        // the channel's number either.
-        if (channel[1] < 0 && peer_fd >= 0) {
-            ::fcntl(channel_fd_in_child, F_SETFD, FD_CLOEXEC);
-        }
-        const unsigned first_closed = peer_fd >= 0 ? peer_fd_in_child + 1 : channel[1] >= 0 ? channel_fd_in_child + 1 : 3;
-        if (::syscall(SYS_close_range, first_closed, ~0U, CLOSE_RANGE_CLOEXEC) != 0) {
-            for (int fd = static_cast<int>(first_closed); fd < 4096; ++fd) {
-                if (fd != exec_error[1]) {
-                    ::fcntl(fd, F_SETFD, FD_CLOEXEC);
-                }
-            }
-        }
-        if (!cwd.empty() && ::chdir(cwd.c_str()) != 0) {
-            fail_in_child(exec_error[1], errno, nullptr);
-        }
-        if (sandbox != nullptr) {
-            if (const char* what = sandbox->enter(); what != nullptr) {
-                fail_in_child(exec_error[1], errno, what);
-            }
-        }
-        ::execvpe(argv[0], argv.data(), envp.data());
-        fail_in_child(exec_error[1], errno,
-                      sandbox != nullptr && sandbox->mode() == SandboxPolicy::Mode::bubblewrap ? "cannot run bwrap"
-                                                                                             : nullptr);
+        run_child(child);
     }
     if (sandbox == nullptr) {
         ::setpgid(pid_, pid_);  // also from here, so the group exists before either side goes on
     }
     const bool tracked = remember_group(pid_);
-    ::close(output[1]);
-    ::close(exec_error[1]);
-    if (channel[1] >= 0) {
-        ::close(channel[1]);
+    ::close(pipes.output[1]);
+    ::close(pipes.exec_error[1]);
+    if (pipes.channel[1] >= 0) {
+        ::close(pipes.channel[1]);
     }
     if (peer_fd >= 0) {
         ::close(peer_fd);
     }
-    output_fd_ = output[0];
-    channel_fd_ = channel[0];
+    output_fd_ = pipes.output[0];
+    channel_fd_ = pipes.channel[0];
+    await_exec(pipes.exec_error[0], options.argv[0], tracked);
+}
 
+void ChildProcess::await_exec(int exec_error, const std::string& program, bool tracked) {
     // Until exec the child runs cugrade's own code (the sandbox's set-up); should that ever hang, the start fails
     // instead of the grading.
     ChildFailure failure;
-    ssize_t got = 0;
-    pollfd started{exec_error[0], POLLIN, 0};
-    const auto give_up = Clock::now() + std::chrono::seconds(start_seconds);
-    while (true) {
-        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(give_up - Clock::now()).count();
-        const int ready = ::poll(&started, 1, static_cast<int>(std::max<long long>(left, 0)));
-        if (ready < 0 && errno == EINTR) {
-            continue;
-        }
-        if (ready == 0) {
-            ::kill(-pid_, SIGKILL);
-            ::kill(pid_, SIGKILL);
-            ::waitpid(pid_, nullptr, 0);
-            forget_group(pid_);
-            pid_ = -1;
-            ::close(exec_error[0]);
-            close_fd(output_fd_);
-            close_fd(channel_fd_);
-            throw std::runtime_error(fmt::format("cannot start '{}': it did not get as far as running within {} s",
-                                                 options.argv[0], start_seconds));
-        }
-        do {
-            got = ::read(exec_error[0], &failure, sizeof failure);
-        } while (got < 0 && errno == EINTR);
-        break;
+    const std::optional<ssize_t> got = read_exec_error(exec_error, failure);
+    if (!got) {
+        ::kill(-pid_, SIGKILL);
+        ::kill(pid_, SIGKILL);
+        ::waitpid(pid_, nullptr, 0);
+        forget_group(pid_);
+        pid_ = -1;
+        ::close(exec_error);
+        close_fd(output_fd_);
+        close_fd(channel_fd_);
+        throw std::runtime_error(fmt::format("cannot start '{}': it did not get as far as running within {} s",
+                                             program, start_seconds));
     }
-    ::close(exec_error[0]);
-    if (got > 0) {
+    ::close(exec_error);
+    if (*got > 0) {
         ::waitpid(pid_, nullptr, 0);
         forget_group(pid_);
         pid_ = -1;
@@ -328,9 +400,9 @@ ChildProcess::ChildProcess(const ProcessOptions& options) : output_limit_(option
         failure.what[sizeof failure.what - 1] = '\0';
         if (failure.what[0] == '\0') {
             throw std::runtime_error(
-                fmt::format("cannot run '{}': {}", options.argv[0], std::strerror(failure.error)));
+                fmt::format("cannot run '{}': {}", program, std::strerror(failure.error)));
         }
-        throw std::runtime_error(fmt::format("cannot sandbox '{}': {}: {}", options.argv[0], failure.what,
+        throw std::runtime_error(fmt::format("cannot sandbox '{}': {}: {}", program, failure.what,
                                              std::strerror(failure.error)));
     }
     if (!tracked) {
@@ -340,7 +412,7 @@ ChildProcess::ChildProcess(const ProcessOptions& options) : output_limit_(option
         close_fd(output_fd_);
         close_fd(channel_fd_);
         throw std::runtime_error(fmt::format("cannot start '{}': cugrade already runs {} process groups",
-                                             options.argv[0], max_children));
+                                             program, max_children));
     }
 }
 

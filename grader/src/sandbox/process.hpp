@@ -101,6 +101,9 @@ public:
     double cpu_seconds_used() const { return cpu_seconds_used_; }
 
 private:
+    // Waits on the child's error pipe until it has exec'd; where it did not (or is not tracked), ends it, closes what
+    // the start opened and throws why.
+    void await_exec(int exec_error, const std::string& program, bool tracked);
     void poll_once(int timeout_ms);
     void read_output();
     void reap();
