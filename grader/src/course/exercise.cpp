@@ -36,7 +36,9 @@ std::vector<std::string> Course::exercise_names() const {
     return names;
 }
 
-Exercise load_exercise(const Course& course, const std::string& name) {
+namespace {
+
+void require_known(const Course& course, const std::string& name) {
     const auto names = course.exercise_names();
     if (std::find(names.begin(), names.end(), name) == names.end()) {
         const std::string suggestion = yaml::closest(name, names);
@@ -44,92 +46,97 @@ Exercise load_exercise(const Course& course, const std::string& name) {
                              ? fmt::format("unknown exercise '{}' (known: {})", name, fmt::join(names, ", "))
                              : fmt::format("unknown exercise '{}' (did you mean '{}'?)", name, suggestion));
     }
+}
 
-    Exercise exercise;
-    exercise.name = name;
-    exercise.directory = course.exercises_dir() / name;
-    const auto file = exercise.directory / "exercise.yaml";
-    yaml::Mapping fields(file, yaml::load_file(file), "the exercise description",
-                         {"title", "submission", "contract", "entry_points", "operands", "parameters", "baselines",
-                          "readme_sections", "rules"});
-    exercise.title = fields.text(fields.required("title"), "title");
-    exercise.submission_file = fields.text(fields.required("submission"), "submission");
-    const auto contract = fields.required("contract");
-    exercise.contract_header = exercise.directory / fields.text(contract, "contract");
+std::vector<std::string> read_entry_points(const yaml::Mapping& fields) {
+    std::vector<std::string> entry_points;
     for (const auto& entry : fields.sequence(fields.required("entry_points"), "entry_points")) {
-        exercise.entry_points.push_back(fields.text(entry, "entry_points"));
+        entry_points.push_back(fields.text(entry, "entry_points"));
     }
-    if (auto operands = fields.optional("operands")) {
-        exercise.choices.operands.clear();
-        for (const auto& operand : fields.sequence(*operands, "operands")) {
-            exercise.choices.operands.push_back(fields.text(operand, "operands"));
-        }
-        if (exercise.choices.operands.empty()) {
-            fields.fail(*operands, "'operands' names the inputs the harness draws for each case: at least one");
-        }
-    }
-    if (auto parameters = fields.optional("parameters")) {
-        exercise.choices.parameters = read_parameter_rules(fields, *parameters);
-    }
-    if (auto rules = fields.optional("rules")) {
-        exercise.rules = read_contract_rules(fields, *rules);
-    }
-    if (auto baselines = fields.optional("baselines"); baselines && !course.kit) {
-        if (!baselines->IsMap()) {
-            fields.fail(*baselines, "'baselines' maps a name to {source: FILE, link: [LIBRARY...]}");
-        }
-        for (const auto& entry : *baselines) {
-            yaml::Mapping baseline_fields(file, entry.second, "a baseline", {"source", "link"});
-            Baseline baseline;
-            baseline.name = fields.text(entry.first, "baselines");
-            baseline.source = exercise.directory / baseline_fields.text(baseline_fields.required("source"), "source");
-            if (auto link = baseline_fields.optional("link")) {
-                for (const auto& library : baseline_fields.sequence(*link, "link")) {
-                    baseline.link.push_back(baseline_fields.text(library, "link"));
-                }
-            }
-            exercise.baselines.push_back(std::move(baseline));
-        }
-    }
+    return entry_points;
+}
 
-    if (auto sections = fields.optional("readme_sections")) {
-        if (!sections->IsMap()) {
-            fields.fail(*sections, "'readme_sections' maps a diagnosis topic to the title of a section of README.md");
-        }
-        std::string readme;
-        try {
-            readme = read_file(exercise.directory / "README.md");
-        } catch (const std::runtime_error&) {
-            fields.fail(*sections, fmt::format("'readme_sections' needs {}, which cannot be read",
-                                               (exercise.directory / "README.md").string()));
-        }
-        for (const auto& entry : *sections) {
-            const std::string topic = fields.text(entry.first, "readme_sections");
-            if (std::none_of(diagnosis_topics.begin(), diagnosis_topics.end(),
-                             [&](const auto& known) { return known.first == topic; })) {
-                std::vector<std::string> known;
-                for (const auto& t : diagnosis_topics) {
-                    known.push_back(t.first);
-                }
-                fields.fail(entry.first, fmt::format("unknown diagnosis topic '{}' (known: {})", topic,
-                                                     fmt::join(known, ", ")));
-            }
-            const std::string title = fields.text(entry.second, topic);
-            static const std::regex heading(R"(^#+\s+(.*?)\s*$)");
-            bool found = false;
-            std::istringstream lines(readme);
-            for (std::string line; std::getline(lines, line) && !found;) {
-                std::smatch match;
-                found = std::regex_match(line, match, heading) && match[1] == title;
-            }
-            if (!found) {
-                fields.fail(entry.second, fmt::format("no section '{}' in {}", title,
-                                                      (exercise.directory / "README.md").string()));
-            }
-            exercise.readme_sections[topic] = title;
-        }
+std::vector<std::string> read_operands(const yaml::Mapping& fields, const YAML::Node& operands) {
+    std::vector<std::string> names;
+    for (const auto& operand : fields.sequence(operands, "operands")) {
+        names.push_back(fields.text(operand, "operands"));
     }
+    if (names.empty()) {
+        fields.fail(operands, "'operands' names the inputs the harness draws for each case: at least one");
+    }
+    return names;
+}
 
+std::vector<Baseline> read_baselines(const yaml::Mapping& fields, const YAML::Node& baselines,
+                                     const std::filesystem::path& directory) {
+    if (!baselines.IsMap()) {
+        fields.fail(baselines, "'baselines' maps a name to {source: FILE, link: [LIBRARY...]}");
+    }
+    std::vector<Baseline> read;
+    for (const auto& entry : baselines) {
+        yaml::Mapping baseline_fields(fields.file(), entry.second, "a baseline", {"source", "link"});
+        Baseline baseline;
+        baseline.name = fields.text(entry.first, "baselines");
+        baseline.source = directory / baseline_fields.text(baseline_fields.required("source"), "source");
+        if (auto link = baseline_fields.optional("link")) {
+            for (const auto& library : baseline_fields.sequence(*link, "link")) {
+                baseline.link.push_back(baseline_fields.text(library, "link"));
+            }
+        }
+        read.push_back(std::move(baseline));
+    }
+    return read;
+}
+
+void require_diagnosis_topic(const yaml::Mapping& fields, const YAML::Node& at, const std::string& topic) {
+    if (std::none_of(diagnosis_topics.begin(), diagnosis_topics.end(),
+                     [&](const auto& known) { return known.first == topic; })) {
+        std::vector<std::string> known;
+        for (const auto& t : diagnosis_topics) {
+            known.push_back(t.first);
+        }
+        fields.fail(at, fmt::format("unknown diagnosis topic '{}' (known: {})", topic, fmt::join(known, ", ")));
+    }
+}
+
+bool has_heading(const std::string& markdown, const std::string& title) {
+    static const std::regex heading(R"(^#+\s+(.*?)\s*$)");
+    bool found = false;
+    std::istringstream lines(markdown);
+    for (std::string line; std::getline(lines, line) && !found;) {
+        std::smatch match;
+        found = std::regex_match(line, match, heading) && match[1] == title;
+    }
+    return found;
+}
+
+std::map<std::string, std::string> read_readme_sections(const yaml::Mapping& fields, const YAML::Node& sections,
+                                                        const std::filesystem::path& directory) {
+    if (!sections.IsMap()) {
+        fields.fail(sections, "'readme_sections' maps a diagnosis topic to the title of a section of README.md");
+    }
+    std::string readme;
+    try {
+        readme = read_file(directory / "README.md");
+    } catch (const std::runtime_error&) {
+        fields.fail(sections, fmt::format("'readme_sections' needs {}, which cannot be read",
+                                          (directory / "README.md").string()));
+    }
+    std::map<std::string, std::string> titles;
+    for (const auto& entry : sections) {
+        const std::string topic = fields.text(entry.first, "readme_sections");
+        require_diagnosis_topic(fields, entry.first, topic);
+        const std::string title = fields.text(entry.second, topic);
+        if (!has_heading(readme, title)) {
+            fields.fail(entry.second, fmt::format("no section '{}' in {}", title, (directory / "README.md").string()));
+        }
+        titles[topic] = title;
+    }
+    return titles;
+}
+
+// Where the exercise's own files are, as a kit or as sources; each must be there.
+void locate_course_files(const Course& course, Exercise& exercise) {
     std::vector<std::filesystem::path> required = {exercise.contract_header};
     if (course.kit) {
         exercise.prebuilt_harness = exercise.directory / "harness.o";
@@ -147,9 +154,42 @@ Exercise load_exercise(const Course& course, const std::string& name) {
     }
     for (const auto& file : required) {
         if (!std::filesystem::is_regular_file(file)) {
-            throw UsageError(fmt::format("exercise '{}' is incomplete: '{}' is missing", name, file.string()));
+            throw UsageError(fmt::format("exercise '{}' is incomplete: '{}' is missing", exercise.name, file.string()));
         }
     }
+}
+
+}  // namespace
+
+Exercise load_exercise(const Course& course, const std::string& name) {
+    require_known(course, name);
+    Exercise exercise;
+    exercise.name = name;
+    exercise.directory = course.exercises_dir() / name;
+    const auto file = exercise.directory / "exercise.yaml";
+    yaml::Mapping fields(file, yaml::load_file(file), "the exercise description",
+                         {"title", "submission", "contract", "entry_points", "operands", "parameters", "baselines",
+                          "readme_sections", "rules"});
+    exercise.title = fields.text(fields.required("title"), "title");
+    exercise.submission_file = fields.text(fields.required("submission"), "submission");
+    exercise.contract_header = exercise.directory / fields.text(fields.required("contract"), "contract");
+    exercise.entry_points = read_entry_points(fields);
+    if (auto operands = fields.optional("operands")) {
+        exercise.choices.operands = read_operands(fields, *operands);
+    }
+    if (auto parameters = fields.optional("parameters")) {
+        exercise.choices.parameters = read_parameter_rules(fields, *parameters);
+    }
+    if (auto rules = fields.optional("rules")) {
+        exercise.rules = read_contract_rules(fields, *rules);
+    }
+    if (auto baselines = fields.optional("baselines"); baselines && !course.kit) {
+        exercise.baselines = read_baselines(fields, *baselines, exercise.directory);
+    }
+    if (auto sections = fields.optional("readme_sections")) {
+        exercise.readme_sections = read_readme_sections(fields, *sections, exercise.directory);
+    }
+    locate_course_files(course, exercise);
     return exercise;
 }
 

@@ -310,6 +310,94 @@ std::uint64_t element_count(const Shape& shape) {
 
 std::string to_string(Visibility visibility) { return visibility == Visibility::hidden ? "hidden" : "visible"; }
 
+namespace {
+
+void check_schema(const yaml::Mapping& fields) {
+    const auto schema = fields.required("schema");
+    if (fields.integer(schema, "schema", 1, 1000) != schema_version) {
+        fields.fail(schema, fmt::format("unsupported rubric schema {}; this cugrade reads schema {}",
+                                        schema.Scalar(), schema_version));
+    }
+}
+
+Limits read_limits(const std::filesystem::path& file, const YAML::Node& node, Limits limits) {
+    yaml::Mapping limit_fields(file, node, "'limits'", {"compile_seconds", "case_seconds", "memory_mib"});
+    if (auto seconds = limit_fields.optional("compile_seconds")) {
+        limits.compile_seconds = limit_fields.number(*seconds, "compile_seconds", 1.0, 3600.0);
+    }
+    if (auto seconds = limit_fields.optional("case_seconds")) {
+        limits.case_seconds = limit_fields.number(*seconds, "case_seconds", 0.1, 3600.0);
+    }
+    if (auto memory = limit_fields.optional("memory_mib")) {
+        limits.memory_bytes =
+            static_cast<std::uint64_t>(limit_fields.integer(*memory, "memory_mib", 256, 1 << 24)) << 20;
+    }
+    return limits;
+}
+
+double read_tolerance_lambda(const std::filesystem::path& file, const YAML::Node& node, double lambda) {
+    yaml::Mapping tolerance_fields(file, node, "'tolerance'", {"lambda"});
+    if (auto given = tolerance_fields.optional("lambda")) {
+        lambda = tolerance_fields.number(*given, "lambda", 1.0, 100.0);
+    }
+    return lambda;
+}
+
+ApiRules read_apis(const yaml::Mapping& fields, ApiRules apis) {
+    if (auto forbid = fields.optional("forbid")) {
+        read_api_list(fields.file(), *forbid, "forbid", apis.forbidden_libraries, apis.forbidden_functions);
+    }
+    if (auto allow = fields.optional("allow")) {
+        read_api_list(fields.file(), *allow, "allow", apis.allowed_libraries, apis.allowed_functions);
+    }
+    return apis;
+}
+
+std::map<std::string, InputDistribution> read_inputs(const yaml::Mapping& fields) {
+    const auto inputs = fields.required("inputs");
+    if (!inputs.IsMap() || inputs.size() == 0) {
+        fields.fail(inputs, "'inputs' must map names to input distributions");
+    }
+    std::map<std::string, InputDistribution> read;
+    for (const auto& entry : inputs) {
+        const std::string name = read_name(fields, entry.first, "inputs");
+        read[name] = read_input(fields.file(), name, entry.second);
+    }
+    return read;
+}
+
+std::vector<CaseGroup> read_groups(const yaml::Mapping& fields, const std::vector<YAML::Node>& group_nodes,
+                                   const Rubric& rubric) {
+    std::vector<CaseGroup> groups;
+    std::set<std::string> group_names;
+    for (const auto& group_node : group_nodes) {
+        CaseGroup group = read_group(fields.file(), group_node, rubric);
+        if (group.name == "speed" || !group_names.insert(group.name).second) {
+            fields.fail(group_node["name"], fmt::format("group name '{}' is used twice", group.name));
+        }
+        groups.push_back(std::move(group));
+    }
+    return groups;
+}
+
+// Vectors or matrices: the first group's choice, which every group and the speed test must share.
+std::size_t read_dimensions(const yaml::Mapping& fields, const std::vector<YAML::Node>& group_nodes,
+                            const Rubric& rubric) {
+    const std::size_t dimensions = rubric.groups.front().shapes.front().size();
+    for (std::size_t i = 0; i < rubric.groups.size(); ++i) {
+        if (rubric.groups[i].shapes.front().size() != dimensions) {
+            fields.fail(group_nodes[i], "every group must give 'sizes', or every group 'shapes'");
+        }
+    }
+    if (rubric.speed && rubric.speed->shape.size() != dimensions) {
+        fields.fail(fields.required("speed"), dimensions == 1 ? "'speed' must give a 'size', as the groups do"
+                                                              : "'speed' must give a 'shape', as the groups do");
+    }
+    return dimensions;
+}
+
+}  // namespace
+
 Rubric load_rubric(const std::filesystem::path& file) {
     const YAML::Node document = yaml::load_file(file);
     yaml::Mapping fields(file, document, "the rubric",
@@ -317,79 +405,28 @@ Rubric load_rubric(const std::filesystem::path& file) {
                           "speed", "forbid", "allow"});
     Rubric rubric;
     rubric.file = file;
-
-    const auto schema = fields.required("schema");
-    if (fields.integer(schema, "schema", 1, 1000) != schema_version) {
-        fields.fail(schema, fmt::format("unsupported rubric schema {}; this cugrade reads schema {}",
-                                        schema.Scalar(), schema_version));
-    }
+    check_schema(fields);
     rubric.exercise = read_name(fields, fields.required("exercise"), "exercise");
-
     if (auto limits = fields.optional("limits")) {
-        yaml::Mapping limit_fields(file, *limits, "'limits'", {"compile_seconds", "case_seconds", "memory_mib"});
-        if (auto seconds = limit_fields.optional("compile_seconds")) {
-            rubric.limits.compile_seconds = limit_fields.number(*seconds, "compile_seconds", 1.0, 3600.0);
-        }
-        if (auto seconds = limit_fields.optional("case_seconds")) {
-            rubric.limits.case_seconds = limit_fields.number(*seconds, "case_seconds", 0.1, 3600.0);
-        }
-        if (auto memory = limit_fields.optional("memory_mib")) {
-            rubric.limits.memory_bytes =
-                static_cast<std::uint64_t>(limit_fields.integer(*memory, "memory_mib", 256, 1 << 24)) << 20;
-        }
+        rubric.limits = read_limits(file, *limits, rubric.limits);
     }
     if (auto calls = fields.optional("calls_per_case")) {
         rubric.calls_per_case = static_cast<int>(fields.integer(*calls, "calls_per_case", 1, 100));
     }
     if (auto tolerance = fields.optional("tolerance")) {
-        yaml::Mapping tolerance_fields(file, *tolerance, "'tolerance'", {"lambda"});
-        if (auto lambda = tolerance_fields.optional("lambda")) {
-            rubric.tolerance_lambda = tolerance_fields.number(*lambda, "lambda", 1.0, 100.0);
-        }
+        rubric.tolerance_lambda = read_tolerance_lambda(file, *tolerance, rubric.tolerance_lambda);
     }
-
-    if (auto forbid = fields.optional("forbid")) {
-        read_api_list(file, *forbid, "forbid", rubric.apis.forbidden_libraries, rubric.apis.forbidden_functions);
-    }
-    if (auto allow = fields.optional("allow")) {
-        read_api_list(file, *allow, "allow", rubric.apis.allowed_libraries, rubric.apis.allowed_functions);
-    }
-
-    const auto inputs = fields.required("inputs");
-    if (!inputs.IsMap() || inputs.size() == 0) {
-        fields.fail(inputs, "'inputs' must map names to input distributions");
-    }
-    for (const auto& entry : inputs) {
-        const std::string name = read_name(fields, entry.first, "inputs");
-        rubric.inputs[name] = read_input(file, name, entry.second);
-    }
-
+    rubric.apis = read_apis(fields, rubric.apis);
+    rubric.inputs = read_inputs(fields);
     if (auto parameters = fields.optional("parameters")) {
         rubric.parameters = read_parameters(fields, *parameters, {});
     }
-
-    std::set<std::string> group_names;
     const auto group_nodes = fields.sequence(fields.required("groups"), "groups");
-    for (const auto& group_node : group_nodes) {
-        CaseGroup group = read_group(file, group_node, rubric);
-        if (group.name == "speed" || !group_names.insert(group.name).second) {
-            fields.fail(group_node["name"], fmt::format("group name '{}' is used twice", group.name));
-        }
-        rubric.groups.push_back(std::move(group));
-    }
+    rubric.groups = read_groups(fields, group_nodes, rubric);
     if (auto speed = fields.optional("speed")) {
         rubric.speed = read_speed(file, *speed, rubric);
     }
-    rubric.dimensions = rubric.groups.front().shapes.front().size();
-    for (std::size_t i = 0; i < rubric.groups.size(); ++i) {
-        if (rubric.groups[i].shapes.front().size() != rubric.dimensions) {
-            fields.fail(group_nodes[i], "every group must give 'sizes', or every group 'shapes'");
-        }
-    }
-    if (rubric.speed && rubric.speed->shape.size() != rubric.dimensions) {
-        fields.fail(fields.required("speed"), rubric.dimensions == 1 ? "'speed' must give a 'size', as the groups do"
-                                                                    : "'speed' must give a 'shape', as the groups do");
-    }
+    rubric.dimensions = read_dimensions(fields, group_nodes, rubric);
     return rubric;
 }
 

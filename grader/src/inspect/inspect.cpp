@@ -278,51 +278,44 @@ void add_library_findings(const BuildResult& build, const SourceLines& source, c
     add_library_name_findings(source, exercise, policy, object, judged, add);
 }
 
-}  // namespace
+// What both inspections read: the source, the object, the names the program has, and what the rules allow.
+struct Subject {
+    SourceLines source;
+    ObjectFile object;
+    ProgramSymbols program;
+    ApiPolicy policy;
+};
 
-Inspection inspect_libraries(const BuildResult& build, const SubmissionFile& submission, const Exercise& exercise,
-                             const ApiRules& rules, const Toolchain& toolchain) {
-    Inspection inspection;
-    const SourceLines source(submission.bytes, submission.shown.string());
-    const ObjectFile object = read_object(build.object, toolchain);
-    const ApiPolicy policy(library_rules(exercise, rules), read_program_symbols(build.program_symbols).math);
-    std::set<std::string> reported;
-    const auto add = [&](std::string rule, std::string symbol, std::string message) {
-        if (reported.insert(rule + " " + symbol).second) {
-            inspection.findings.push_back({std::move(rule), std::move(symbol), std::move(message)});
-        }
-    };
-    add_library_findings(build, source, exercise, policy, object, add);
-    return inspection;
+Subject read_subject(const BuildResult& build, const SubmissionFile& submission, const Exercise& exercise,
+                     const ApiRules& rules, const Toolchain& toolchain) {
+    SourceLines source(submission.bytes, submission.shown.string());
+    ObjectFile object = read_object(build.object, toolchain);
+    ProgramSymbols program = read_program_symbols(build.program_symbols);
+    ApiPolicy policy(library_rules(exercise, rules), program.math);
+    return {std::move(source), std::move(object), std::move(program), std::move(policy)};
 }
 
-Inspection inspect_submission(const BuildResult& build, const SubmissionFile& submission, const Exercise& exercise,
-                              const ApiRules& rules, const Toolchain& toolchain) {
-    Inspection inspection;
-    const std::vector<std::string>& entry_points = exercise.entry_points;
-    const SourceLines source(submission.bytes, submission.shown.string());
-    const ObjectFile object = read_object(build.object, toolchain);
-    const ProgramSymbols program = read_program_symbols(build.program_symbols);
-    const ApiPolicy policy(library_rules(exercise, rules), program.math);
-    const auto is_entry = [&](const std::string& name) {
-        return std::find(entry_points.begin(), entry_points.end(), name) != entry_points.end();
-    };
-    std::string entries;
-    for (const auto& entry : entry_points) {
-        entries += (entries.empty() ? "" : ", ") + entry + "()";
+// The findings of an inspection, each rule and symbol once.
+class Findings {
+public:
+    AddFinding adder() {
+        return [this](std::string rule, std::string symbol, std::string message) {
+            if (reported_.insert(rule + " " + symbol).second) {
+                inspection_.findings.push_back({std::move(rule), std::move(symbol), std::move(message)});
+            }
+        };
     }
+    Inspection take() { return std::move(inspection_); }
 
-    std::set<std::string> reported;
-    const auto add = [&](std::string rule, std::string symbol, std::string message) {
-        if (reported.insert(rule + " " + symbol).second) {
-            inspection.findings.push_back({std::move(rule), std::move(symbol), std::move(message)});
-        }
-    };
-    const std::string only_when_called =
-        fmt::format("a submission's code may run only when the grader calls {}", entries);
+private:
+    Inspection inspection_;
+    std::set<std::string> reported_;
+};
 
-    // What it is made of.
-    for (const auto& section : object.sections) {
+// What it is made of.
+void add_section_findings(const Subject& subject, const std::string& only_when_called, const AddFinding& add) {
+    const SourceLines& source = subject.source;
+    for (const auto& section : subject.object.sections) {
         if (ordinary_section(section.name)) {
             continue;
         }
@@ -338,18 +331,26 @@ Inspection inspect_submission(const BuildResult& build, const SubmissionFile& su
                             where, section.name));
         }
     }
-    for (const auto& symbol : object.symbols) {
+    for (const auto& symbol : subject.object.symbols) {
         if (symbol.type == "IFUNC" && symbol.defined()) {
             add("runs-before-main", readable_name(symbol.name),
                 fmt::format("{}: defines {} as an indirect function, whose resolver the loader runs before main: {}",
                             source.where_word(readable_name(symbol.name)), readable_name(symbol.name), only_when_called));
         }
     }
+}
 
-    // What it defines: its entry points and names of its own. A name the program already has would be linked in
-    // place of the program's own, unless it is the compiler's instantiation of inline code that the runner also
-    // has (the runner's copy, first in the link, is the one kept).
-    for (const auto& symbol : object.symbols) {
+// What it defines: its entry points and names of its own. A name the program already has would be linked in place of
+// the program's own, unless it is the compiler's instantiation of inline code that the runner also has (the runner's
+// copy, first in the link, is the one kept).
+void add_definition_findings(const Subject& subject, const std::vector<std::string>& entry_points,
+                             const std::string& entries, const AddFinding& add) {
+    const SourceLines& source = subject.source;
+    const ProgramSymbols& program = subject.program;
+    const auto is_entry = [&](const std::string& name) {
+        return std::find(entry_points.begin(), entry_points.end(), name) != entry_points.end();
+    };
+    for (const auto& symbol : subject.object.symbols) {
         if (!symbol.defined() || !symbol.global() || symbol.type == "FILE" || symbol.type == "SECTION" ||
             is_entry(symbol.name)) {
             continue;
@@ -373,31 +374,38 @@ Inspection inspect_submission(const BuildResult& build, const SubmissionFile& su
                             source.where_word(name), name, describe_library(library->second), entries));
         }
     }
+}
 
-    add_library_findings(build, source, exercise, policy, object, add);
-    // And functions: every name it needs from elsewhere, weak references too.
-    for (const auto& symbol : object.symbols) {
+// And functions: every name it needs from elsewhere, weak references too.
+void add_call_findings(const Subject& subject, const AddFinding& add) {
+    for (const auto& symbol : subject.object.symbols) {
         if (symbol.defined() || !symbol.global()) {
             continue;
         }
-        if (const CallVerdict verdict = policy.judge_call(symbol.name); !verdict.allowed) {
+        if (const CallVerdict verdict = subject.policy.judge_call(symbol.name); !verdict.allowed) {
             const std::string name = readable_name(symbol.name);
             add("forbidden-function", name + "()",
-                fmt::format("{}: calls {}(), which submissions may not use: {}", source.where_word(name), name,
+                fmt::format("{}: calls {}(), which submissions may not use: {}", subject.source.where_word(name), name,
                             verdict.reason));
         }
     }
+}
 
-    // What its host code copies (host_copies.hpp).
+// What its host code copies (host_copies.hpp).
+void add_host_copy_findings(const Subject& subject, const Exercise& exercise, const AddFinding& add) {
+    const SourceLines& source = subject.source;
     const auto first_use = [&](const std::string& name) {
         const std::string where = source.where_word(name);
         return where == source.file() ? std::string() : where;
     };
-    for (auto& finding : host_copy_findings(exercise.rules, object, first_use, source.file())) {
+    for (auto& finding : host_copy_findings(exercise.rules, subject.object, first_use, source.file())) {
         add(finding.rule, finding.symbol, finding.message);
     }
+}
 
-    // When it runs, as the linked program says: nothing of the submission among what the loader runs around main.
+// When it runs, as the linked program says: nothing of the submission among what the loader runs around main.
+void add_link_map_findings(const BuildResult& build, const SourceLines& source, const std::string& only_when_called,
+                           const AddFinding& add) {
     if (!build.link_map.empty()) {
         for (const auto& section : submission_sections_in_program(build.link_map)) {
             if (early_section(section)) {
@@ -407,12 +415,40 @@ Inspection inspect_submission(const BuildResult& build, const SubmissionFile& su
             }
         }
     }
+}
 
+}  // namespace
+
+Inspection inspect_libraries(const BuildResult& build, const SubmissionFile& submission, const Exercise& exercise,
+                             const ApiRules& rules, const Toolchain& toolchain) {
+    const Subject subject = read_subject(build, submission, exercise, rules, toolchain);
+    Findings findings;
+    add_library_findings(build, subject.source, exercise, subject.policy, subject.object, findings.adder());
+    return findings.take();
+}
+
+Inspection inspect_submission(const BuildResult& build, const SubmissionFile& submission, const Exercise& exercise,
+                              const ApiRules& rules, const Toolchain& toolchain) {
+    const Subject subject = read_subject(build, submission, exercise, rules, toolchain);
+    std::string entries;
+    for (const auto& entry : exercise.entry_points) {
+        entries += (entries.empty() ? "" : ", ") + entry + "()";
+    }
+    Findings findings;
+    const AddFinding add = findings.adder();
+    const std::string only_when_called =
+        fmt::format("a submission's code may run only when the grader calls {}", entries);
+    add_section_findings(subject, only_when_called, add);
+    add_definition_findings(subject, exercise.entry_points, entries, add);
+    add_library_findings(build, subject.source, exercise, subject.policy, subject.object, add);
+    add_call_findings(subject, add);
+    add_host_copy_findings(subject, exercise, add);
+    add_link_map_findings(build, subject.source, only_when_called, add);
     // What its device code computes with, against the contract's arithmetic rule.
     for (auto& finding : check_arithmetic(build.object, submission, exercise.rules, toolchain.cuobjdump)) {
         add(finding.rule, finding.symbol, std::move(finding.message));
     }
-    return inspection;
+    return findings.take();
 }
 
 }  // namespace cugrade
