@@ -10,6 +10,7 @@ namespace cugrade {
 
 using PlainNumber = std::variant<bool, std::int64_t, std::uint64_t, double>;
 
+// clang-format off: 14 joins a requires clause to the declaration after it, 18 keeps it on its own line.
 template <class T>
     requires std::is_arithmetic_v<T>
 PlainNumber plain_number(T value) {
@@ -23,5 +24,6 @@ PlainNumber plain_number(T value) {
         return static_cast<std::uint64_t>(value);
     }
 }
+// clang-format on
 
 }  // namespace cugrade

@@ -66,7 +66,9 @@ std::optional<Explanation> explain_minmax(const std::vector<float>& output, cons
                                        describe_number(output[1]) + ", the minimum");
         return explanation;
     }
-    const bool min_outside = output[0] < e.min, max_outside = output[1] > e.max;
+    // Two declarations: in one, clang-format reads `output[0] < e.min, ... output[1] > e.max` as a template's brackets.
+    const bool min_outside = output[0] < e.min;
+    const bool max_outside = output[1] > e.max;
     if (!is_poison(output[0]) && !is_poison(output[1]) && (min_outside || max_outside)) {
         const char* which = min_outside ? "minimum" : "maximum";
         const float value = min_outside ? output[0] : output[1];
