@@ -62,9 +62,9 @@ bool aligned(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % sizeo
 template <class T>
 void launch(const T* a, const T* b, std::size_t rows, std::size_t cols, T* c, cudaStream_t stream) {
     const std::size_t rows_per_block = std::size_t{kBlockY} * kRowsPerThread;
-    const dim3 grid(static_cast<unsigned>((cols + kBlockX - 1) / kBlockX),
-                    static_cast<unsigned>(std::min<std::size_t>((rows + rows_per_block - 1) / rows_per_block,
-                                                                kMaxGridY)));
+    const dim3 grid(
+        static_cast<unsigned>((cols + kBlockX - 1) / kBlockX),
+        static_cast<unsigned>(std::min<std::size_t>((rows + rows_per_block - 1) / rows_per_block, kMaxGridY)));
     matadd_kernel<T><<<grid, dim3(kBlockX, kBlockY), 0, stream>>>(a, b, rows, cols, c);
 }
 

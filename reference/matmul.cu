@@ -21,8 +21,7 @@ constexpr int kThreads = 256;  // 16 x 16, each computing 8 x 8 elements of C
 
 // Four consecutive floats of a row-major rows x cols matrix from (row, col) on; with Checked, those outside it are 0.
 template <bool Checked>
-__device__ float4 load_four(const float* matrix, std::size_t rows, std::size_t cols, std::size_t row,
-                            std::size_t col) {
+__device__ float4 load_four(const float* matrix, std::size_t rows, std::size_t cols, std::size_t row, std::size_t col) {
     if constexpr (!Checked) {
         return __ldg(reinterpret_cast<const float4*>(matrix + row * cols + col));
     } else {
@@ -37,8 +36,8 @@ __device__ float4 load_four(const float* matrix, std::size_t rows, std::size_t c
 
 template <bool Checked>
 __global__ void __launch_bounds__(kThreads, 2)
-    sgemm_kernel(const float* __restrict__ a, const float* __restrict__ b, float* __restrict__ c, std::size_t m,
-                 std::size_t k, std::size_t n) {
+                                      sgemm_kernel(const float* __restrict__ a, const float* __restrict__ b,
+                                                   float* __restrict__ c, std::size_t m, std::size_t k, std::size_t n) {
     __shared__ __align__(16) float a_slice[2][kTileK][kTileM];  // transposed: a_slice[l][i] is A(i, l)
     __shared__ __align__(16) float b_slice[2][kTileK][kTileN];
 

@@ -48,8 +48,8 @@ __device__ MinMax block_minmax(MinMax value) {
     return value;
 }
 
-__global__ void __launch_bounds__(kThreads) partial_minmax(const float* __restrict__ input, std::size_t n,
-                                                           float* __restrict__ partials) {
+__global__ void __launch_bounds__(kThreads)
+    partial_minmax(const float* __restrict__ input, std::size_t n, float* __restrict__ partials) {
     const std::size_t stride = static_cast<std::size_t>(gridDim.x) * kThreads;
     std::size_t i = static_cast<std::size_t>(blockIdx.x) * kThreads + threadIdx.x;
     MinMax a{INFINITY, -INFINITY}, b = a;
@@ -85,8 +85,8 @@ __global__ void __launch_bounds__(kThreads) partial_minmax(const float* __restri
     }
 }
 
-__global__ void __launch_bounds__(kFinalThreads) final_minmax(const float* __restrict__ partials, unsigned count,
-                                                              float* __restrict__ output) {
+__global__ void __launch_bounds__(kFinalThreads)
+    final_minmax(const float* __restrict__ partials, unsigned count, float* __restrict__ output) {
     MinMax value{INFINITY, -INFINITY};
     for (unsigned i = threadIdx.x; i < count; i += kFinalThreads) {
         value = combine(value, {partials[2 * i], partials[2 * i + 1]});

@@ -123,8 +123,8 @@ __device__ void store_part(const float (&items)[D::items], float* staging, unsig
 #pragma unroll
         for (unsigned k = 0; k < D::items / 4; ++k) {
             const unsigned i = 4 * (k * 32 + lane);
-            vectors[k * 32 + lane] = make_float4(staging[padded(i)], staging[padded(i + 1)], staging[padded(i + 2)],
-                                                 staging[padded(i + 3)]);
+            vectors[k * 32 + lane] =
+                make_float4(staging[padded(i)], staging[padded(i + 1)], staging[padded(i + 2)], staging[padded(i + 3)]);
         }
     } else {
 #pragma unroll
@@ -176,8 +176,8 @@ __device__ float look_back(const tile_state& state, std::size_t tile, unsigned l
 
 template <class D, bool Vectors>
 __global__ void __launch_bounds__(D::threads, D::blocks_per_sm)
-    scan_kernel(const float* __restrict__ input, std::size_t n, float* __restrict__ output, int exclusive_scan,
-                tile_state state) {
+                                      scan_kernel(const float* __restrict__ input, std::size_t n,
+                                                  float* __restrict__ output, int exclusive_scan, tile_state state) {
     __shared__ float staging[D::warps][padded(D::part)];
     __shared__ float warp_totals[D::warps];
     __shared__ std::size_t tile_number;

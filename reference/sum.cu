@@ -44,8 +44,8 @@ __device__ float block_sum(float value) {
 
 __device__ float horizontal_sum(float4 v) { return (v.x + v.y) + (v.z + v.w); }
 
-__global__ void __launch_bounds__(kThreads) sum_kernel(const float* __restrict__ input, std::size_t n,
-                                                       float* partials, float* __restrict__ result) {
+__global__ void __launch_bounds__(kThreads)
+    sum_kernel(const float* __restrict__ input, std::size_t n, float* partials, float* __restrict__ result) {
     const std::size_t stride = static_cast<std::size_t>(gridDim.x) * kThreads;
     std::size_t i = static_cast<std::size_t>(blockIdx.x) * kThreads + threadIdx.x;
     float a = 0.0f, b = 0.0f, c = 0.0f, d = 0.0f;

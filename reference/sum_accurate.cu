@@ -66,7 +66,8 @@ __device__ Compensated block_sum(Compensated value) {
 }
 
 __global__ void __launch_bounds__(kThreads, 4)  // four blocks per SM: 32 registers at most
-    sum_kernel(const float* __restrict__ input, std::size_t n, float* partials, float* __restrict__ result) {
+                                  sum_kernel(const float* __restrict__ input, std::size_t n, float* partials,
+                                             float* __restrict__ result) {
     const std::size_t stride = static_cast<std::size_t>(gridDim.x) * kThreads;
     std::size_t i = static_cast<std::size_t>(blockIdx.x) * kThreads + threadIdx.x;
     Compensated a, b, c, d;

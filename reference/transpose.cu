@@ -12,9 +12,8 @@ constexpr unsigned kTile = 32;
 constexpr unsigned kRowsPerPass = 8;
 constexpr std::size_t kMaxGridY = 65535;
 
-__global__ void __launch_bounds__(kTile * kRowsPerPass) transpose_tiles(const float* __restrict__ input,
-                                                                        std::size_t rows, std::size_t cols,
-                                                                        float* __restrict__ output) {
+__global__ void __launch_bounds__(kTile * kRowsPerPass)
+    transpose_tiles(const float* __restrict__ input, std::size_t rows, std::size_t cols, float* __restrict__ output) {
     __shared__ float tile[kTile][kTile + 1];
     const std::size_t tile_x = static_cast<std::size_t>(blockIdx.x) * kTile;
     for (std::size_t tile_y = static_cast<std::size_t>(blockIdx.y) * kTile; tile_y < rows;

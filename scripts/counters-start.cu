@@ -230,6 +230,8 @@ int main(int argc, char** argv) {
     if (role == "fault") {
         return fault();
     }
-    std::fprintf(stderr, "usage: counters-start profile kernel|empty|none LAUNCHES CUPTI | kept CUPTI [GATE] | busy SECONDS | fault\n");
+    std::fprintf(
+        stderr,
+        "usage: counters-start profile kernel|empty|none LAUNCHES CUPTI | kept CUPTI [GATE] | busy SECONDS | fault\n");
     return 2;
 }

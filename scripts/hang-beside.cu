@@ -26,7 +26,8 @@ __global__ void spin(long long cycles) {
 __global__ void small(float* out) { out[threadIdx.x] += 1.0f; }
 
 __global__ void pass(const float* in, float* out, std::size_t n) {
-    for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < n; i += std::size_t{gridDim.x} * blockDim.x) {
+    for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < n;
+         i += std::size_t{gridDim.x} * blockDim.x) {
         out[i] = in[i] * 2.0f;
     }
 }

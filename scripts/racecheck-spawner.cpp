@@ -16,7 +16,10 @@ int main(int argc, char** argv) {
     while (done < count) {
         while (started < count && (int)running.size() < parallel) {
             pid_t pid = fork();
-            if (pid == 0) { execv(child_argv[0], child_argv); _exit(127); }
+            if (pid == 0) {
+                execv(child_argv[0], child_argv);
+                _exit(127);
+            }
             running[pid] = Clock::now();
             ++started;
         }
@@ -25,7 +28,9 @@ int main(int argc, char** argv) {
         auto t = std::chrono::duration<double>(Clock::now() - running[pid]).count();
         running.erase(pid);
         ++done;
-        std::fprintf(stderr, "SPAWNER child %d ended %d in %.3f s\n", done, WIFEXITED(status) ? WEXITSTATUS(status) : -1, t);
+        std::fprintf(stderr, "SPAWNER child %d ended %d in %.3f s\n", done,
+                     WIFEXITED(status) ? WEXITSTATUS(status) : -1, t);
     }
-    std::fprintf(stderr, "SPAWNER all %d in %.3f s\n", count, std::chrono::duration<double>(Clock::now() - start).count());
+    std::fprintf(stderr, "SPAWNER all %d in %.3f s\n", count,
+                 std::chrono::duration<double>(Clock::now() - start).count());
 }

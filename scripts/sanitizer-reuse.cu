@@ -9,7 +9,9 @@
 
 int main(int argc, char** argv) {
     using Clock = std::chrono::steady_clock;
-    const auto seconds_since = [](Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); };
+    const auto seconds_since = [](Clock::time_point t) {
+        return std::chrono::duration<double>(Clock::now() - t).count();
+    };
     if (cudaFree(nullptr) != cudaSuccess) {
         return 2;
     }

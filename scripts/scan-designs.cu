@@ -36,7 +36,8 @@ float median_ms(Call call) {
 }
 
 __global__ void fill(float* data, std::size_t n) {
-    for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < n; i += std::size_t{gridDim.x} * blockDim.x) {
+    for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < n;
+         i += std::size_t{gridDim.x} * blockDim.x) {
         data[i] = static_cast<float>((i * 2654435761u) % 1000) / 1000.0f;
     }
 }
@@ -56,7 +57,8 @@ double largest_difference(const Buffers& b) {
     cudaMemcpy(want.data(), b.expected, b.n * sizeof(float), cudaMemcpyDeviceToHost);
     double worst = 0.0;
     for (std::size_t i = 0; i < b.n; ++i) {
-        worst = std::max(worst, std::abs(static_cast<double>(got[i]) - want[i]) / std::max(1.0, std::abs(double{want[i]})));
+        worst =
+            std::max(worst, std::abs(static_cast<double>(got[i]) - want[i]) / std::max(1.0, std::abs(double{want[i]})));
     }
     return worst;
 }
@@ -88,7 +90,8 @@ int main() {
         cub::DeviceScan::InclusiveSum(nullptr, temp_bytes, b.input, b.expected, n);
         void* temp = nullptr;
         cudaMalloc(&temp, temp_bytes);
-        const float cub_ms = median_ms([&] { cub::DeviceScan::InclusiveSum(temp, temp_bytes, b.input, b.expected, n); });
+        const float cub_ms =
+            median_ms([&] { cub::DeviceScan::InclusiveSum(temp, temp_bytes, b.input, b.expected, n); });
         const float copy_ms =
             median_ms([&] { cudaMemcpyAsync(b.output, b.input, n * sizeof(float), cudaMemcpyDeviceToDevice); });
         std::printf("n = %zu: CUB %.4f ms, copy %.4f ms\n", n, cub_ms, copy_ms);

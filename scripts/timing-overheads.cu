@@ -15,13 +15,13 @@
 
 #include "nvml_reader.hpp"
 
-#define CHECK(call)                                                                                  \
-    do {                                                                                             \
-        const cudaError_t status = (call);                                                           \
-        if (status != cudaSuccess) {                                                                 \
-            std::fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(status));     \
-            std::exit(1);                                                                            \
-        }                                                                                            \
+#define CHECK(call)                                                                              \
+    do {                                                                                         \
+        const cudaError_t status = (call);                                                       \
+        if (status != cudaSuccess) {                                                             \
+            std::fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(status)); \
+            std::exit(1);                                                                        \
+        }                                                                                        \
     } while (0)
 
 namespace {
@@ -124,21 +124,28 @@ int main() {
         window.accessPolicyWindow.hitProp = cudaAccessPropertyPersisting;
         window.accessPolicyWindow.missProp = cudaAccessPropertyStreaming;
         CHECK(cudaStreamSetAttribute(stream, cudaStreamAttributeAccessPolicyWindow, &window));
-        std::printf("persisting window: read after the read flush %.2f us\n",
-                    gpu_us(stream, read_small, [&] { read_small(); read_flush(); }));
+        std::printf("persisting window: read after the read flush %.2f us\n", gpu_us(stream, read_small, [&] {
+                        read_small();
+                        read_flush();
+                    }));
         // What the speed test does: the set-aside to zero, persisting lines reset, the window cleared.
-        const double set_limit_us = host_us([&] {
-            CHECK(cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, 0));
-            CHECK(cudaCtxResetPersistingL2Cache());
-        }, 1);
+        const double set_limit_us = host_us(
+            [&] {
+                CHECK(cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, 0));
+                CHECK(cudaCtxResetPersistingL2Cache());
+            },
+            1);
         cudaStreamAttrValue none{};
         none.accessPolicyWindow.hitProp = cudaAccessPropertyNormal;
         none.accessPolicyWindow.missProp = cudaAccessPropertyNormal;
-        const double clear_window_us = host_us(
-            [&] { CHECK(cudaStreamSetAttribute(stream, cudaStreamAttributeAccessPolicyWindow, &none)); }, 100);
+        const double clear_window_us =
+            host_us([&] { CHECK(cudaStreamSetAttribute(stream, cudaStreamAttributeAccessPolicyWindow, &none)); }, 100);
         CHECK(cudaStreamSetAttribute(stream, cudaStreamAttributeAccessPolicyWindow, &window));
         std::printf("set-aside held at zero, window kept: read after the read flush %.2f us\n",
-                    gpu_us(stream, read_small, [&] { read_small(); read_flush(); }));
+                    gpu_us(stream, read_small, [&] {
+                        read_small();
+                        read_flush();
+                    }));
         CHECK(cudaStreamSetAttribute(stream, cudaStreamAttributeAccessPolicyWindow, &none));
         std::printf("set-aside zero and persisting lines reset: %.1f us (host, once); window cleared: %.2f us\n",
                     set_limit_us, clear_window_us);
@@ -162,7 +169,8 @@ int main() {
         nvml->read(busy);
     }
     CHECK(cudaDeviceSynchronize());
-    std::printf("NVML under load: %s (reasons 0x%llx)\n", busy.known ? cugrade::gpu_conditions::detail(busy).c_str() : "no reading",
+    std::printf("NVML under load: %s (reasons 0x%llx)\n",
+                busy.known ? cugrade::gpu_conditions::detail(busy).c_str() : "no reading",
                 static_cast<unsigned long long>(busy.reasons));
     delete nvml;
     return 0;

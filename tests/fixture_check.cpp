@@ -126,17 +126,16 @@ int main(int argc, char** argv) {
         // For the record of a GPU run: every fixture's full report as JSON, named after its folder.
         if (const char* dir = std::getenv("CUGRADE_FIXTURE_REPORTS"); dir != nullptr && *dir != '\0') {
             const auto name = exercise_name + "-" + std::filesystem::path(argv[2]).filename().string() + ".json";
-            std::ofstream(std::filesystem::path(dir) / name) << report_to_json(report, ReportOptions{true, 140}).dump(2);
+            std::ofstream(std::filesystem::path(dir) / name)
+                << report_to_json(report, ReportOptions{true, 140}).dump(2);
             // Where the grading's time went, which no report shows: what scripts/diagnosis_table.py reads.
             if (report.exercises.size() == 1) {
                 const StageSeconds& t = report.exercises[0].seconds;
                 std::filesystem::create_directories(std::filesystem::path(dir) / "seconds");
-                std::ofstream(std::filesystem::path(dir) / "seconds" / name)
-                    << nlohmann::json{{"build", t.build},           {"startup", t.startup},
-                                      {"correctness", t.correctness}, {"race_check", t.race_check},
-                                      {"speed", t.speed},           {"diagnosis", t.diagnosis},
-                                      {"gpu_wait", t.gpu_wait},       {"quiet_wait", t.quiet_wait}}
-                           .dump(2);
+                std::ofstream(std::filesystem::path(dir) / "seconds" / name) << nlohmann::json{
+                    {"build", t.build},           {"startup", t.startup},      {"correctness", t.correctness},
+                    {"race_check", t.race_check}, {"speed", t.speed},          {"diagnosis", t.diagnosis},
+                    {"gpu_wait", t.gpu_wait},     {"quiet_wait", t.quiet_wait}}.dump(2);
             }
         }
 
@@ -203,7 +202,8 @@ int main(int argc, char** argv) {
                 mismatch(fmt::format("protections_contain '{}': this cugrade reports no protections", text));
             } else if (std::none_of(protections->begin(), protections->end(),
                                     [&](const std::string& p) { return contains_ignoring_case(p, text); })) {
-                const std::string had = protections->empty() ? "none" : fmt::format("{}", fmt::join(*protections, "; "));
+                const std::string had =
+                    protections->empty() ? "none" : fmt::format("{}", fmt::join(*protections, "; "));
                 mismatch(fmt::format("no protection contains '{}' (the run had: {})", text, had));
             }
         }
@@ -273,7 +273,8 @@ int main(int argc, char** argv) {
                 const Report reference = check(Course{course_dir}, after);
                 print_report(std::cout, reference, ReportOptions{true, 140});
                 if (reference.exercises.size() != 1) {
-                    mismatch(fmt::format("reference after: graded {} exercises, expected 1", reference.exercises.size()));
+                    mismatch(
+                        fmt::format("reference after: graded {} exercises, expected 1", reference.exercises.size()));
                 } else if (const auto& r = reference.exercises.front(); r.error) {
                     mismatch("reference after: cugrade failed: " + *r.error);
                 } else if (!r.build.ok) {

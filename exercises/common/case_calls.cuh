@@ -61,19 +61,21 @@ struct CaseCalls {
     using EntryPoint = Entry<Signature>;
 
     CaseCalls(Signature* reference_entry, SeededInputs& seeded, std::vector<std::string> names)
-        : submission(submission_entry<Signature>()), reference(reference_entry), inputs(&seeded),
+        : submission(submission_entry<Signature>()),
+          reference(reference_entry),
+          inputs(&seeded),
           input_names(std::move(names)) {}
 
     EntryPoint submission;
     EntryPoint reference;
-    SeededInputs* inputs;                   // read-only to the calls: unchanged after every call; a set per variant
-    std::vector<std::string> input_names;   // one per operand, as messages name them: "input", "matrix b"
+    SeededInputs* inputs;                  // read-only to the calls: unchanged after every call; a set per variant
+    std::vector<std::string> input_names;  // one per operand, as messages name them: "input", "matrix b"
     std::function<void(EntryPoint, cudaStream_t, int set)> invoke;  // calls an entry point on input set `set`
     std::function<std::string(int set)> check;                      // what is wrong with the outputs, or ""
     // After a failed check: what the wrong answer is, where the exercise can tell (explanation.hpp). May be empty.
     std::function<std::optional<Explanation>(int set)> explain;
-    std::vector<GuardedBuffer*> outputs;    // outputs and scratch: poisoned before every call, nothing past their ends
-    double bytes = 0.0;                     // what the exercise must move at least
+    std::vector<GuardedBuffer*> outputs;  // outputs and scratch: poisoned before every call, nothing past their ends
+    double bytes = 0.0;                   // what the exercise must move at least
     Measurements measurements;
 };
 
@@ -374,8 +376,8 @@ CaseOutcome run_checked_calls(const plan::Case& c, const CaseCalls<Signature>& c
         // Below the top tier, the diagnosis will want to know why: the counters are read now, in this process,
         // while the submission's work is at hand. The grader's scoring decides the tier; this only saves asking.
         const double submission_ms = statistics::median(speed.submission_ms);
-        const speed::Figures figures = speed::figures(submission_ms, statistics::median(speed.reference_ms),
-                                                      calls.bytes, speed.copy_gbps);
+        const speed::Figures figures =
+            speed::figures(submission_ms, statistics::median(speed.reference_ms), calls.bytes, speed.copy_gbps);
         const bool top_tier =
             c.timing.boundaries.empty() ||
             speed::reaches(c.timing.metric, speed::metric_value(c.timing.metric, figures), c.timing.boundaries.front());

@@ -24,8 +24,7 @@ class Measurement {
 public:
     // clang-format off: 14 joins a requires clause to the declaration after it, 18 keeps it on its own line.
     template <class T>
-        requires std::is_arithmetic_v<T>
-    Measurement(T value) : value_(plain_number(value)) {}
+    requires std::is_arithmetic_v<T> Measurement(T value) : value_(plain_number(value)) {}
     // clang-format on
 
     const PlainNumber& value() const { return value_; }

@@ -49,16 +49,16 @@ struct Timing {
 };
 
 struct Case {
-    std::string id;                     // "edges/n=31/integers", unique within the rubric
-    std::vector<std::uint64_t> shape;   // {n} or {rows, cols}
+    std::string id;                    // "edges/n=31/integers", unique within the rubric
+    std::vector<std::uint64_t> shape;  // {n} or {rows, cols}
     // One per operand of the exercise (exercise.yaml's `operands`); a single input serves every operand, each
     // drawn with a seed of its own (operand_seed).
     std::vector<Input> inputs;
     std::map<std::string, double> parameters;  // the exercise's parameters as the rubric sets them
     int calls = 1;
-    double lambda = 8.0;   // the width of the probabilistic rounding bound (tolerance.hpp)
-    bool timed = false;    // the speed test: correctness first, then timing against the reference
-    Timing timing;         // when timed
+    double lambda = 8.0;  // the width of the probabilistic rounding bound (tolerance.hpp)
+    bool timed = false;   // the speed test: correctness first, then timing against the reference
+    Timing timing;        // when timed
 
     std::uint64_t size() const {
         std::uint64_t elements = 1;

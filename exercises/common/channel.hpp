@@ -78,10 +78,18 @@ void ask_channel(Request request) {
     }
 }
 
-inline void share_gpu() { ask_channel([](Channel& channel) { channel.share_gpu(); }); }
-inline void unshare_gpu() { ask_channel([](Channel& channel) { channel.unshare_gpu(); }); }
-inline void gpu_alone() { ask_channel([](Channel& channel) { channel.gpu_alone(); }); }
-inline void gpu_done() { ask_channel([](Channel& channel) { channel.gpu_done(); }); }
+inline void share_gpu() {
+    ask_channel([](Channel& channel) { channel.share_gpu(); });
+}
+inline void unshare_gpu() {
+    ask_channel([](Channel& channel) { channel.unshare_gpu(); });
+}
+inline void gpu_alone() {
+    ask_channel([](Channel& channel) { channel.gpu_alone(); });
+}
+inline void gpu_done() {
+    ask_channel([](Channel& channel) { channel.gpu_done(); });
+}
 
 // The machine's turn at the GPU's counters, held while it lives; a harness run by hand always has it. `waiting`
 // gives up what the process holds of the GPU and waits for the turn; `if_free`, asked holding the GPU alone, keeps it

@@ -43,9 +43,9 @@ std::map<std::string, double> launch_metrics(const LaunchShape& launch) {
     // Registers are handed out per warp in steps of 256; shared memory per block with the driver's reserve.
     const double warp_registers = std::ceil(registers * 32.0 / 256.0) * 256.0;
     const double by_registers =
-        warp_registers > 0
-            ? std::floor(device_attribute(CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR) / (warp_registers * warps))
-            : max_blocks;
+        warp_registers > 0 ? std::floor(device_attribute(CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR) /
+                                        (warp_registers * warps))
+                           : max_blocks;
     const double by_shared =
         shared > 0 ? std::floor(device_attribute(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR) /
                                 (shared + device_attribute(CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK)))
@@ -84,28 +84,28 @@ void timed_step(std::map<std::string, double>& steps, const char* name, Step&& s
 namespace {
 
 // CUPTI's functions, looked up in the library the grader named, so that the checker links without it.
-#define CUGRADE_CUPTI_FUNCTIONS(X)                                                                                   \
-    X(cuptiGetResultString)                                                                                          \
-    X(cuptiProfilerInitialize)                                                                                       \
-    X(cuptiProfilerDeInitialize)                                                                                     \
-    X(cuptiDeviceGetChipName)                                                                                        \
-    X(cuptiProfilerGetCounterAvailability)                                                                           \
-    X(cuptiProfilerHostInitialize)                                                                                   \
-    X(cuptiProfilerHostDeinitialize)                                                                                 \
-    X(cuptiProfilerHostGetMetricProperties)                                                                          \
-    X(cuptiProfilerHostConfigAddMetrics)                                                                             \
-    X(cuptiProfilerHostGetConfigImageSize)                                                                           \
-    X(cuptiProfilerHostGetConfigImage)                                                                               \
-    X(cuptiProfilerHostGetNumOfPasses)                                                                               \
-    X(cuptiProfilerHostEvaluateToGpuValues)                                                                          \
-    X(cuptiRangeProfilerEnable)                                                                                      \
-    X(cuptiRangeProfilerDisable)                                                                                     \
-    X(cuptiRangeProfilerGetCounterDataSize)                                                                          \
-    X(cuptiRangeProfilerCounterDataImageInitialize)                                                                  \
-    X(cuptiRangeProfilerSetConfig)                                                                                   \
-    X(cuptiRangeProfilerStart)                                                                                       \
-    X(cuptiRangeProfilerStop)                                                                                        \
-    X(cuptiRangeProfilerDecodeData)                                                                                  \
+#define CUGRADE_CUPTI_FUNCTIONS(X)                  \
+    X(cuptiGetResultString)                         \
+    X(cuptiProfilerInitialize)                      \
+    X(cuptiProfilerDeInitialize)                    \
+    X(cuptiDeviceGetChipName)                       \
+    X(cuptiProfilerGetCounterAvailability)          \
+    X(cuptiProfilerHostInitialize)                  \
+    X(cuptiProfilerHostDeinitialize)                \
+    X(cuptiProfilerHostGetMetricProperties)         \
+    X(cuptiProfilerHostConfigAddMetrics)            \
+    X(cuptiProfilerHostGetConfigImageSize)          \
+    X(cuptiProfilerHostGetConfigImage)              \
+    X(cuptiProfilerHostGetNumOfPasses)              \
+    X(cuptiProfilerHostEvaluateToGpuValues)         \
+    X(cuptiRangeProfilerEnable)                     \
+    X(cuptiRangeProfilerDisable)                    \
+    X(cuptiRangeProfilerGetCounterDataSize)         \
+    X(cuptiRangeProfilerCounterDataImageInitialize) \
+    X(cuptiRangeProfilerSetConfig)                  \
+    X(cuptiRangeProfilerStart)                      \
+    X(cuptiRangeProfilerStop)                       \
+    X(cuptiRangeProfilerDecodeData)                 \
     X(cuptiRangeProfilerGetCounterDataInfo)
 
 struct Cupti {
@@ -161,8 +161,7 @@ struct CounterProfiler::State {
 
     void drop_host() {
         if (host != nullptr) {
-            CUpti_Profiler_Host_Deinitialize_Params deinitialize{
-                CUpti_Profiler_Host_Deinitialize_Params_STRUCT_SIZE};
+            CUpti_Profiler_Host_Deinitialize_Params deinitialize{CUpti_Profiler_Host_Deinitialize_Params_STRUCT_SIZE};
             deinitialize.pHostObject = host;
             cupti.cuptiProfilerHostDeinitialize(&deinitialize);
             host = nullptr;
@@ -242,10 +241,11 @@ CounterProfiler::CounterProfiler(const std::string& library, const GpuStep& on_g
         const char* error = dlerror();
         throw std::runtime_error("CUPTI could not be loaded: " + std::string(error != nullptr ? error : library));
     }
-#define CUGRADE_CUPTI_LOOKUP(name)                                                                      \
-    c.name = reinterpret_cast<decltype(c.name)>(dlsym(c.library, #name));                               \
-    if (c.name == nullptr) {                                                                            \
-        throw std::runtime_error("CUPTI at " + library + " has no " #name ": a CUPTI of CUDA 12.6 or later is needed"); \
+#define CUGRADE_CUPTI_LOOKUP(name)                                                              \
+    c.name = reinterpret_cast<decltype(c.name)>(dlsym(c.library, #name));                       \
+    if (c.name == nullptr) {                                                                    \
+        throw std::runtime_error("CUPTI at " + library +                                        \
+                                 " has no " #name ": a CUPTI of CUDA 12.6 or later is needed"); \
     }
     CUGRADE_CUPTI_FUNCTIONS(CUGRADE_CUPTI_LOOKUP)
 #undef CUGRADE_CUPTI_LOOKUP
@@ -323,9 +323,9 @@ std::vector<ProfiledLaunch> CounterProfiler::profile(const ProfiledCall& call, c
         }
     } detach_at_end{s};
 
-    const std::size_t ranges_a_pass = call.expected_launches == 0
-                                   ? max_ranges
-                                   : std::clamp<std::size_t>(2 * call.expected_launches + 8, min_ranges, max_ranges);
+    const std::size_t ranges_a_pass =
+        call.expected_launches == 0 ? max_ranges
+                                    : std::clamp<std::size_t>(2 * call.expected_launches + 8, min_ranges, max_ranges);
     std::vector<std::uint8_t> data;
     // Each kernel launch is a range, and the call itself is replayed for each pass: the call rewrites its outputs
     // and leaves its inputs alone, so no memory needs saving between passes. Where CUPTI cannot replay that way, it
@@ -450,18 +450,16 @@ std::vector<ProfiledLaunch> CounterProfiler::profile(const ProfiledCall& call, c
     s.steps["evaluate"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - evaluate_started).count();
 
     const std::vector<LaunchShape> shapes = call.launches();
-    const bool can_match = std::find(s.metrics.begin(), s.metrics.end(), std::string_view(blocks_launched)) !=
-                               s.metrics.end() &&
-                           std::find(s.metrics.begin(), s.metrics.end(), std::string_view(warps_launched)) !=
-                               s.metrics.end();
+    const bool can_match =
+        std::find(s.metrics.begin(), s.metrics.end(), std::string_view(blocks_launched)) != s.metrics.end() &&
+        std::find(s.metrics.begin(), s.metrics.end(), std::string_view(warps_launched)) != s.metrics.end();
     std::vector<ProfiledLaunch> profiled;
     std::size_t next_shape = 0;
     for (auto& metrics : ranges) {
         if (next_shape < shapes.size() && can_match) {
             const LaunchShape& shape = shapes[next_shape];
             const double blocks = double(shape.grid[0]) * shape.grid[1] * shape.grid[2];
-            const double warps =
-                blocks * std::ceil(double(shape.block[0]) * shape.block[1] * shape.block[2] / 32.0);
+            const double warps = blocks * std::ceil(double(shape.block[0]) * shape.block[1] * shape.block[2] / 32.0);
             if (metrics[blocks_launched] != blocks || metrics[warps_launched] != warps) {
                 continue;  // not one of the call's kernels
             }
@@ -499,9 +497,7 @@ const std::map<std::string, double>& CounterProfiler::step_seconds() const {
     static const std::map<std::string, double> none;
     return none;
 }
-std::vector<ProfiledLaunch> CounterProfiler::profile(const ProfiledCall&, const GpuStep&) {
-    return {};
-}
+std::vector<ProfiledLaunch> CounterProfiler::profile(const ProfiledCall&, const GpuStep&) { return {}; }
 
 #endif
 

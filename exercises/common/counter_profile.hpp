@@ -30,8 +30,8 @@ inline void run_here(const std::function<void()>& step) { step(); }
 
 // What a profile replays.
 struct ProfiledCall {
-    std::function<void()> prepare;  // before each pass, outside the counted span
-    std::function<void()> call;     // one call: the same launches on the same inputs each time
+    std::function<void()> prepare;                       // before each pass, outside the counted span
+    std::function<void()> call;                          // one call: the same launches on the same inputs each time
     std::function<std::vector<LaunchShape>()> launches;  // the kernels the last call launched
     // How many kernels a call launched when last seen (0: not known). A pass keeps a few ranges more than that:
     // CUPTI's first Start after attaching is CPU work that grows with them: 0.2-0.3 s for 16 ranges, 0.4 s for 256

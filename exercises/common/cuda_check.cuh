@@ -53,10 +53,8 @@ inline bool corrupts_context(cudaError_t code) {
         case cudaErrorInvalidPc:
         case cudaErrorHardwareStackError:
         case cudaErrorAssert:
-        case cudaErrorLaunchTimeout:
-            return true;
-        default:
-            return false;
+        case cudaErrorLaunchTimeout: return true;
+        default: return false;
     }
 }
 

@@ -42,8 +42,8 @@ Result reduce_on_device(Input input, std::size_t n, Transform transform, Combine
     CUGRADE_CUDA_CHECK(cub::DeviceReduce::TransformReduce(nullptr, scratch_bytes, input, result.get(), n, combine,
                                                           transform, initial));
     DeviceBuffer<unsigned char> scratch(scratch_bytes);
-    CUGRADE_CUDA_CHECK(cub::DeviceReduce::TransformReduce(scratch.get(), scratch_bytes, input, result.get(), n,
-                                                          combine, transform, initial));
+    CUGRADE_CUDA_CHECK(cub::DeviceReduce::TransformReduce(scratch.get(), scratch_bytes, input, result.get(), n, combine,
+                                                          transform, initial));
     return read_element(result.get());  // waits for the reduction: one turn at the GPU, not two
 }
 

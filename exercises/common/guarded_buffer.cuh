@@ -61,7 +61,10 @@ __global__ void count_written_kernel(const float* begin, std::size_t n, unsigned
 class GuardedBuffer {
 public:
     GuardedBuffer(std::string name, std::size_t count, std::size_t guard = 4096, std::string hint = "")
-        : name_(std::move(name)), hint_(std::move(hint)), count_(count), guard_(bare_buffers() ? 0 : guard),
+        : name_(std::move(name)),
+          hint_(std::move(hint)),
+          count_(count),
+          guard_(bare_buffers() ? 0 : guard),
           buffer_(guard_ + count + guard_) {}
 
     float* get() const { return buffer_.get() + guard_; }
@@ -128,7 +131,8 @@ class InputSnapshot {
 public:
     void add(const DeviceBuffer<float>& input, std::string name) {
         auto copy = std::make_unique<DeviceBuffer<float>>(input.size());
-        CUGRADE_CUDA_CHECK(cudaMemcpy(copy->get(), input.get(), input.size() * sizeof(float), cudaMemcpyDeviceToDevice));
+        CUGRADE_CUDA_CHECK(
+            cudaMemcpy(copy->get(), input.get(), input.size() * sizeof(float), cudaMemcpyDeviceToDevice));
         inputs_.push_back({&input, std::move(copy), std::move(name)});
     }
 
@@ -191,8 +195,8 @@ public:
     // Zeroes the guard counts and sets every input's first change to none, without waiting.
     void clear() {
         CUGRADE_CUDA_CHECK(cudaMemset(slots_.get(), 0, 2 * outputs_ * sizeof(unsigned long long)));
-        CUGRADE_CUDA_CHECK(cudaMemset(slots_.get() + 2 * outputs_, 0xff,
-                                      (slots_.size() - 2 * outputs_) * sizeof(unsigned long long)));
+        CUGRADE_CUDA_CHECK(
+            cudaMemset(slots_.get() + 2 * outputs_, 0xff, (slots_.size() - 2 * outputs_) * sizeof(unsigned long long)));
     }
     // Launches the guard counts of each output, in the order of the slots.
     void count_guard_writes(const std::vector<GuardedBuffer*>& outputs) const {

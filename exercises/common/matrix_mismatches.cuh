@@ -28,9 +28,10 @@ inline constexpr int first_shown = 3;  // how many of the first wrong elements a
 
 struct MatrixMismatchCounts {
     unsigned long long wrong;
-    unsigned long long first_from;   // the lowest wrong index at or above the pass's `from`
+    unsigned long long first_from;  // the lowest wrong index at or above the pass's `from`
     unsigned long long min_row, max_row, min_col, max_col;
-    unsigned long long inside_whole_tiles[matrix_map::tile_sizes];  // wrong elements inside the whole tiles of each size
+    unsigned long long
+        inside_whole_tiles[matrix_map::tile_sizes];  // wrong elements inside the whole tiles of each size
     unsigned long long cells[matrix_map::max_rows * matrix_map::max_cols];
 };
 
@@ -69,8 +70,7 @@ __global__ void locate_mismatches(const float* output, std::size_t rows, std::si
     std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
     for (std::size_t round = 0; round < rounds; ++round, i += stride) {
         const std::size_t row = i / cols, col = i % cols;
-        const bool is_wrong =
-            i < count && __float_as_uint(output[i]) != __float_as_uint(expected(row, col));
+        const bool is_wrong = i < count && __float_as_uint(output[i]) != __float_as_uint(expected(row, col));
         if (is_wrong && i >= from) {
             first_from = min(first_from, static_cast<unsigned long long>(i));
         }
@@ -78,8 +78,8 @@ __global__ void locate_mismatches(const float* output, std::size_t rows, std::si
             continue;
         }
         // A warp's elements are consecutive, so they fall in one or two cells: one atomic per cell and warp.
-        const long long cell = is_wrong ? static_cast<long long>(row * map_rows / rows * map_cols + col * map_cols / cols)
-                                        : -1;
+        const long long cell =
+            is_wrong ? static_cast<long long>(row * map_rows / rows * map_cols + col * map_cols / cols) : -1;
         const unsigned peers = __match_any_sync(0xffffffffu, cell);
         if (is_wrong && __ffs(peers) - 1 == static_cast<int>(threadIdx.x % 32)) {
             atomicAdd(&found->cells[cell], static_cast<unsigned long long>(__popc(peers)));
@@ -161,7 +161,7 @@ Explanation explain_matrix(const float* output, std::size_t rows, std::size_t co
         start.min_row = start.min_col = ~0ull;
         set_element(found.get(), start);
         locate_mismatches<<<grid_for(rows * cols), 256>>>(output, rows, cols, expected, from, pass == 0, map_rows,
-                                                           map_cols, found.get());
+                                                          map_cols, found.get());
         CUGRADE_CUDA_CHECK(cudaGetLastError());
         const MatrixMismatchCounts pass_counts = read_element(found.get());
         if (pass == 0) {
@@ -199,7 +199,8 @@ Explanation explain_matrix(const float* output, std::size_t rows, std::size_t co
         if (partial && rows >= tile && cols >= tile && counts.inside_whole_tiles[t] == 0 && counts.wrong > 0) {
             const std::string size = std::to_string(tile);
             explanation.summary = "wrong only in the last, partial tile along a side: every element inside the "
-                                  "whole " + size + " x " + size + " tiles is right";
+                                  "whole " +
+                                  size + " x " + size + " tiles is right";
             explanation.category = "wrong only in the last, partial tile";
             explanation.hint = "the grid leaves out the rows or columns past the last multiple of " + size +
                                ", or its last blocks skip them: round the grid up, (rows + " + size + " - 1) / " +
@@ -212,12 +213,11 @@ Explanation explain_matrix(const float* output, std::size_t rows, std::size_t co
         return explanation;  // a map of one mark says nothing more
     }
     const std::size_t cell_rows = (rows + map_rows - 1) / map_rows, cell_cols = (cols + map_cols - 1) / map_cols;
-    explanation.evidence.push_back(
-        "each mark of the map is " +
-        (cell_rows * cell_cols == 1 ? std::string("one element")
-                                    : "about " + std::to_string(cell_rows) + " x " + std::to_string(cell_cols) +
-                                          " elements") +
-        ": # every element wrong, + some, . none");
+    explanation.evidence.push_back("each mark of the map is " +
+                                   (cell_rows * cell_cols == 1 ? std::string("one element")
+                                                               : "about " + std::to_string(cell_rows) + " x " +
+                                                                     std::to_string(cell_cols) + " elements") +
+                                   ": # every element wrong, + some, . none");
     // The first pass's counts: each later pass starts from zero.
     for (unsigned r = 0; r < map_rows; ++r) {
         std::string line;

@@ -38,7 +38,8 @@ public:
         initialised_ = true;
         int device = 0;
         char bus_id[32] = {};
-        if (cudaGetDevice(&device) != cudaSuccess || cudaDeviceGetPCIBusId(bus_id, sizeof bus_id, device) != cudaSuccess ||
+        if (cudaGetDevice(&device) != cudaSuccess ||
+            cudaDeviceGetPCIBusId(bus_id, sizeof bus_id, device) != cudaSuccess ||
             by_bus(bus_id, &device_) != success) {
             cudaGetLastError();  // a device query that failed is no error of the speed test's
             device_ = nullptr;
@@ -63,16 +64,17 @@ public:
         unsigned clock_mhz = 0, temperature_c = 0;
         unsigned long long reasons = 0;
         if (clock_(device_, clock_sm, &clock_mhz) == success &&
-            temperature_(device_, temperature_gpu, &temperature_c) == success && reasons_(device_, &reasons) == success) {
+            temperature_(device_, temperature_gpu, &temperature_c) == success &&
+            reasons_(device_, &reasons) == success) {
             conditions.add(clock_mhz, temperature_c, reasons);
         }
     }
 
 private:
-    using Status = int;            // nvmlReturn_t
-    using Device = struct Opaque*;  // nvmlDevice_t
-    static constexpr Status success = 0;    // NVML_SUCCESS
-    static constexpr int clock_sm = 1;      // NVML_CLOCK_SM
+    using Status = int;                        // nvmlReturn_t
+    using Device = struct Opaque*;             // nvmlDevice_t
+    static constexpr Status success = 0;       // NVML_SUCCESS
+    static constexpr int clock_sm = 1;         // NVML_CLOCK_SM
     static constexpr int temperature_gpu = 0;  // NVML_TEMPERATURE_GPU
 
     template <class Function>

@@ -12,8 +12,7 @@ using PlainNumber = std::variant<bool, std::int64_t, std::uint64_t, double>;
 
 // clang-format off: 14 joins a requires clause to the declaration after it, 18 keeps it on its own line.
 template <class T>
-    requires std::is_arithmetic_v<T>
-PlainNumber plain_number(T value) {
+requires std::is_arithmetic_v<T> PlainNumber plain_number(T value) {
     if constexpr (std::is_same_v<T, bool>) {
         return value;
     } else if constexpr (std::is_floating_point_v<T>) {

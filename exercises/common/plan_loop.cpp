@@ -125,7 +125,7 @@ int run_cases(Channel& channel, const std::vector<plan::Case>& cases, const std:
             channel.send({{"event", "result"},
                           {"case", c.id},
                           {"status", e.submission_call.empty() && !left_by_submission ? protocol::status_harness_error
-                                                                                       : protocol::status_cuda_error},
+                                                                                      : protocol::status_cuda_error},
                           {"detail", detail},
                           {"fault", cudaGetErrorName(e.code)}});
             // A fault leaves the context unusable, and so may the grader's own failure: a fresh process runs the
@@ -189,7 +189,8 @@ int serve_jobs(Channel& channel, const std::vector<std::string>& own_protections
             remote_submission() = std::make_unique<RemoteSubmission>(read_device_code(device_code_fd), runner_fd);
             channel.unshare_gpu();
         } catch (const std::exception& e) {
-            channel.send({{"event", "fatal"}, {"detail", std::string("cannot load the submission's device code: ") + e.what()}});
+            channel.send(
+                {{"event", "fatal"}, {"detail", std::string("cannot load the submission's device code: ") + e.what()}});
             return protocol::exit_fatal;
         }
         say_ready(channel, own_protections);
@@ -280,7 +281,8 @@ int run_plan(int argc, char** argv, const std::function<CaseOutcome(const plan::
         }
         unsetenv(protocol::runner_fd_env);
     } catch (const std::exception& e) {
-        channel.send({{"event", "fatal"}, {"detail", std::string("cannot load the submission's device code: ") + e.what()}});
+        channel.send(
+            {{"event", "fatal"}, {"detail", std::string("cannot load the submission's device code: ") + e.what()}});
         return protocol::exit_fatal;
     }
     if (profile_only()) {

@@ -76,7 +76,8 @@ inline constexpr char counters_unwanted = 'u';
 // Exit codes of the harness process.
 inline constexpr int exit_done = 0;     // every case in the plan reported
 inline constexpr int exit_usage = 2;    // the plan could not be read
-inline constexpr int exit_restart = 3;  // a CUDA error poisoned the context, or the submission wrote past an output: the remaining cases run in a fresh process
+inline constexpr int exit_restart = 3;  // a CUDA error poisoned the context, or the submission wrote past an output:
+                                        // the remaining cases run in a fresh process
 inline constexpr int exit_fatal = 4;    // the harness reported a fatal event
 inline constexpr int exit_runner_gone = 5;  // the submission's runner ended during the current case
 

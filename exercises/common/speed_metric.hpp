@@ -31,7 +31,8 @@ inline double metric_value(plan::SpeedMetric metric, const Figures& f) {
 // About two standard errors of the metric, from the relative standard errors of the two medians: a ratio carries
 // both, a bandwidth only the submission's.
 inline double metric_uncertainty(plan::SpeedMetric metric, double value, double submission_rse, double reference_rse) {
-    return 2.0 * value * (metric == plan::SpeedMetric::ratio ? std::hypot(submission_rse, reference_rse) : submission_rse);
+    return 2.0 * value *
+           (metric == plan::SpeedMetric::ratio ? std::hypot(submission_rse, reference_rse) : submission_rse);
 }
 
 // Whether `value` reaches a tier's bound.

@@ -266,8 +266,7 @@ public:
                 cudaMemcpyAsync(destination_.get(), source_.get(), source_.size(), cudaMemcpyDeviceToDevice, stream));
         };
         timer.time_ms(stream, copy);
-        while (samples.size() < 10 ||
-               (samples.size() < 100 && statistics::median_relative_error(samples) > 0.005)) {
+        while (samples.size() < 10 || (samples.size() < 100 && statistics::median_relative_error(samples) > 0.005)) {
             samples.push_back(timer.time_ms(stream, copy));
         }
         return 2.0 * static_cast<double>(source_.size()) / (statistics::median(samples) * 1e-3) / 1e9;

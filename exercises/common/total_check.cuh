@@ -101,15 +101,15 @@ inline std::optional<Explanation> explain_total(float obtained, const tolerance:
         e.category = "the total stops growing: every " + terms.noun + " added to one float";
         e.hint = "from 2^24 on, floats are 2 apart and more, so adding a " + terms.noun +
                  " of less than half that spacing leaves a total as it is: this is what an atomicAdd per " +
-                 terms.noun + " into the result, or one thread's loop over them all, does to a large input. Add "
+                 terms.noun +
+                 " into the result, or one thread's loop over them all, does to a large input. Add "
                  "within each block first (shared memory or warp shuffles), then combine one partial per block: "
                  "each partial stays small enough to add exactly";
         e.topic = "combine";
-        e.evidence.push_back("expected " + describe_number(reference.sum) + ", got " + describe_number(got) +
-                             " = 2^" + std::to_string(exponent) +
+        e.evidence.push_back("expected " + describe_number(reference.sum) + ", got " + describe_number(got) + " = 2^" +
+                             std::to_string(exponent) +
                              (canaries != 0.0 ? " plus the input's canaries, " + describe_number(canaries) : "") +
-                             ", where floats are " +
-                             describe_number(spacing) + " apart");
+                             ", where floats are " + describe_number(spacing) + " apart");
         return e;
     }
     if (n < 2) {

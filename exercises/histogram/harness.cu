@@ -75,7 +75,8 @@ Expected count_on_device(const float* values, std::size_t n, float low, float hi
     count_kernel<<<grid_for(n, 1024), 256>>>(values, n, low, high, bins, counts.get(), outside.get());
     CUGRADE_CUDA_CHECK(cudaGetLastError());
     std::vector<unsigned long long> wide(bins);
-    CUGRADE_CUDA_CHECK(cudaMemcpy(wide.data(), counts.get(), bins * sizeof(unsigned long long), cudaMemcpyDeviceToHost));
+    CUGRADE_CUDA_CHECK(
+        cudaMemcpy(wide.data(), counts.get(), bins * sizeof(unsigned long long), cudaMemcpyDeviceToHost));
     const OutsideCounts found = read_element(outside.get());
     Expected e;
     e.counts.assign(wide.begin(), wide.end());  // n < 2^32 in every rubric: no count overflows
@@ -171,8 +172,9 @@ std::optional<Explanation> explain_counts(const std::vector<unsigned>& got, cons
     if (only_bin_differs_by(got, e.counts, last, e.at_high + e.above) ||
         only_bin_differs_by(got, e.counts, 0, e.below)) {
         const bool top = got[last] != e.counts[last];
-        x.summary = top ? "values at or above high were counted in the last bin" : "values below low were counted "
-                                                                                    "in the first bin";
+        x.summary = top ? "values at or above high were counted in the last bin"
+                        : "values below low were counted "
+                          "in the first bin";
         x.category = "values outside the range counted";
         x.hint = "values outside [low, high) are not counted: test the range before clamping the bin";
         x.topic = "bounds";
@@ -249,7 +251,8 @@ std::optional<Explanation> explain_counts(const std::vector<unsigned>& got, cons
 CaseOutcome run_case(const Case& c) {
     const std::size_t n = c.size();
     const double bins_parameter = c.parameter("bins");
-    if (!(bins_parameter >= 1 && bins_parameter <= HISTOGRAM_MAX_BINS) || bins_parameter != std::floor(bins_parameter)) {
+    if (!(bins_parameter >= 1 && bins_parameter <= HISTOGRAM_MAX_BINS) ||
+        bins_parameter != std::floor(bins_parameter)) {
         throw std::runtime_error("the histogram's bins must be a whole number from 1 to " +
                                  std::to_string(HISTOGRAM_MAX_BINS));
     }

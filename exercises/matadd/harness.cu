@@ -43,10 +43,10 @@ std::string check_matadd(const float* a, const float* b, const float* c, std::si
     const std::size_t first = found.first_wrong;
     const float x = read_element(a + first), y = read_element(b + first), obtained = read_element(c + first);
     std::ostringstream detail;
-    detail << rows << "x" << cols << ": " << found.wrong << " of " << rows * cols
-           << " elements wrong; the first is c[" << first / cols << "][" << first % cols << "]: expected "
-           << describe_number(x + y) << " (" << describe_number(x) << " + " << describe_number(y) << "), got "
-           << describe_number(obtained) << (is_poison(obtained) ? " (never written)" : "");
+    detail << rows << "x" << cols << ": " << found.wrong << " of " << rows * cols << " elements wrong; the first is c["
+           << first / cols << "][" << first % cols << "]: expected " << describe_number(x + y) << " ("
+           << describe_number(x) << " + " << describe_number(y) << "), got " << describe_number(obtained)
+           << (is_poison(obtained) ? " (never written)" : "");
     return detail.str();
 }
 

@@ -57,12 +57,11 @@ struct ExactProduct {
     std::shared_ptr<DeviceBuffer<double>> tolerance;
 };
 
-ExactProduct exact_product(const float* a, const float* b, std::size_t m, std::size_t k, std::size_t n,
-                           double lambda) {
+ExactProduct exact_product(const float* a, const float* b, std::size_t m, std::size_t k, std::size_t n, double lambda) {
     ExactProduct product{std::make_shared<DeviceBuffer<double>>(m * n), std::make_shared<DeviceBuffer<double>>(m * n)};
     const dim3 blocks(static_cast<unsigned>((n + kTile - 1) / kTile), static_cast<unsigned>((m + kTile - 1) / kTile));
     exact_product_kernel<<<blocks, dim3(kTile, kTile)>>>(a, b, m, k, n, lambda, product.exact->get(),
-                                                          product.tolerance->get());
+                                                         product.tolerance->get());
     CUGRADE_CUDA_CHECK(cudaGetLastError());
     CUGRADE_CUDA_CHECK(cudaDeviceSynchronize());
     return product;
@@ -103,8 +102,8 @@ std::string check_product(const float* c, const ExactProduct& product, std::size
     detail << m << "x" << n << ", k=" << k << ": " << found.wrong << " of " << m * n
            << " elements wrong; the first is c[" << first / n << "][" << first % n << "]: expected "
            << describe_number(static_cast<float>(expected))
-           << (tolerance == 0.0 ? " exactly" : " within " + describe_number(static_cast<float>(tolerance)))
-           << ", got " << describe_number(obtained) << (is_poison(obtained) ? " (never written)" : "");
+           << (tolerance == 0.0 ? " exactly" : " within " + describe_number(static_cast<float>(tolerance))) << ", got "
+           << describe_number(obtained) << (is_poison(obtained) ? " (never written)" : "");
     return detail.str();
 }
 

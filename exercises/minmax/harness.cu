@@ -75,8 +75,8 @@ std::optional<Explanation> explain_minmax(const std::vector<float>& output, cons
         // 0 is the mark of a running extreme started at 0, but not its proof: a shuffle that reads a lane which does
         // not exist (a last, partial warp) or is not in its mask reads 0 as well. Any other value no element holds
         // may come from shared memory read before it was written. Say what was seen, and each cause it may have.
-        explanation.summary = std::string("the ") + which + " is " + (value == 0.0f ? "0, " : "a value ") +
-                              "which no element holds";
+        explanation.summary =
+            std::string("the ") + which + " is " + (value == 0.0f ? "0, " : "a value ") + "which no element holds";
         if (value == 0.0f) {
             explanation.category = "0 where no element is 0";
             explanation.hint = std::string("0 comes from a running extreme that starts at 0 rather than at the "
@@ -93,9 +93,9 @@ std::optional<Explanation> explain_minmax(const std::vector<float>& output, cons
         }
         explanation.evidence.push_back(
             std::string("got ") + describe_number(value) + " for the " + which +
-            (e.min > e.max ? std::string(" of no elements, which is ") + describe_number(min_outside ? e.min : e.max)
-                           : ", but every element lies between " + describe_number(e.min) + " and " +
-                                 describe_number(e.max)));
+            (e.min > e.max
+                 ? std::string(" of no elements, which is ") + describe_number(min_outside ? e.min : e.max)
+                 : ", but every element lies between " + describe_number(e.min) + " and " + describe_number(e.max)));
         return explanation;
     }
     for (const std::size_t k : left_out_counts(n)) {

@@ -89,8 +89,7 @@ Mismatches find_mismatches(const float* output, const Prefix* prefixes, std::siz
                            bool all_integers, double lambda) {
     DeviceBuffer<Mismatches> counted(1);
     set_element(counted.get(), Mismatches{});
-    compare_prefixes_kernel<<<grid_for(n), 256>>>(output, prefixes, n, exclusive, all_integers, lambda,
-                                                  counted.get());
+    compare_prefixes_kernel<<<grid_for(n), 256>>>(output, prefixes, n, exclusive, all_integers, lambda, counted.get());
     CUGRADE_CUDA_CHECK(cudaGetLastError());
     return read_element(counted.get());
 }
@@ -184,8 +183,9 @@ CaseOutcome run_case(const Case& c) {
     const std::size_t n = c.size();
     const bool exclusive = c.parameter("exclusive") != 0.0;
     SeededInputs inputs(c, 1);
-    PerInputSet<tol::SumReference> totals(
-        inputs, [&](int set) { return reduce_on_device(inputs(set), n, AsSumTerm{}, AddSumTerms{}, tol::SumReference{}); });
+    PerInputSet<tol::SumReference> totals(inputs, [&](int set) {
+        return reduce_on_device(inputs(set), n, AsSumTerm{}, AddSumTerms{}, tol::SumReference{});
+    });
     ExactPrefixes exact(inputs, n);
     GuardedBuffer output("the output", n);
     GuardedBuffer scratch("scratch", scan_scratch_floats(n));

@@ -21,8 +21,9 @@ namespace tol = cugrade::tolerance;
 CaseOutcome run_case(const Case& c) {
     const std::size_t n = c.size();
     SeededInputs inputs(c, 1, canary::Mode::total);
-    PerInputSet<tol::SumReference> references(
-        inputs, [&](int set) { return reduce_on_device(inputs(set), n, AsSumTerm{}, AddSumTerms{}, tol::SumReference{}); });
+    PerInputSet<tol::SumReference> references(inputs, [&](int set) {
+        return reduce_on_device(inputs(set), n, AsSumTerm{}, AddSumTerms{}, tol::SumReference{});
+    });
     PerInputSet<double> tolerances(inputs,
                                    [&](int set) { return tol::summation_tolerance(n, references[set], c.lambda); });
     GuardedBuffer result("result", 1);

@@ -46,8 +46,9 @@ std::optional<Explanation> explain_uncompensated(float obtained, const tol::SumR
 CaseOutcome run_case(const Case& c) {
     const std::size_t n = c.size();
     SeededInputs inputs(c, 1, canary::Mode::total);
-    PerInputSet<tol::SumReference> references(
-        inputs, [&](int set) { return reduce_on_device(inputs(set), n, AsSumTerm{}, AddSumTerms{}, tol::SumReference{}); });
+    PerInputSet<tol::SumReference> references(inputs, [&](int set) {
+        return reduce_on_device(inputs(set), n, AsSumTerm{}, AddSumTerms{}, tol::SumReference{});
+    });
     PerInputSet<double> tolerances(
         inputs, [&](int set) { return tol::compensated_summation_tolerance(n, references[set], c.lambda); });
     GuardedBuffer result("result", 1);

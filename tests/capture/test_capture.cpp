@@ -87,8 +87,7 @@ TEST_CASE("a call's work is recorded in order, with each argument's bytes") {
     CHECK(work[2]["name"] == partial_sums);
     CHECK(work[2]["grid"] == nlohmann::json::array({4, 1, 1}));
     CHECK(work[2]["block"] == nlohmann::json::array({256, 1, 1}));
-    CHECK(work[2]["arguments"] ==
-          nlohmann::json::array({"00000000007f0000", "e803000000000000", "00002000007f0000"}));
+    CHECK(work[2]["arguments"] == nlohmann::json::array({"00000000007f0000", "e803000000000000", "00002000007f0000"}));
     CHECK(work[3]["name"] == finish);
     CHECK(work[3]["arguments"][1] == cugrade::work_record::to_hex("\x00\x00\x20\x40", 4));
     CHECK(capture::take_work()["work"].empty());
@@ -127,7 +126,7 @@ TEST_CASE("an upload over the limit is refused without its size") {
 
 TEST_CASE("occupancy queries are answered from the checker's device") {
     tell_the_runtime();
-    CHECK(occupancy(256) == 8);   // 2048 threads per SM
+    CHECK(occupancy(256) == 8);  // 2048 threads per SM
     CHECK(occupancy(1024) == 2);
     CHECK(capture::take_work()["refused"].empty());
 }
@@ -142,8 +141,8 @@ TEST_CASE("hexadecimal argument bytes survive the round trip") {
 
 TEST_CASE("a call's arguments reach the runner as JSON of their own kind, and read back as the entry point's types") {
     const float scale = 0.1f;
-    const nlohmann::json arguments = cugrade::runner::encode_arguments(
-        device_address(0x7f0000000000), std::size_t{300}, -7, scale, true, cudaStream_t{});
+    const nlohmann::json arguments = cugrade::runner::encode_arguments(device_address(0x7f0000000000), std::size_t{300},
+                                                                       -7, scale, true, cudaStream_t{});
     CHECK(arguments == nlohmann::json::parse(R"([139637976727552, 300, -7, 0.10000000149011612, true, null])"));
     CHECK(arguments[0].is_number_unsigned());
     CHECK(arguments[1].is_number_unsigned());
@@ -175,10 +174,9 @@ TEST_CASE("the runner says how it is contained, answers each call with its work,
     std::FILE* to_runner = fdopen(dup(channel[0]), "w");
     std::FILE* from_runner = fdopen(channel[0], "r");
     const nlohmann::json call = {
-        {"arguments",
-         cugrade::runner::encode_arguments(device_address(0x7f0000000000), std::size_t{300},
-                                           device_address(0x7f0000100000), device_address(0x7f0000200000),
-                                           cudaStream_t{})}};
+        {"arguments", cugrade::runner::encode_arguments(device_address(0x7f0000000000), std::size_t{300},
+                                                        device_address(0x7f0000100000), device_address(0x7f0000200000),
+                                                        cudaStream_t{})}};
     std::fprintf(to_runner, "%s\n%s\n%s\n", capture::tables_to_json(kernel_table(), device_table()).dump().c_str(),
                  call.dump().c_str(), call.dump().c_str());
     std::fflush(to_runner);

@@ -13,8 +13,7 @@
 #include "capture/capture_runtime.hpp"
 #include "capture/replay.hpp"
 
-extern "C" void permitted_calls(const float* input, std::size_t n, float* result, float* scratch,
-                                cudaStream_t stream);
+extern "C" void permitted_calls(const float* input, std::size_t n, float* result, float* scratch, cudaStream_t stream);
 
 namespace {
 
@@ -89,9 +88,8 @@ int main() {
                     nullptr);
     const auto taken = cugrade::capture::take_work();
     EXPECT(taken["refused"].empty());
-    const std::vector<cugrade::replay::DeviceRange> ranges = {{input_d, n * sizeof(float), false},
-                                                              {result_d, sizeof(float), true},
-                                                              {scratch_d, 64 * sizeof(float), true}};
+    const std::vector<cugrade::replay::DeviceRange> ranges = {
+        {input_d, n * sizeof(float), false}, {result_d, sizeof(float), true}, {scratch_d, 64 * sizeof(float), true}};
     const cugrade::replay::Work work = replayer.prepare(taken["work"], ranges);
     replayer.replay(work, nullptr);
     require(cuCtxSynchronize(), "cuCtxSynchronize");

@@ -152,7 +152,8 @@ int main(int argc, char** argv) {
 )";
 
 TEST_CASE("a read past the end of an array stops the kernel there, with the kernel, the thread and the array") {
-    const fs::path program = build_for_cpu("matadd", source_dir / "tests/fixtures/matadd/no_bounds_check", matadd_driver);
+    const fs::path program =
+        build_for_cpu("matadd", source_dir / "tests/fixtures/matadd/no_bounds_check", matadd_driver);
     const Ran ran = run_under(program, "forward", "17 17");
     INFO(ran.output);
     CHECK(ran.status == 0);
@@ -170,22 +171,26 @@ TEST_CASE("a read past the end of an array stops the kernel there, with the kern
 }
 
 TEST_CASE("the grader turns a memory fault's facts into a memory error at the student's line") {
-    const fs::path program = build_for_cpu("matadd", source_dir / "tests/fixtures/matadd/no_bounds_check", matadd_driver);
+    const fs::path program =
+        build_for_cpu("matadd", source_dir / "tests/fixtures/matadd/no_bounds_check", matadd_driver);
     const Ran ran = run_under(program, "forward", "17 17");
-    const std::string said = ran.output.substr(ran.output.find('\n') + 1, ran.output.find("\nthen:") - ran.output.find('\n') - 1);
+    const std::string said =
+        ran.output.substr(ran.output.find('\n') + 1, ran.output.find("\nthen:") - ran.output.find('\n') - 1);
     cugrade::RunResult run;
     run.cases.push_back({cugrade::Status::cuda_error, "call 1 of 1: cudaErrorIllegalAddress (" + said + ")"});
     run.cases.push_back({cugrade::Status::passed, ""});
     cugrade::explain_cpu_faults(program, {"matadd.cpp"}, run);
     INFO(said);
     CHECK(run.cases[0].status == cugrade::Status::memory_error);
-    CHECK(run.cases[0].detail == "the CPU self-check stopped an access outside every array: a read 0 bytes past the end "
-                                 "of an array of 1156 bytes in add_2d at matadd.cpp:11");
+    CHECK(run.cases[0].detail ==
+          "the CPU self-check stopped an access outside every array: a read 0 bytes past the end "
+          "of an array of 1156 bytes in add_2d at matadd.cpp:11");
     REQUIRE(run.cases[0].diagnosis);
     CHECK(run.cases[0].diagnosis->summary ==
           "CPU self-check: an out-of-bounds read in global memory in add_2d at matadd.cpp:11");
     CHECK(run.cases[0].diagnosis->evidence ==
-          std::vector<std::string>{"thread (0, 1, 0) of block (0, 1, 0)", "0 bytes past the end of an array of 1156 bytes"});
+          std::vector<std::string>{"thread (0, 1, 0) of block (0, 1, 0)",
+                                   "0 bytes past the end of an array of 1156 bytes"});
     CHECK(run.cases[1].status == cugrade::Status::passed);
 }
 
@@ -368,8 +373,9 @@ TEST_CASE("a constructor that copies the token and the result channel's descript
     }
     // Its descriptor 3 is the runner's own channel to the checker: its records arrive there, as no call's results.
     const cugrade::ExerciseReport report = check_on_cpu(hostile / "forges_from_constructor");
-    every_cpu_case(report, cugrade::Status::rejected, "its process sent the grader something other than its call's "
-                                                       "results");
+    every_cpu_case(report, cugrade::Status::rejected,
+                   "its process sent the grader something other than its call's "
+                   "results");
 }
 
 TEST_CASE("a definition of the harness's inline check changes nothing: the runner has no harness") {
@@ -466,8 +472,8 @@ TEST_CASE("a copy to the host in the hidden case alone rejects every case of the
     for (const auto& c : report.cases) {
         INFO(c.plan.id);
         CHECK(c.status == cugrade::Status::rejected);
-        CHECK(c.detail == (c.plan.visibility == cugrade::Visibility::hidden ? host_read
-                                                                             : cugrade::rejected_in_a_hidden_case));
+        CHECK(c.detail ==
+              (c.plan.visibility == cugrade::Visibility::hidden ? host_read : cugrade::rejected_in_a_hidden_case));
         CHECK(c.points == 0.0);
     }
 }

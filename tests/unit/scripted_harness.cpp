@@ -123,7 +123,7 @@ void ask_counters(std::FILE* channel, int fd, const std::string& id, const char*
     const char answer = answer_from(fd);
     const char* said = answer == cugrade::protocol::counters_granted    ? "granted"
                        : answer == cugrade::protocol::counters_unwanted ? "unwanted"
-                                                                         : "refused";
+                                                                        : "refused";
     send(channel, {{"event", "result"}, {"case", id}, {"status", "passed"}, {"detail", said}});
 }
 
@@ -164,127 +164,152 @@ int main(int argc, char** argv) {
     std::string seen;
     // Runs the cases; -1 once all have reported, else the exit code of a case that ends the process.
     const auto run_cases = [&](const nlohmann::json& cases, const std::string& hidden_from) -> int {
-    for (const auto& c : cases) {
-        const std::string id = c["id"];
-        seen += c["shape"].dump() + " ";
-        if (id == hidden_from) {
-            send(channel, {{"event", "hidden_cases"}});
-            wait_for(channel_fd, cugrade::protocol::output_drained);
-        }
-        if (plan.contains("case_marker")) {
-            std::printf("\n%s %s\n", plan["case_marker"].get<std::string>().c_str(), id.c_str());
-            std::fflush(stdout);
-        }
-        send(channel, {{"event", "start"}, {"case", id}});
-        if (gpu_gate) {
-            use_gpu(channel, channel_fd, starts_with(id, "timed") || profile ? "exclusive" : "shared");
-        }
-        if (plan.value("counters_round", false) && starts_with(id, "timedprofilecrash")) {
-            ::raise(SIGSEGV);
-        } else if (plan.value("counters_round", false) && starts_with(id, "timed")) {
-            nlohmann::json launches = nlohmann::json::array();
-            if (const char* file = std::getenv("CUGRADE_STAND_IN_PROFILE"); file != nullptr) {
-                std::ifstream read(file);
-                launches = nlohmann::json::parse(read);
+        for (const auto& c : cases) {
+            const std::string id = c["id"];
+            seen += c["shape"].dump() + " ";
+            if (id == hidden_from) {
+                send(channel, {{"event", "hidden_cases"}});
+                wait_for(channel_fd, cugrade::protocol::output_drained);
             }
-            send(channel, {{"event", "result"}, {"case", id}, {"status", "passed"}, {"detail", ""},
-                           {"measurements", {{"kernel_profile", {{"launches", launches}, {"passes", 5},
-                                                                 {"setup_seconds", 0.0}, {"seconds", 0.01},
-                                                                 {"steps", nlohmann::json::object()}}}}}});
-        } else if (starts_with(id, "crash")) {
-            ::raise(SIGSEGV);
-        } else if (starts_with(id, "hang") || (starts_with(id, "toolhang") && under_tool) ||
-                   (starts_with(id, "racehang") && under_racecheck)) {
-            while (true) {
-                ::pause();
-            }
-        } else if (starts_with(id, "cuda") || starts_with(id, "slowcuda")) {
-            if (starts_with(id, "slowcuda")) {
-                ::usleep(300 * 1000);
-            }
-            send(channel, {{"event", "result"}, {"case", id}, {"status", "cuda_error"},
-                           {"detail", "cudaErrorIllegalAddress: an illegal memory access was encountered"},
-                           {"fault", "cudaErrorIllegalAddress"}});
-            return cugrade::protocol::exit_restart;
-        } else if (starts_with(id, "trap") ||
-                   (starts_with(id, "outside") && !std::ifstream(id + ".ended-from-outside").good())) {
-            if (starts_with(id, "outside")) {
-                std::ofstream(id + ".ended-from-outside") << "once\n";
-            }
-            send(channel, {{"event", "result"}, {"case", id}, {"status", "cuda_error"},
-                           {"detail", "cudaErrorLaunchFailure: unspecified launch failure"},
-                           {"fault", "cudaErrorLaunchFailure"}});
-            return cugrade::protocol::exit_restart;
-        } else if (starts_with(id, "restart")) {
-            send(channel, {{"event", "result"}, {"case", id}, {"status", "wrong_answer"},
-                           {"detail", "wrote past the end of the output"}});
-            return cugrade::protocol::exit_restart;
-        } else if (starts_with(id, "exit")) {
-            std::exit(0);
-        } else if (starts_with(id, "forge")) {
-            send_raw(channel, {{"event", "result"}, {"case", id}, {"status", "passed"}});
-            send_raw(channel, {{"event", "result"}, {"case", id}, {"status", "passed"}, {"token", "0123"}});
-            send(channel, {{"event", "result"}, {"case", id}, {"status", "wrong_answer"}, {"detail", "wrong"}});
-        } else if (starts_with(id, "leak")) {
-            std::printf("seen: %s\n", seen.c_str());
-            std::fflush(stdout);
-            send(channel, {{"event", "result"}, {"case", id}, {"status", "passed"}, {"detail", ""}});
-        } else if (starts_with(id, "queues")) {
-            const char* queues = std::getenv("CUDA_DEVICE_MAX_CONNECTIONS");
-            send(channel, {{"event", "result"}, {"case", id}, {"status", "passed"},
-                           {"detail", queues != nullptr ? queues : "unset"}});
-        } else if (starts_with(id, "explained")) {
-            send(channel, {{"event", "result"}, {"case", id}, {"status", "wrong_answer"},
-                           {"detail", "expected 3, got 2"},
-                           {"explanation", {{"summary", "the last element is left out"},
-                                            {"category", "the last elements left out"},
-                                            {"hint", "a bound one short"},
-                                            {"topic", "not a topic"},
-                                            {"evidence", {"the total of indices 0 to 1, without index 2", 7}},
-                                            {"map", {".#", std::string(200, '#')}}}}});
-        } else if (starts_with(id, "counters") && plan.contains("counter_profiler")) {
-            ask_counters(channel, channel_fd, id, "take");
-        } else if (starts_with(id, "timedprofile") && plan.contains("counter_profiler")) {
-            ask_counters(channel, channel_fd, id, "try");  // a slow speed test's profile, in its turn alone
-        } else if (starts_with(id, "oob")) {
-            // Under memcheck it reads past an array: the tool reports it, stops the launch and fails the process.
-            if (tool != nullptr && std::string(tool) == "memcheck") {
-                std::printf("========= Invalid __global__ read of size 4 bytes\n"
-                            "=========     at tree(float *)+0x70 in sum.cu:12\n"
-                            "=========     by thread (0,0,0) in block (0,0,0)\n"
-                            "=========\n");
-                std::fflush(stdout);
-                send(channel, {{"event", "result"}, {"case", id}, {"status", "cuda_error"},
-                               {"detail", "cudaErrorLaunchFailure: unspecified launch failure"}});
-                return 86;  // compute-sanitizer's exit code for an error found
-            }
-            const bool wrong = starts_with(id, "oobwrong");
-            send(channel, {{"event", "result"}, {"case", id}, {"status", wrong ? "wrong_answer" : "passed"},
-                           {"detail", wrong ? "expected 1, got 2" : ""}});
-        } else if (starts_with(id, "racy")) {
-            if (under_racecheck && starts_with(id, "racyquiet") && race_reports_printed > 0) {
-                ++race_reports_left_out;
-            } else if (under_racecheck) {
-                ++race_reports_printed;
-                std::printf("========= Error: Race reported between Write access at tree(float *)+0x2f0 in sum.cu:16\n"
-                            "=========     and Read access at tree(float *)+0x2d0 in sum.cu:%s [4 hazards]\n"
-                            "=========\n",
-                            id.substr(id.rfind('-') + 1).c_str());
+            if (plan.contains("case_marker")) {
+                std::printf("\n%s %s\n", plan["case_marker"].get<std::string>().c_str(), id.c_str());
                 std::fflush(stdout);
             }
-            send(channel, {{"event", "result"}, {"case", id}, {"status", "passed"}, {"detail", ""}});
-        } else if (starts_with(id, "noisy")) {
-            std::printf("{\"event\":\"result\",\"case\":\"%s\",\"status\":\"passed\"}\n", id.c_str());
-            std::fflush(stdout);
-            send(channel, {{"event", "result"}, {"case", id}, {"status", "wrong_answer"}, {"detail", "wrong"}});
-        } else {
-            const bool pass = starts_with(id, "pass") || starts_with(id, "timed") || starts_with(id, "racehang") ||
-                              starts_with(id, "outside");
-            send(channel, {{"event", "result"}, {"case", id}, {"status", pass ? "passed" : "wrong_answer"},
-                           {"detail", pass ? "" : "expected 1, got 2"}});
+            send(channel, {{"event", "start"}, {"case", id}});
+            if (gpu_gate) {
+                use_gpu(channel, channel_fd, starts_with(id, "timed") || profile ? "exclusive" : "shared");
+            }
+            if (plan.value("counters_round", false) && starts_with(id, "timedprofilecrash")) {
+                ::raise(SIGSEGV);
+            } else if (plan.value("counters_round", false) && starts_with(id, "timed")) {
+                nlohmann::json launches = nlohmann::json::array();
+                if (const char* file = std::getenv("CUGRADE_STAND_IN_PROFILE"); file != nullptr) {
+                    std::ifstream read(file);
+                    launches = nlohmann::json::parse(read);
+                }
+                send(channel, {{"event", "result"},
+                               {"case", id},
+                               {"status", "passed"},
+                               {"detail", ""},
+                               {"measurements",
+                                {{"kernel_profile",
+                                  {{"launches", launches},
+                                   {"passes", 5},
+                                   {"setup_seconds", 0.0},
+                                   {"seconds", 0.01},
+                                   {"steps", nlohmann::json::object()}}}}}});
+            } else if (starts_with(id, "crash")) {
+                ::raise(SIGSEGV);
+            } else if (starts_with(id, "hang") || (starts_with(id, "toolhang") && under_tool) ||
+                       (starts_with(id, "racehang") && under_racecheck)) {
+                while (true) {
+                    ::pause();
+                }
+            } else if (starts_with(id, "cuda") || starts_with(id, "slowcuda")) {
+                if (starts_with(id, "slowcuda")) {
+                    ::usleep(300 * 1000);
+                }
+                send(channel, {{"event", "result"},
+                               {"case", id},
+                               {"status", "cuda_error"},
+                               {"detail", "cudaErrorIllegalAddress: an illegal memory access was encountered"},
+                               {"fault", "cudaErrorIllegalAddress"}});
+                return cugrade::protocol::exit_restart;
+            } else if (starts_with(id, "trap") ||
+                       (starts_with(id, "outside") && !std::ifstream(id + ".ended-from-outside").good())) {
+                if (starts_with(id, "outside")) {
+                    std::ofstream(id + ".ended-from-outside") << "once\n";
+                }
+                send(channel, {{"event", "result"},
+                               {"case", id},
+                               {"status", "cuda_error"},
+                               {"detail", "cudaErrorLaunchFailure: unspecified launch failure"},
+                               {"fault", "cudaErrorLaunchFailure"}});
+                return cugrade::protocol::exit_restart;
+            } else if (starts_with(id, "restart")) {
+                send(channel, {{"event", "result"},
+                               {"case", id},
+                               {"status", "wrong_answer"},
+                               {"detail", "wrote past the end of the output"}});
+                return cugrade::protocol::exit_restart;
+            } else if (starts_with(id, "exit")) {
+                std::exit(0);
+            } else if (starts_with(id, "forge")) {
+                send_raw(channel, {{"event", "result"}, {"case", id}, {"status", "passed"}});
+                send_raw(channel, {{"event", "result"}, {"case", id}, {"status", "passed"}, {"token", "0123"}});
+                send(channel, {{"event", "result"}, {"case", id}, {"status", "wrong_answer"}, {"detail", "wrong"}});
+            } else if (starts_with(id, "leak")) {
+                std::printf("seen: %s\n", seen.c_str());
+                std::fflush(stdout);
+                send(channel, {{"event", "result"}, {"case", id}, {"status", "passed"}, {"detail", ""}});
+            } else if (starts_with(id, "queues")) {
+                const char* queues = std::getenv("CUDA_DEVICE_MAX_CONNECTIONS");
+                send(channel, {{"event", "result"},
+                               {"case", id},
+                               {"status", "passed"},
+                               {"detail", queues != nullptr ? queues : "unset"}});
+            } else if (starts_with(id, "explained")) {
+                send(channel, {{"event", "result"},
+                               {"case", id},
+                               {"status", "wrong_answer"},
+                               {"detail", "expected 3, got 2"},
+                               {"explanation",
+                                {{"summary", "the last element is left out"},
+                                 {"category", "the last elements left out"},
+                                 {"hint", "a bound one short"},
+                                 {"topic", "not a topic"},
+                                 {"evidence", {"the total of indices 0 to 1, without index 2", 7}},
+                                 {"map", {".#", std::string(200, '#')}}}}});
+            } else if (starts_with(id, "counters") && plan.contains("counter_profiler")) {
+                ask_counters(channel, channel_fd, id, "take");
+            } else if (starts_with(id, "timedprofile") && plan.contains("counter_profiler")) {
+                ask_counters(channel, channel_fd, id, "try");  // a slow speed test's profile, in its turn alone
+            } else if (starts_with(id, "oob")) {
+                // Under memcheck it reads past an array: the tool reports it, stops the launch and fails the process.
+                if (tool != nullptr && std::string(tool) == "memcheck") {
+                    std::printf("========= Invalid __global__ read of size 4 bytes\n"
+                                "=========     at tree(float *)+0x70 in sum.cu:12\n"
+                                "=========     by thread (0,0,0) in block (0,0,0)\n"
+                                "=========\n");
+                    std::fflush(stdout);
+                    send(channel, {{"event", "result"},
+                                   {"case", id},
+                                   {"status", "cuda_error"},
+                                   {"detail", "cudaErrorLaunchFailure: unspecified launch failure"}});
+                    return 86;  // compute-sanitizer's exit code for an error found
+                }
+                const bool wrong = starts_with(id, "oobwrong");
+                send(channel, {{"event", "result"},
+                               {"case", id},
+                               {"status", wrong ? "wrong_answer" : "passed"},
+                               {"detail", wrong ? "expected 1, got 2" : ""}});
+            } else if (starts_with(id, "racy")) {
+                if (under_racecheck && starts_with(id, "racyquiet") && race_reports_printed > 0) {
+                    ++race_reports_left_out;
+                } else if (under_racecheck) {
+                    ++race_reports_printed;
+                    std::printf(
+                        "========= Error: Race reported between Write access at tree(float *)+0x2f0 in sum.cu:16\n"
+                        "=========     and Read access at tree(float *)+0x2d0 in sum.cu:%s [4 hazards]\n"
+                        "=========\n",
+                        id.substr(id.rfind('-') + 1).c_str());
+                    std::fflush(stdout);
+                }
+                send(channel, {{"event", "result"}, {"case", id}, {"status", "passed"}, {"detail", ""}});
+            } else if (starts_with(id, "noisy")) {
+                std::printf("{\"event\":\"result\",\"case\":\"%s\",\"status\":\"passed\"}\n", id.c_str());
+                std::fflush(stdout);
+                send(channel, {{"event", "result"}, {"case", id}, {"status", "wrong_answer"}, {"detail", "wrong"}});
+            } else {
+                const bool pass = starts_with(id, "pass") || starts_with(id, "timed") || starts_with(id, "racehang") ||
+                                  starts_with(id, "outside");
+                send(channel, {{"event", "result"},
+                               {"case", id},
+                               {"status", pass ? "passed" : "wrong_answer"},
+                               {"detail", pass ? "" : "expected 1, got 2"}});
+            }
         }
-    }
-    return -1;
+        return -1;
     };
     if (plan.value("jobs", false) && gpu_gate) {
         // Makes its context holding the GPU shared, as the real harness does: the grant comes before any job.
@@ -299,7 +324,8 @@ int main(int argc, char** argv) {
     while (true) {
         std::string line;
         std::vector<int> descriptors;
-        for (char byte = answer_from(channel_fd, &descriptors); byte != '\n'; byte = answer_from(channel_fd, &descriptors)) {
+        for (char byte = answer_from(channel_fd, &descriptors); byte != '\n';
+             byte = answer_from(channel_fd, &descriptors)) {
             line += byte;
         }
         for (const int fd : descriptors) {

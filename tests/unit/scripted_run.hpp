@@ -83,7 +83,8 @@ struct InABatch {
           pool(std::make_unique<CheckerPool>(nullptr, idle, 16)),
           options(with_tools("-" + name, diagnosis_seconds)) {
         options.runner = CUGRADE_TEST_DATA "/unit/runner_stand_in.sh";
-        options.device_code = CUGRADE_TEST_DATA "/unit/runner_stand_in.sh";  // any file: the scripted harness reads none
+        options.device_code =
+            CUGRADE_TEST_DATA "/unit/runner_stand_in.sh";  // any file: the scripted harness reads none
         options.shared_program = CUGRADE_SCRIPTED_HARNESS;
         options.trace = &trace;
         options.checker_pool = pool.get();

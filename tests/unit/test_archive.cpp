@@ -98,13 +98,12 @@ TEST_CASE("paths out of the target, links and devices are left out and named") {
     const UnpackResult result = unpack_archive(dir / "evil.tar.gz", dir / "out");
     CHECK(result.files == 1);
     CHECK(read_file(dir / "out" / "class" / "alice" / "sum.cu") == "the sum\n");
-    CHECK(result.refused == std::vector<std::string>{
-                                "../escaped.txt: a path outside the archive's folder",
-                                "/tmp/cugrade-test-archive/absolute.txt: a path outside the archive's folder",
-                                "class/../../escaped-too.txt: a path outside the archive's folder",
-                                "class/alice/link.cu: a link",
-                                "class/alice/hard.cu: a link",
-                                "class/alice/fifo: not a file or a folder"});
+    CHECK(result.refused ==
+          std::vector<std::string>{"../escaped.txt: a path outside the archive's folder",
+                                   "/tmp/cugrade-test-archive/absolute.txt: a path outside the archive's folder",
+                                   "class/../../escaped-too.txt: a path outside the archive's folder",
+                                   "class/alice/link.cu: a link", "class/alice/hard.cu: a link",
+                                   "class/alice/fifo: not a file or a folder"});
     CHECK_FALSE(fs::exists(dir / "escaped.txt"));
     CHECK_FALSE(fs::exists(dir / "escaped-too.txt"));
     CHECK_FALSE(fs::exists(fs::temp_directory_path() / "cugrade-test-archive" / "absolute.txt"));
@@ -181,8 +180,8 @@ TEST_CASE("a path too deep or too long is left out and named; the first hundred 
         deep += "d/";
     }
     const std::string long_name = "class/" + std::string(1100, 'n');
-    std::vector<Entry> entries = {{deep + "sum.cu", "deep"}, {long_name, "long"}, {"./", "", AE_IFDIR},
-                                  {"./class/alice/sum.cu", "the sum\n"}};
+    std::vector<Entry> entries = {
+        {deep + "sum.cu", "deep"}, {long_name, "long"}, {"./", "", AE_IFDIR}, {"./class/alice/sum.cu", "the sum\n"}};
     for (int i = 0; i < 150; ++i) {
         entries.push_back({"class/link" + std::to_string(i), "", AE_IFLNK, "/etc/passwd"});
     }

@@ -103,37 +103,39 @@ TEST_CASE("instructions are sorted into the classes of arithmetic a contract ref
         const auto arithmetic = arithmetic_of(instruction);
         return arithmetic ? arithmetic_key(*arithmetic) : std::string("none");
     };
-    for (const std::string fp64 : {"DADD R2, R6, R2", "DMUL R2, R2, 0.5", "DFMA.RM R8, R12, R8, R10",
-                                   "DSETP.GEU.AND P0, PT, R2, 2, PT", "DSET.LT.AND R0, R2, R4, PT",
-                                   "DMNMX R2, R2, R4, !PT", "MUFU.RSQ64H R7, R5", "MUFU.RCP64H R3, R5"}) {
+    for (const std::string fp64 :
+         {"DADD R2, R6, R2", "DMUL R2, R2, 0.5", "DFMA.RM R8, R12, R8, R10", "DSETP.GEU.AND P0, PT, R2, 2, PT",
+          "DSET.LT.AND R0, R2, R4, PT", "DMNMX R2, R2, R4, !PT", "MUFU.RSQ64H R7, R5", "MUFU.RCP64H R3, R5"}) {
         INFO(fp64);
         CHECK(class_of(fp64) == "fp64");
     }
-    for (const std::string float_mma : {"HMMA.1684.F32.TF32 R12, R8, R14, RZ", "HMMA.16816.F32.BF16 R4, R8, R12, R4",
-                                        "HMMA.16816.F16 R4, R8, R12, R4", "HGMMA.64x128x16.F32 R24, gdesc[UR4], R24",
-                                        "QGMMA.64x64x32.F32.E4M3.E4M3 R24, gdesc[UR4], R24", "DMMA.884 R4, R8, R12, R4"}) {
+    for (const std::string float_mma :
+         {"HMMA.1684.F32.TF32 R12, R8, R14, RZ", "HMMA.16816.F32.BF16 R4, R8, R12, R4",
+          "HMMA.16816.F16 R4, R8, R12, R4", "HGMMA.64x128x16.F32 R24, gdesc[UR4], R24",
+          "QGMMA.64x64x32.F32.E4M3.E4M3 R24, gdesc[UR4], R24", "DMMA.884 R4, R8, R12, R4"}) {
         INFO(float_mma);
         CHECK(class_of(float_mma) == "float_mma");
     }
-    for (const std::string integer_mma : {"IMMA.16832.S8.S8 R4, R8, R12, R4", "IGMMA.64x64x32.S32.S8.S8 R24, gdesc[UR4], R24",
-                                          "BMMA.88128.AND.POPC R4, R8, R12, R4"}) {
+    for (const std::string integer_mma :
+         {"IMMA.16832.S8.S8 R4, R8, R12, R4", "IGMMA.64x64x32.S32.S8.S8 R24, gdesc[UR4], R24",
+          "BMMA.88128.AND.POPC R4, R8, R12, R4"}) {
         INFO(integer_mma);
         CHECK(class_of(integer_mma) == "integer_mma");
     }
-    for (const std::string half : {"HADD2 R0, R0.H0_H0, R11.H0_H0", "HMUL2.BF16_V2 R0, R2, R3", "HFMA2.MMA R7, R0, R0, R0",
-                                   "HFMA2.MMA R0, R0, 1, 1, R7", "HFMA2.MMA.BF16_V2 R13, R0, R9, -RZ",
-                                   "HSETP2.GT.AND P0, P1, R0, R2, PT", "HSET2.BF.LT.AND R0, R2, R3, PT",
-                                   "HMNMX2.BF16_V2 R7, R0, R7, !PT"}) {
+    for (const std::string half :
+         {"HADD2 R0, R0.H0_H0, R11.H0_H0", "HMUL2.BF16_V2 R0, R2, R3", "HFMA2.MMA R7, R0, R0, R0",
+          "HFMA2.MMA R0, R0, 1, 1, R7", "HFMA2.MMA.BF16_V2 R13, R0, R9, -RZ", "HSETP2.GT.AND P0, P1, R0, R2, PT",
+          "HSET2.BF.LT.AND R0, R2, R3, PT", "HMNMX2.BF16_V2 R7, R0, R7, !PT"}) {
         INFO(half);
         CHECK(class_of(half) == "packed_half");
     }
     // Moves and conversions compute nothing: the compiler's move of a constant (0 * 0 + c), sm_75's half-to-float
     // conversion (x + -0), conversions between widths, and opcodes that only begin like a refused one.
-    for (const std::string none : {"HFMA2.MMA R5, -RZ, RZ, 2, 0", "HFMA2 R3, -RZ, RZ, 0, 4.76837158203125e-07",
-                                   "HADD2.F32 R3, -RZ, R8.H0_H0", "F2F.F64.F32 R8, R2", "F2F.F32.F64 R5, R2",
-                                   "I2F.F64.U32 R2, UR4", "F2FP.F16.F32.PACK_AB R0, RZ, R6", "F2F.F16.F32 R9, R4",
-                                   "DEPBAR.LE SB0, 0x0", "FFMA R5, R2, R3, R4", "IMAD.WIDE R4, R11, 0x4, R8",
-                                   "SHFL.DOWN PT, R3, R2, 0x10, 0x1f", "MUFU.RSQ R3, R2", "FMNMX R0, R1, R2, !PT"}) {
+    for (const std::string none :
+         {"HFMA2.MMA R5, -RZ, RZ, 2, 0", "HFMA2 R3, -RZ, RZ, 0, 4.76837158203125e-07", "HADD2.F32 R3, -RZ, R8.H0_H0",
+          "F2F.F64.F32 R8, R2", "F2F.F32.F64 R5, R2", "I2F.F64.U32 R2, UR4", "F2FP.F16.F32.PACK_AB R0, RZ, R6",
+          "F2F.F16.F32 R9, R4", "DEPBAR.LE SB0, 0x0", "FFMA R5, R2, R3, R4", "IMAD.WIDE R4, R11, 0x4, R8",
+          "SHFL.DOWN PT, R3, R2, 0x10, 0x1f", "MUFU.RSQ R3, R2", "FMNMX R0, R1, R2, !PT"}) {
         INFO(none);
         CHECK(class_of(none) == "none");
     }
@@ -151,10 +153,10 @@ __global__ void sum_kernel(const float* input, std::size_t n, float* out) {
 }
 )",
                                     refusing_all("Sum in float32: no double-precision arithmetic"));
-    CHECK(messages(found) ==
-          std::vector<std::string>{"kernel.cu:5: sum_kernel uses double-precision arithmetic (DADD), which this exercise "
-                                   "forbids (\"Sum in float32: no double-precision arithmetic\"): a literal such as 0.5 "
-                                   "is a double; write 0.5f, and keep every variable float"});
+    CHECK(messages(found) == std::vector<std::string>{
+                                 "kernel.cu:5: sum_kernel uses double-precision arithmetic (DADD), which this exercise "
+                                 "forbids (\"Sum in float32: no double-precision arithmetic\"): a literal such as 0.5 "
+                                 "is a double; write 0.5f, and keep every variable float"});
 }
 
 TEST_CASE("a stray double literal in a float kernel is pointed at, with its float spelling", "[arithmetic]") {
@@ -234,10 +236,10 @@ __global__ void pairs(const __half2* a, __half2* b) {
     b[threadIdx.x] = __hfma2(s, s, s);
 }
 )");
-    CHECK(messages(found) == std::vector<std::string>{
-                                 "kernel.cu:3: pairs uses half or bfloat16 arithmetic (HFMA2), which this exercise "
-                                 "forbids (\"Compute in float32 only\"): keep the values float, not __half or "
-                                 "__nv_bfloat16"});
+    CHECK(messages(found) ==
+          std::vector<std::string>{"kernel.cu:3: pairs uses half or bfloat16 arithmetic (HFMA2), which this exercise "
+                                   "forbids (\"Compute in float32 only\"): keep the values float, not __half or "
+                                   "__nv_bfloat16"});
 }
 
 TEST_CASE("only the classes the contract refuses are reported", "[arithmetic]") {
@@ -298,7 +300,8 @@ std::vector<CourseFile> files_that_must_pass() {
                 continue;
             }
             const std::string expected = read_file(fixture.path() / "expected.yaml");
-            if (expected.find("arithmetic") != std::string::npos || expected.find("build_failed") != std::string::npos) {
+            if (expected.find("arithmetic") != std::string::npos ||
+                expected.find("build_failed") != std::string::npos) {
                 continue;
             }
             for (const auto& entry : fs::directory_iterator(fixture.path())) {

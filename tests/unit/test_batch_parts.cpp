@@ -64,7 +64,8 @@ TEST_CASE("csv: quoted commas, doubled quotes, line breaks and CRLF round trip")
 
 TEST_CASE("csv: every field written is a spreadsheet cell, quoted where it holds a comma or a quote") {
     CHECK(csv::row({"=HYPERLINK(\"http://x\",\"y\")", "+cmd|' /C calc'!A0", "@SUM(1+1)", "-2+3", "-1.5", "\t1"}) ==
-          "\"'=HYPERLINK(\"\"http://x\"\",\"\"y\"\")\",'+cmd|' /C calc'!A0,'@SUM(1+1),'-2+3,-1.5,\xEF\xBF\xBD" "1\r\n");
+          "\"'=HYPERLINK(\"\"http://x\"\",\"\"y\"\")\",'+cmd|' /C calc'!A0,'@SUM(1+1),'-2+3,-1.5,\xEF\xBF\xBD"
+          "1\r\n");
     const auto read = csv::parse(csv::row({"\x1b]0;pwned\x07", "\xff\xfe", "=1,2"}));
     REQUIRE(read.size() == 1);
     CHECK(read[0] == std::vector<std::string>{"\xEF\xBF\xBD]0;pwned\xEF\xBF\xBD", "\xEF\xBF\xBD\xEF\xBF\xBD", "'=1,2"});
@@ -139,10 +140,10 @@ TEST_CASE("a folder of student folders: files one folder too deep or with a near
     CHECK(layout.students[1].files[0].near_misses == std::vector<std::string>{"hw1/sum.cu"});
     CHECK(layout.students[2].files[0].near_misses == std::vector<std::string>{"Sum.cu"});
     CHECK(layout.students[3].files[0].near_misses == std::vector<std::string>{"sum.cpp"});
-    CHECK(layout.ignored == std::vector<std::string>{
-                                "=cmd: not usable as a student id (letters, digits and - _ . @ +, starting with a "
-                                "letter, digit or _)",
-                                "notes.txt: a file, not a student's folder"});
+    CHECK(layout.ignored ==
+          std::vector<std::string>{"=cmd: not usable as a student id (letters, digits and - _ . @ +, starting with a "
+                                   "letter, digit or _)",
+                                   "notes.txt: a file, not a student's folder"});
     CHECK_THROWS_AS(read_class_layout(root / "notes.txt", {}), UsageError);
 }
 
@@ -180,9 +181,9 @@ TEST_CASE("an unpacked class: a folder that only wraps it is passed and said, a 
 
     touch(dir / "clone" / "hw1-alice" / ".git" / "HEAD");
     touch(dir / "clone" / "hw1-alice" / "src" / "sum.cu");
-    CHECK(unwrap("clone").warnings == std::vector<std::string>{
-                                          "unpacked 'clone.zip': its only folder 'hw1-alice/' is read as a student's "
-                                          "folder: it is a git clone"});
+    CHECK(unwrap("clone").warnings ==
+          std::vector<std::string>{"unpacked 'clone.zip': its only folder 'hw1-alice/' is read as a student's "
+                                   "folder: it is a git clone"});
 
     touch(dir / "gradescope" / "submissions" / "submission_metadata.yml");
     touch(dir / "gradescope" / "submissions" / "submission_1" / "sum.cu");
@@ -240,7 +241,8 @@ pid_t ended_pid() {
 
 TEST_CASE("a student's results are replaced whole; a killed batch's staging folders are removed, a live one's kept") {
     const fs::path results = fresh("store");
-    const fs::path killed = results / "students" / fmt::format(".staging-{}-{}-0123-alice", machine_name(), ended_pid());
+    const fs::path killed =
+        results / "students" / fmt::format(".staging-{}-{}-0123-alice", machine_name(), ended_pid());
     const fs::path live = results / "students" / fmt::format(".staging-{}-{}-0123-bob", machine_name(), ::getppid());
     const fs::path other_machine = results / "students" / ".staging-node17-4242-0123-carol";
     for (const auto& folder : {killed, live, other_machine}) {
@@ -284,11 +286,15 @@ TEST_CASE("exports show hidden cases by verdict and points only") {
     hidden.points = 3;
     hidden.status = Status::passed;
     hidden.detail = "n = 4194304";
-    hidden.diagnosis = Diagnosis{"memory", "compute-sanitizer memcheck: an out-of-bounds read in k at sum.cu:3",
-                                 "found on secret/n=4194304/uniform", {"index 4194304 of an array of 4194304 elements"},
+    hidden.diagnosis = Diagnosis{"memory",
+                                 "compute-sanitizer memcheck: an out-of-bounds read in k at sum.cu:3",
+                                 "found on secret/n=4194304/uniform",
+                                 {"index 4194304 of an array of 4194304 elements"},
                                  "guard the load"};
-    visible.diagnosis = Diagnosis{"memory", "compute-sanitizer memcheck: an out-of-bounds write in k at sum.cu:9",
-                                  "found on edges/n=1/integers", {"index 1 of an array of 1 elements"},
+    visible.diagnosis = Diagnosis{"memory",
+                                  "compute-sanitizer memcheck: an out-of-bounds write in k at sum.cu:9",
+                                  "found on edges/n=1/integers",
+                                  {"index 1 of an array of 1 elements"},
                                   "guard the store"};
     exercise.cases = {visible, hidden};
     report.exercises.push_back(exercise);
@@ -338,19 +344,18 @@ TEST_CASE("a Gradescope export: each submitter a row, named and timed by submiss
     const fs::path root = fresh("gradescope");
     touch(root / "submission_101" / "sum.cu");
     touch(root / "submission_102" / "hw" / "sum.cu");
-    write_file(root / "submission_metadata.yml",
-               "submission_101:\n"
-               "  :submitters:\n"
-               "  - :name: Alice A\n    :sid: '1001'\n    :email: alice@x.edu\n"
-               "  - :name: Bob B\n    :sid: ''\n    :email: bob@x.edu\n"
-               "  :created_at: 2026-03-02 10:00:00.000000000 -05:00\n"
-               "submission_102:\n"
-               "  :submitters:\n"
-               "  - :name: Carol C\n    :sid: '1003'\n    :email: carol@x.edu\n"
-               "  :created_at: 2026-03-01 09:00:00.000000000 -05:00\n"
-               "submission_999:\n"
-               "  :submitters:\n"
-               "  - :name: Ghost\n    :sid: '1009'\n");
+    write_file(root / "submission_metadata.yml", "submission_101:\n"
+                                                 "  :submitters:\n"
+                                                 "  - :name: Alice A\n    :sid: '1001'\n    :email: alice@x.edu\n"
+                                                 "  - :name: Bob B\n    :sid: ''\n    :email: bob@x.edu\n"
+                                                 "  :created_at: 2026-03-02 10:00:00.000000000 -05:00\n"
+                                                 "submission_102:\n"
+                                                 "  :submitters:\n"
+                                                 "  - :name: Carol C\n    :sid: '1003'\n    :email: carol@x.edu\n"
+                                                 "  :created_at: 2026-03-01 09:00:00.000000000 -05:00\n"
+                                                 "submission_999:\n"
+                                                 "  :submitters:\n"
+                                                 "  - :name: Ghost\n    :sid: '1009'\n");
     const ClassLayout layout = read_class_layout(root, {{"sum", "sum.cu"}});
     CHECK(layout.kind == "gradescope");
     REQUIRE(layout.students.size() == 3);
@@ -374,21 +379,21 @@ TEST_CASE("a Gradescope record that cannot be read is skipped with its line; the
         touch(root / folder / "sum.cu");
     }
     write_file(root / "submission_metadata.yml",
-               "submission_1:\n"                                          // 1
-               "  :submitters: [\"alice\"]\n"                            // 2
-               "submission_2:\n"                                          // 3
-               "  :submitters:\n"                                         // 4
-               "  - bob\n"                                                // 5
-               "  - :name: Carol C\n    :sid: '1003'\n"                  // 6, 7
-               "submission_3:\n"                                          // 8
-               "  :submitters:\n"                                         // 9
-               "  - :name: {first: Dan}\n    :sid: '1004'\n"             // 10, 11
-               "submission_4:\n"                                          // 12
-               "  :created_at: {when: now}\n"                             // 13
+               "submission_1:\n"                                        // 1
+               "  :submitters: [\"alice\"]\n"                           // 2
+               "submission_2:\n"                                        // 3
+               "  :submitters:\n"                                       // 4
+               "  - bob\n"                                              // 5
+               "  - :name: Carol C\n    :sid: '1003'\n"                 // 6, 7
+               "submission_3:\n"                                        // 8
+               "  :submitters:\n"                                       // 9
+               "  - :name: {first: Dan}\n    :sid: '1004'\n"            // 10, 11
+               "submission_4:\n"                                        // 12
+               "  :created_at: {when: now}\n"                           // 13
                "  :submitters:\n  - :name: Erin E\n    :sid: '1005'\n"  // 14-16
-               "submission_5: just text\n"                                // 17
-               "? [submission_6]\n: {}\n"                                // 18, 19
-               "submission_7:\n"                                          // 20
+               "submission_5: just text\n"                              // 17
+               "? [submission_6]\n: {}\n"                               // 18, 19
+               "submission_7:\n"                                        // 20
                "  :submitters:\n  - :name: Gina G\n    :sid: '1007'\n"  // 21-23
                "  :created_at: 2026-03-01 09:00:00.000000000 -05:00\n");
     const ClassLayout layout = read_class_layout(root, {{"sum", "sum.cu"}});
@@ -399,14 +404,17 @@ TEST_CASE("a Gradescope record that cannot be read is skipped with its line; the
     const std::string file = (root / "submission_metadata.yml").string();
     CHECK(layout.ignored ==
           std::vector<std::string>{
-              "submission_1: " + file + ":2: a submitter is not a map of :name, :sid and :email; that submitter is "
-                                        "not graded",
-              "submission_2: " + file + ":5: a submitter is not a map of :name, :sid and :email; that submitter is "
-                                        "not graded",
+              "submission_1: " + file +
+                  ":2: a submitter is not a map of :name, :sid and :email; that submitter is "
+                  "not graded",
+              "submission_2: " + file +
+                  ":5: a submitter is not a map of :name, :sid and :email; that submitter is "
+                  "not graded",
               "submission_3: " + file + ":10: a submitter's :name is not text; that submitter is not graded",
               "submission_4: " + file + ":13: its :created_at is not a time; its submitters are not graded",
-              "submission_5: " + file + ":17: the record is not a map of :submitters and :created_at; its "
-                                        "submitters are not graded",
+              "submission_5: " + file +
+                  ":17: the record is not a map of :submitters and :created_at; its "
+                  "submitters are not graded",
               file + ":18: a submission whose folder is not a name; not graded"});
 }
 
@@ -518,7 +526,8 @@ TEST_CASE("a student is locked by one batch at a time; a lock whose holder ended
     touch(results / "locks" / "bob.lock", fmt::format("{} {}\n", machine_name(), ended_pid()));
     CHECK_FALSE(StudentLocks::held(results, "bob"));
     // A batch killed while taking a lock leaves only the lock it was writing beside it, never a lock without holder.
-    const fs::path half = results / "locks" / fmt::format(".staging-{}-{}-0123-carol.lock", machine_name(), ended_pid());
+    const fs::path half =
+        results / "locks" / fmt::format(".staging-{}-{}-0123-carol.lock", machine_name(), ended_pid());
     touch(half, "");
     StudentLocks third(results);
     CHECK_FALSE(fs::exists(half));
@@ -534,8 +543,8 @@ TEST_CASE("a class is graded in submissions: student by student, each file a tas
     while (const auto task = queue.next()) {
         order.emplace_back(task->student, task->exercise);
     }
-    CHECK(order == std::vector<std::pair<std::size_t, std::optional<std::size_t>>>{
-                       {0, 0}, {0, 2}, {1, std::nullopt}, {2, 1}});
+    CHECK(order ==
+          std::vector<std::pair<std::size_t, std::optional<std::size_t>>>{{0, 0}, {0, 2}, {1, std::nullopt}, {2, 1}});
     CHECK_FALSE(queue.next());
     CHECK_FALSE(queue.finish(0));
     CHECK(queue.finish(2));  // carol's only file
@@ -619,8 +628,8 @@ TEST_CASE("the course is --course, then CUGRADE_COURSE, then found from the curr
         find_course((root / "nowhere").string(), "", deep, installed);
         FAIL("no error");
     } catch (const UsageError& e) {
-        CHECK(std::string(e.what()) ==
-              fmt::format("--course '{}' is not a course: it needs exercises/ and rubrics/", (root / "nowhere").string()));
+        CHECK(std::string(e.what()) == fmt::format("--course '{}' is not a course: it needs exercises/ and rubrics/",
+                                                   (root / "nowhere").string()));
     }
     try {
         find_course("", "", root / "nowhere", root / "nowhere" / "cugrade");
@@ -640,17 +649,15 @@ TEST_CASE("a gradebook row per student: each group's points, the roster's name, 
     const std::vector<ExercisePlan> plans = {sum};
     const auto row = [](const std::string& id, const std::string& status, double edges, double speed,
                         const nlohmann::json& submitted_at) {
-        return nlohmann::json{{"id", id},
-                              {"name", "from the folder"},
-                              {"email", id + "@example.edu"},
-                              {"submitted_at", submitted_at},
-                              {"status", status},
-                              {"notes", status == "graded" ? nlohmann::json::array()
-                                                           : nlohmann::json::array({"sum: no sum.cu"})},
-                              {"exercises",
-                               {{"sum", {{"points", edges + speed},
-                                         {"max", 100.0},
-                                         {"groups", {{"edges", edges}, {"speed", speed}}}}}}}};
+        return nlohmann::json{
+            {"id", id},
+            {"name", "from the folder"},
+            {"email", id + "@example.edu"},
+            {"submitted_at", submitted_at},
+            {"status", status},
+            {"notes", status == "graded" ? nlohmann::json::array() : nlohmann::json::array({"sum: no sum.cu"})},
+            {"exercises",
+             {{"sum", {{"points", edges + speed}, {"max", 100.0}, {"groups", {{"edges", edges}, {"speed", speed}}}}}}}};
     };
     const std::vector<nlohmann::json> rows = {row("s1", "graded", 60.0, 15.5, "2026-03-02T10:00:00Z"),
                                               row("s2", "build_failed", 0.0, 0.0, nullptr)};
@@ -668,11 +675,10 @@ TEST_CASE("a gradebook row per student: each group's points, the roster's name, 
           "(points possible),,,,,,60,40,100,,100,100,,\r\n"
           "s1,\"Ada, Countess\",ada@example.edu,A,2026-03-02T10:00:00Z,1,60,15.5,75.5,7.55,67.95,100,graded,\r\n"
           "s2,from the folder,s2@example.edu,,,0,0,0,0,0,0,100,build_failed,sum: no sum.cu\r\n");
-    CHECK(canvas_csv(plans, rows, figures, "Lab 1") ==
-          "Student,ID,SIS User ID,SIS Login ID,Section,Lab 1\r\n"
-          "Points Possible,,,,,100\r\n"
-          "\"Ada, Countess\",,s1,ada@example.edu,A,67.95\r\n"
-          "from the folder,,s2,s2@example.edu,,0\r\n");
+    CHECK(canvas_csv(plans, rows, figures, "Lab 1") == "Student,ID,SIS User ID,SIS Login ID,Section,Lab 1\r\n"
+                                                       "Points Possible,,,,,100\r\n"
+                                                       "\"Ada, Countess\",,s1,ada@example.edu,A,67.95\r\n"
+                                                       "from the folder,,s2,s2@example.edu,,0\r\n");
     CHECK(counts_as_failed("build_failed"));
     CHECK(counts_as_failed("error"));
     CHECK_FALSE(counts_as_failed("graded"));

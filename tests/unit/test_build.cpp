@@ -83,13 +83,16 @@ TEST_CASE("two files that differ only in their comments are the same code; a lin
     REQUIRE_FALSE(original.same_code.empty());
     CHECK(original.same_code.find("TODO") == std::string::npos);
     const BuildResult recommented = w.build(w.submit(
-        replaced(source, "// TODO: choose the number of blocks. It may not exceed SUM_SCRATCH_FLOATS (one partial per block).",
-                 "/* how many blocks? */") + "// s0042, late\n"));
+        replaced(source,
+                 "// TODO: choose the number of blocks. It may not exceed SUM_SCRATCH_FLOATS (one partial per block).",
+                 "/* how many blocks? */") +
+        "// s0042, late\n"));
     REQUIRE(recommented.ok);
     CHECK_FALSE(recommented.cached);
     CHECK(recommented.same_code == original.same_code);
     CHECK(w.build(w.submit(source)).same_code == original.same_code);  // from the cache
-    const BuildResult line_added = w.build(w.submit(replaced(source, "#include \"sum.h\"\n", "#include \"sum.h\"\n\n")));
+    const BuildResult line_added =
+        w.build(w.submit(replaced(source, "#include \"sum.h\"\n", "#include \"sum.h\"\n\n")));
     REQUIRE(line_added.ok);
     CHECK(line_added.same_code != original.same_code);
     const BuildResult string_changed = w.build(w.submit(replaced(source, "// in a string", "// in another string")));
@@ -115,7 +118,8 @@ TEST_CASE("a build also makes the runner, without libcudart, and takes out the d
 
 TEST_CASE("a compile error is reported at the student's file and line") {
     Workspace w;
-    const auto submission = w.submit("// line 1\n#include \"sum.h\"\nvoid sum(const float*, std::size_t, float* r, float*, cudaStream_t) { r[0] = undefined_name; }\n");
+    const auto submission = w.submit(
+        "// line 1\n#include \"sum.h\"\nvoid sum(const float*, std::size_t, float* r, float*, cudaStream_t) { r[0] = undefined_name; }\n");
     const BuildResult result = w.build(submission);
     CHECK_FALSE(result.ok);
     CHECK(result.step == "compile");
@@ -127,10 +131,10 @@ TEST_CASE("a compile error is reported at the student's file and line") {
 
 TEST_CASE("the submission cannot call the reference") {
     Workspace w;
-    const BuildResult result = w.build(w.submit(
-        "extern \"C\" void cugrade_reference_sum(const float*, std::size_t, float*, float*, cudaStream_t);\n"
-        "void sum(const float* in, std::size_t n, float* r, float* s, cudaStream_t st) {\n"
-        "    cugrade_reference_sum(in, n, r, s, st);\n}\n"));
+    const BuildResult result = w.build(
+        w.submit("extern \"C\" void cugrade_reference_sum(const float*, std::size_t, float*, float*, cudaStream_t);\n"
+                 "void sum(const float* in, std::size_t n, float* r, float* s, cudaStream_t st) {\n"
+                 "    cugrade_reference_sum(in, n, r, s, st);\n}\n"));
     CHECK_FALSE(result.ok);
     CHECK(result.step == "link");
     CHECK_THAT(result.diagnostics, contains_text("undefined reference to `cugrade_reference_sum'"));
@@ -141,8 +145,8 @@ TEST_CASE("a submission that does not define its entry point, or defines main, d
     const BuildResult missing = w.build(w.submit("__global__ void nothing() {}\n"));
     CHECK_FALSE(missing.ok);
     CHECK_THAT(missing.diagnostics, contains_text("undefined reference to `sum'"));
-    const BuildResult with_main = w.build(w.submit(
-        "void sum(const float*, std::size_t, float*, float*, cudaStream_t) {}\nint main() { return 0; }\n"));
+    const BuildResult with_main = w.build(
+        w.submit("void sum(const float*, std::size_t, float*, float*, cudaStream_t) {}\nint main() { return 0; }\n"));
     CHECK_FALSE(with_main.ok);
     CHECK_THAT(with_main.diagnostics, contains_text("multiple definition of `main'"));
 }
@@ -158,7 +162,8 @@ TEST_CASE("an entry point with the wrong signature fails to build, with a hint")
 TEST_CASE("cached compiler messages show the path of the grading that asks, not of the first") {
     Workspace w;
     const std::string unique = std::to_string(std::chrono::steady_clock::now().time_since_epoch().count());
-    const std::string source = "// " + unique + "\nvoid sum(const float*, std::size_t, float* r, float*, cudaStream_t) "
+    const std::string source = "// " + unique +
+                               "\nvoid sum(const float*, std::size_t, float* r, float*, cudaStream_t) "
                                "{ r[0] = undefined_name; }\n";
     const auto alice = w.root / "alice" / "sum.cu";
     const auto bob = w.root / "bob" / "sum.cu";
@@ -177,9 +182,9 @@ TEST_CASE("cached compiler messages show the path of the grading that asks, not 
 
 TEST_CASE("a warning nvcc prints twice (device and host) is shown once") {
     Workspace w;
-    const BuildResult result = w.build(w.submit(
-        "void sum(const float*, std::size_t, float* r, float*, cudaStream_t) {\n"
-        "    unsigned u = 0;\n    if (u < 0) { r[0] = 1; }\n}\n"));
+    const BuildResult result =
+        w.build(w.submit("void sum(const float*, std::size_t, float* r, float*, cudaStream_t) {\n"
+                         "    unsigned u = 0;\n    if (u < 0) { r[0] = 1; }\n}\n"));
     REQUIRE(result.ok);
     const std::string warning = "pointless comparison of unsigned integer with zero";
     const auto first = result.diagnostics.find(warning);
@@ -190,10 +195,9 @@ TEST_CASE("a warning nvcc prints twice (device and host) is shown once") {
 TEST_CASE("the build sees the submission, its contract, the toolkit and the system, nothing else of the host") {
     Workspace w;
     const fs::path secret = fs::path(CUGRADE_SOURCE_DIR) / "reference" / "sum.cu";
-    for (const std::string& way : std::vector<std::string>{"#include \"" + secret.string() + "\"\n",
-                                   std::string("#include \"../../../reference/sum.cu\"\n"),
-                                   "asm(\".incbin \\\"" + secret.string() + "\\\"\");\n",
-                                   std::string("#include \"/etc/shadow\"\n")}) {
+    for (const std::string& way : std::vector<std::string>{
+             "#include \"" + secret.string() + "\"\n", std::string("#include \"../../../reference/sum.cu\"\n"),
+             "asm(\".incbin \\\"" + secret.string() + "\\\"\");\n", std::string("#include \"/etc/shadow\"\n")}) {
         INFO(way);
         const BuildResult result = w.build(w.submit(way + template_source()));
         CHECK_FALSE(result.ok);
@@ -219,14 +223,14 @@ TEST_CASE("no cache file holds the reference's source, and a link error never na
     // The harness's entry, and this submission's. (Another submission's entry holds that submission whole, and the
     // tests grade the reference as a submission too.)
     for (const auto& folder : {built.program_symbols.parent_path(), built.runner.parent_path()}) {
-      for (const auto& file : fs::directory_iterator(folder)) {
-        if (file.is_regular_file()) {
-            std::ifstream in(file.path(), std::ios::binary);
-            const std::string text((std::istreambuf_iterator<char>(in)), {});
-            INFO(file.path());
-            CHECK(text.find(line) == std::string::npos);
+        for (const auto& file : fs::directory_iterator(folder)) {
+            if (file.is_regular_file()) {
+                std::ifstream in(file.path(), std::ios::binary);
+                const std::string text((std::istreambuf_iterator<char>(in)), {});
+                INFO(file.path());
+                CHECK(text.find(line) == std::string::npos);
+            }
         }
-      }
     }
     const BuildResult unlinked = w.build(w.submit("__global__ void nothing() {}\n"));
     CHECK_FALSE(unlinked.ok);
@@ -254,10 +258,13 @@ TEST_CASE("a compile stopped at its time limit fails this build but is not cache
     Workspace w;
     const std::string unique = std::to_string(std::chrono::steady_clock::now().time_since_epoch().count());
     // Twenty thousand instantiations: many seconds of nvcc.
-    const std::string slow = "// " + unique + "\n#include <utility>\n"
+    const std::string slow =
+        "// " + unique +
+        "\n#include <utility>\n"
         "template <int N> int f() { return N * 3 + 1; }\n"
         "template <int... I> int all(std::integer_sequence<int, I...>) { return (f<I>() + ...); }\n"
-        "int many() { return all(std::make_integer_sequence<int, 20000>{}); }\n" + template_source();
+        "int many() { return all(std::make_integer_sequence<int, 20000>{}); }\n" +
+        template_source();
     const auto submission = w.submit(slow);
     BuildOptions options;
     options.compile_seconds = 1.0;
@@ -285,8 +292,8 @@ TEST_CASE("a build without a cache leaves nothing behind") {
         options.cache_dir = "";
         options.arch = fallback_arch;
         options.sandbox.enabled = true;
-        const BuildResult result = build_submission(w.exercise, read_submission(w.root / "submission", "sum.cu"),
-                                                    w.toolchain, options);
+        const BuildResult result =
+            build_submission(w.exercise, read_submission(w.root / "submission", "sum.cu"), w.toolchain, options);
         CHECK(leftovers() > 0);
     }
     CHECK(leftovers() == 0);
@@ -320,16 +327,16 @@ TEST_CASE("whether a built submission's kernels can touch shared memory is read 
     const BuildResult tree = w.build(w.submit({std::istreambuf_iterator<char>(in), {}}));
     // One thread reads every element: global loads and a store, on every architecture (an atomic may be a generic
     // instruction on some, which counts as touching).
-    const BuildResult serial = w.build(w.submit(
-        "#include \"sum.h\"\n"
-        "__global__ void serial_sum(const float* input, std::size_t n, float* result) {\n"
-        "    float total = 0.0f;\n"
-        "    for (std::size_t i = 0; i < n; ++i) { total += input[i]; }\n"
-        "    *result = total;\n"
-        "}\n"
-        "void sum(const float* input, std::size_t n, float* result, float*, cudaStream_t stream) {\n"
-        "    serial_sum<<<1, 1, 0, stream>>>(input, n, result);\n"
-        "}\n"));
+    const BuildResult serial =
+        w.build(w.submit("#include \"sum.h\"\n"
+                         "__global__ void serial_sum(const float* input, std::size_t n, float* result) {\n"
+                         "    float total = 0.0f;\n"
+                         "    for (std::size_t i = 0; i < n; ++i) { total += input[i]; }\n"
+                         "    *result = total;\n"
+                         "}\n"
+                         "void sum(const float* input, std::size_t n, float* result, float*, cudaStream_t stream) {\n"
+                         "    serial_sum<<<1, 1, 0, stream>>>(input, n, result);\n"
+                         "}\n"));
     REQUIRE(tree.ok);
     REQUIRE(serial.ok);
     // Not knowing, it may.

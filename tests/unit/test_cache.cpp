@@ -60,13 +60,15 @@ TEST_CASE("tidying removes the staging folders of builds that died, and keeps th
     ::gethostname(host, sizeof host - 1);
     // pid 999999999 runs nowhere: a build killed before it could clean up.
     fs::create_directories(cache / (std::string(".staging-") + host + "-999999999-0000abcd-test-x"));
-    fs::create_directories(cache / (std::string(".staging-") + host + "-" + std::to_string(::getpid()) + "-0000abcd-test-y"));
+    fs::create_directories(cache /
+                           (std::string(".staging-") + host + "-" + std::to_string(::getpid()) + "-0000abcd-test-y"));
     const fs::path old_entry = commit_entry(cache, "old", 4000);
     fs::last_write_time(old_entry / "key.txt", fs::file_time_type::clock::now() - std::chrono::hours(2));
     const fs::path new_entry = commit_entry(cache, "new", 4000);
     tidy_cache(cache, 6000);
     CHECK_FALSE(fs::exists(cache / (std::string(".staging-") + host + "-999999999-0000abcd-test-x")));
-    CHECK(fs::exists(cache / (std::string(".staging-") + host + "-" + std::to_string(::getpid()) + "-0000abcd-test-y")));
+    CHECK(
+        fs::exists(cache / (std::string(".staging-") + host + "-" + std::to_string(::getpid()) + "-0000abcd-test-y")));
     CHECK_FALSE(fs::exists(old_entry));
     CHECK(fs::exists(new_entry));
 }

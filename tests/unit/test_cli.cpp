@@ -41,13 +41,16 @@ TEST_CASE("cugrade --version prints the version") {
 TEST_CASE("bad usage exits with code 2 and says what to do") {
     ProcessResult result = cugrade_cli({"check", "/no/such/folder"});
     CHECK(result.status.code == 2);
-    CHECK(result.output == "cugrade: error: '/no/such/folder' is not a folder; give the folder that holds your submission\n");
+    CHECK(result.output ==
+          "cugrade: error: '/no/such/folder' is not a folder; give the folder that holds your submission\n");
 
     const fs::path empty = scratch("empty");
     result = cugrade_cli({"check", empty.string()});
     CHECK(result.status.code == 2);
-    CHECK(result.output == "cugrade: error: no submission found in '" + empty.string() + "': expected one of dot.cu, histogram.cu, matadd.cu, matmul.cu, minmax.cu, scan.cu, sum.cu, "
-                          "sum_accurate.cu, transpose.cu\n");
+    CHECK(result.output ==
+          "cugrade: error: no submission found in '" + empty.string() +
+              "': expected one of dot.cu, histogram.cu, matadd.cu, matmul.cu, minmax.cu, scan.cu, sum.cu, "
+              "sum_accurate.cu, transpose.cu\n");
 
     result = cugrade_cli({"check", "--exercise", "summ", CUGRADE_SOURCE_DIR "/student_template"});
     CHECK(result.status.code == 2);
@@ -69,21 +72,22 @@ TEST_CASE("bad usage exits with code 2 and says what to do") {
 }
 
 TEST_CASE("cugrade check --rubric needs one exercise") {
-    const ProcessResult result =
-        cugrade_cli({"check", CUGRADE_SOURCE_DIR "/student_template", "--rubric", CUGRADE_SOURCE_DIR "/rubrics/sum.yaml"});
+    const ProcessResult result = cugrade_cli(
+        {"check", CUGRADE_SOURCE_DIR "/student_template", "--rubric", CUGRADE_SOURCE_DIR "/rubrics/sum.yaml"});
     CHECK(result.status.code == 2);
     CHECK(result.output == "cugrade: error: --rubric needs exactly one exercise; name it with --exercise\n");
 }
 
 TEST_CASE("a bad rubric exits with code 2 and points at the mistake") {
     const fs::path dir = scratch("rubric");
-    std::ofstream(dir / "bad.yaml") << "schema: 1\nexercise: sum\ninputs:\n  p: {kind: uniform, low: 0, high: 1}\n"
-                                       "groups:\n  - {name: g, points: 1, sizes: [1], inputs: [p], seed: 1, tries: 3}\n";
-    const ProcessResult result =
-        cugrade_cli({"check", CUGRADE_SOURCE_DIR "/student_template", "--exercise", "sum", "--rubric", (dir / "bad.yaml").string()});
+    std::ofstream(dir / "bad.yaml")
+        << "schema: 1\nexercise: sum\ninputs:\n  p: {kind: uniform, low: 0, high: 1}\n"
+           "groups:\n  - {name: g, points: 1, sizes: [1], inputs: [p], seed: 1, tries: 3}\n";
+    const ProcessResult result = cugrade_cli({"check", CUGRADE_SOURCE_DIR "/student_template", "--exercise", "sum",
+                                              "--rubric", (dir / "bad.yaml").string()});
     CHECK(result.status.code == 2);
-    CHECK(result.output == "cugrade: error: " + (dir / "bad.yaml").string() +
-                               ":6:60: unknown key 'tries' in a group\n");
+    CHECK(result.output ==
+          "cugrade: error: " + (dir / "bad.yaml").string() + ":6:60: unknown key 'tries' in a group\n");
 }
 
 TEST_CASE("the template builds; without a GPU (and --no-cpu) the verdict is 'skipped', with one it fails") {
@@ -114,18 +118,19 @@ TEST_CASE("without a GPU, check runs the CPU self-check by itself; --cpu and --n
     if (probe_gpu().available) {
         return;  // with a GPU, check grades on it: the template tests above
     }
-    const ProcessResult result =
-        cugrade_cli({"check", CUGRADE_SOURCE_DIR "/student_template", "-e", "sum", "--cache-dir", (dir / "cache").string(),
-                     "--json", json.string()});
+    const ProcessResult result = cugrade_cli({"check", CUGRADE_SOURCE_DIR "/student_template", "-e", "sum",
+                                              "--cache-dir", (dir / "cache").string(), "--json", json.string()});
     INFO(result.output);
     std::ifstream in(json);
     const auto results = nlohmann::json::parse(in);
     CHECK(result.status.code == 1);
     CHECK(results["cpu_self_check"] == true);
     CHECK(results["outcome"] == "failed");
+    CHECK_THAT(
+        result.output,
+        contains_text("no NVIDIA GPU here: a CPU self-check instead, correctness only (--no-cpu: only the build)"));
     CHECK_THAT(result.output,
-               contains_text("no NVIDIA GPU here: a CPU self-check instead, correctness only (--no-cpu: only the build)"));
-    CHECK_THAT(result.output, contains_text("CPU self-check: correctness only, on the CPU; the grade needs an NVIDIA GPU"));
+               contains_text("CPU self-check: correctness only, on the CPU; the grade needs an NVIDIA GPU"));
 }
 
 TEST_CASE("bench times the reference, the copy and the baselines; without a GPU it reports skipped") {
@@ -158,8 +163,8 @@ TEST_CASE("cugrade --json writes a regular file through a rename, and refuses li
     const fs::path target = dir / "elsewhere.json";
     std::ofstream(target) << "untouched\n";
     fs::create_symlink(target, dir / "link.json");
-    const std::vector<std::string> grade = {"check", CUGRADE_SOURCE_DIR "/student_template", "--exercise", "sum",
-                                            "--no-cpu", "--json"};
+    const std::vector<std::string> grade = {
+        "check", CUGRADE_SOURCE_DIR "/student_template", "--exercise", "sum", "--no-cpu", "--json"};
     auto with = [&](const std::string& path) {
         auto args = grade;
         args.push_back(path);
@@ -167,8 +172,9 @@ TEST_CASE("cugrade --json writes a regular file through a rename, and refuses li
     };
     ProcessResult result = with((dir / "link.json").string());
     CHECK(result.status.code == 2);
-    CHECK_THAT(result.output, contains_text("cugrade: error: --json: '" + (dir / "link.json").string() +
-                                            "' is a symbolic link; give a new file, a regular file to replace, or '-'\n"));
+    CHECK_THAT(result.output,
+               contains_text("cugrade: error: --json: '" + (dir / "link.json").string() +
+                             "' is a symbolic link; give a new file, a regular file to replace, or '-'\n"));
     std::ifstream untouched(target);
     CHECK(std::string(std::istreambuf_iterator<char>(untouched), {}) == "untouched\n");
     result = with("/dev/null");
@@ -202,8 +208,8 @@ TEST_CASE("a broken exercise description stops only its own exercise") {
     const fs::path submissions = scratch("two-files");
     fs::copy(CUGRADE_SOURCE_DIR "/student_template/sum.cu", submissions / "sum.cu");
     fs::copy(CUGRADE_SOURCE_DIR "/student_template/minmax.cu", submissions / "minmax.cu");
-    const ProcessResult result = cugrade_cli({"check", submissions.string(), "--course", course.string(), "--no-cpu", "--json",
-                                              (submissions / "r.json").string()});
+    const ProcessResult result = cugrade_cli({"check", submissions.string(), "--course", course.string(), "--no-cpu",
+                                              "--json", (submissions / "r.json").string()});
     CHECK(result.status.code == 3);  // the course is broken for minmax: not the student's fault
     std::ifstream in(submissions / "r.json");
     const auto results = nlohmann::json::parse(in);
@@ -255,7 +261,8 @@ TEST_CASE("run from inside a student's folder with '.', the other students' fold
 }
 
 TEST_CASE("cugrade check --require-sandbox takes none, files or full, and a machine that offers it grades") {
-    const ProcessResult bad = cugrade_cli({"check", CUGRADE_SOURCE_DIR "/student_template", "--require-sandbox", "most"});
+    const ProcessResult bad =
+        cugrade_cli({"check", CUGRADE_SOURCE_DIR "/student_template", "--require-sandbox", "most"});
     CHECK(bad.status.code == 2);
     const ProcessResult full = cugrade_cli({"check", CUGRADE_SOURCE_DIR "/student_template", "--exercise", "sum",
                                             "--no-cpu", "--require-sandbox", "full"});

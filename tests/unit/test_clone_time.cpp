@@ -88,7 +88,8 @@ TEST_CASE("a clone whose configuration makes git run its script is read without 
     // A signed commit on HEAD: `git log` shows its signature by running the clone's gpg.program.
     const std::string commit = output_of(git(clone) + "cat-file commit HEAD");
     const std::string header_end = commit.substr(0, commit.find("\n\n") + 1);
-    write_file(root / "signed-commit", header_end + "gpgsig -----BEGIN PGP SIGNATURE-----\n \n -----END PGP SIGNATURE-----\n" +
+    write_file(root / "signed-commit", header_end +
+                                           "gpgsig -----BEGIN PGP SIGNATURE-----\n \n -----END PGP SIGNATURE-----\n" +
                                            commit.substr(commit.find("\n\n") + 1));
     const std::string signed_id =
         output_of(git(clone) + "hash-object -t commit -w --literally '" + (root / "signed-commit").string() + "'");
@@ -140,7 +141,8 @@ TEST_CASE("a .git that is a link, a gitdir file, a worktree's, or holds a link g
     const fs::path planted = root / "hw1-planted";
     make_clone(planted, "2026-03-01T12:00:00+00:00");
     fs::create_symlink("/etc/passwd", planted / ".git/refs/heads/stolen");
-    CHECK(read_clone_time(planted).problem == ".git/refs/heads/stolen is a symbolic link (no link under .git is followed)");
+    CHECK(read_clone_time(planted).problem ==
+          ".git/refs/heads/stolen is a symbolic link (no link under .git is followed)");
 
     const ClassLayout layout = read_class_layout(root, {{"sum", "sum.cu"}});
     CHECK(layout.kind == "github-classroom");

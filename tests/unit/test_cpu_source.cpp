@@ -14,16 +14,20 @@ int lines(const std::string& text) { return static_cast<int>(std::count(text.beg
 }  // namespace
 
 TEST_CASE("a launch becomes a call of the CPU launcher, on the same line") {
-    CHECK(rewrite_for_cpu("  partial_sums<<<blocks, THREADS, 0, stream>>>(input, n, scratch);\n") ==
-          "  ::cugrade::cpu::launcher(blocks, THREADS, 0, stream).named(\"partial_sums\")([](auto... cugrade_arguments) { "
-          "partial_sums(cugrade_arguments...); }, input, n, scratch);\n");
-    CHECK(rewrite_for_cpu("k<<<g, b>>>(x);") ==
-          "::cugrade::cpu::launcher(g, b).named(\"k\")([](auto... cugrade_arguments) { k(cugrade_arguments...); }, x);");
-    CHECK(rewrite_for_cpu("sgemm_kernel<false><<<grid, kThreads, 0, stream>>>(a, b, c);") ==
-          "::cugrade::cpu::launcher(grid, kThreads, 0, stream).named(\"sgemm_kernel<false>\")([](auto... cugrade_arguments) { "
-          "sgemm_kernel<false>(cugrade_arguments...); }, a, b, c);");
-    CHECK(rewrite_for_cpu("ns::kernel <<<1, 32>>> (p);") ==
-          "::cugrade::cpu::launcher(1, 32).named(\"ns::kernel\") ([](auto... cugrade_arguments) { ns::kernel(cugrade_arguments...); }, p);");
+    CHECK(
+        rewrite_for_cpu("  partial_sums<<<blocks, THREADS, 0, stream>>>(input, n, scratch);\n") ==
+        "  ::cugrade::cpu::launcher(blocks, THREADS, 0, stream).named(\"partial_sums\")([](auto... cugrade_arguments) { "
+        "partial_sums(cugrade_arguments...); }, input, n, scratch);\n");
+    CHECK(
+        rewrite_for_cpu("k<<<g, b>>>(x);") ==
+        "::cugrade::cpu::launcher(g, b).named(\"k\")([](auto... cugrade_arguments) { k(cugrade_arguments...); }, x);");
+    CHECK(
+        rewrite_for_cpu("sgemm_kernel<false><<<grid, kThreads, 0, stream>>>(a, b, c);") ==
+        "::cugrade::cpu::launcher(grid, kThreads, 0, stream).named(\"sgemm_kernel<false>\")([](auto... cugrade_arguments) { "
+        "sgemm_kernel<false>(cugrade_arguments...); }, a, b, c);");
+    CHECK(
+        rewrite_for_cpu("ns::kernel <<<1, 32>>> (p);") ==
+        "::cugrade::cpu::launcher(1, 32).named(\"ns::kernel\") ([](auto... cugrade_arguments) { ns::kernel(cugrade_arguments...); }, p);");
     // A kernel template deduces its arguments from the launch's, and a launch may pass none.
     CHECK(rewrite_for_cpu("k<<<1, 1>>>( );") ==
           "::cugrade::cpu::launcher(1, 1).named(\"k\")([](auto... cugrade_arguments) { k(cugrade_arguments...); } );");

@@ -28,7 +28,8 @@ std::string error_of(const std::string& tail) {
     fs::create_directories(root / "exercises" / "toy");
     fs::create_directories(root / "reference");
     std::ofstream(root / "exercises" / "toy" / "exercise.yaml")
-        << "title: Toy\nsubmission: toy.cu\ncontract: toy.h\nentry_points: [toy]\n" << tail;
+        << "title: Toy\nsubmission: toy.cu\ncontract: toy.h\nentry_points: [toy]\n"
+        << tail;
     std::ofstream(root / "exercises" / "toy" / "README.md") << "# Toy\n\n## Bounds\n\n### The last block\n";
     for (const char* file : {"exercises/toy/toy.h", "exercises/toy/harness.cu", "reference/toy.cu"}) {
         std::ofstream(root / file) << "\n";
@@ -65,9 +66,10 @@ TEST_CASE("readme_sections names known topics and sections the README has, at th
           "exercise.yaml:6:3: unknown diagnosis topic 'edges' (known: state, bounds, grid, combine, indexing, inputs, "
           "parameter, shared_memory, alignment, scratch, barrier, atomics, coalescing, bank_conflicts, divergence, "
           "occupancy, vector_loads, traffic, launches)");
-    CHECK(error_of("readme_sections:\n  bounds: The first block\n") ==
-          "exercise.yaml:6:11: no section 'The first block' in " +
-          (fresh_folder("exercise", "unused").parent_path() / "course" / "exercises" / "toy" / "README.md").string());
+    CHECK(
+        error_of("readme_sections:\n  bounds: The first block\n") ==
+        "exercise.yaml:6:11: no section 'The first block' in " +
+            (fresh_folder("exercise", "unused").parent_path() / "course" / "exercises" / "toy" / "README.md").string());
     CHECK(error_of("readme_sections: [bounds]\n") ==
           "exercise.yaml:5:18: 'readme_sections' maps a diagnosis topic to the title of a section of README.md");
 }
@@ -95,7 +97,7 @@ TEST_CASE("cugrade new's name probe includes every header the course's shared co
             }
             const std::string header = match[1];
             const bool skipped = std::any_of(namespaced.begin(), namespaced.end(),
-                                              [&](const std::string& prefix) { return header.starts_with(prefix); });
+                                             [&](const std::string& prefix) { return header.starts_with(prefix); });
             INFO(header);
             CHECK((skipped || std::find(probed.begin(), probed.end(), header) != probed.end()));
         }
@@ -177,8 +179,8 @@ TEST_CASE("rules name known arithmetic and libraries, each with the contract's w
     CHECK(error_of("rules:\n  arithmetic: {refuse: [fp64]}\n") ==
           "exercise.yaml:6:15: the arithmetic rule is missing the required key 'words'");
     CHECK(error_of("rules:\n  libraries: {allow: [lapack], words: x}\n") ==
-          "exercise.yaml:6:23: unknown library 'lapack' (known: " + fmt::format("{}", fmt::join(known_libraries(), ", ")) +
-              ")");
+          "exercise.yaml:6:23: unknown library 'lapack' (known: " +
+              fmt::format("{}", fmt::join(known_libraries(), ", ")) + ")");
     CHECK(error_of("rules:\n  host_copies: {refuse: maybe, words: x}\n") ==
           "exercise.yaml:6:25: 'refuse' must be one of true, false, got 'maybe'");
     CHECK(error_of("rules: [fp64]\n") ==

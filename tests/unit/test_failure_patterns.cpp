@@ -81,8 +81,10 @@ TEST_CASE("right on the first call, wrong on a later one: state outlived the cal
 
 TEST_CASE("matrices: non-square shapes, and sides that are not a multiple of the tile") {
     std::vector<ScoredCase> square = {
-        verdict("shapes", {1, 4097}, "uniform", Status::wrong_answer), verdict("shapes", {31, 33}, "uniform", Status::wrong_answer),
-        verdict("shapes", {32, 32}, "uniform", Status::passed),        verdict("shapes", {33, 33}, "uniform", Status::passed),
+        verdict("shapes", {1, 4097}, "uniform", Status::wrong_answer),
+        verdict("shapes", {31, 33}, "uniform", Status::wrong_answer),
+        verdict("shapes", {32, 32}, "uniform", Status::passed),
+        verdict("shapes", {33, 33}, "uniform", Status::passed),
         verdict("shapes", {8191, 8193}, "uniform", Status::cuda_error),
     };
     CHECK(summaries(square) == std::vector<std::string>{"fails only non-square shapes"});
@@ -92,8 +94,10 @@ TEST_CASE("matrices: non-square shapes, and sides that are not a multiple of the
     CHECK(summaries(square) == std::vector<std::string>{"fails only non-square shapes"});
 
     std::vector<ScoredCase> tiles = {
-        verdict("shapes", {32, 32}, "uniform", Status::passed), verdict("shapes", {64, 96}, "uniform", Status::passed),
-        verdict("shapes", {33, 31}, "uniform", Status::wrong_answer), verdict("shapes", {32, 33}, "uniform", Status::wrong_answer),
+        verdict("shapes", {32, 32}, "uniform", Status::passed),
+        verdict("shapes", {64, 96}, "uniform", Status::passed),
+        verdict("shapes", {33, 31}, "uniform", Status::wrong_answer),
+        verdict("shapes", {32, 33}, "uniform", Status::wrong_answer),
     };
     CHECK(summaries(tiles) ==
           std::vector<std::string>{"fails every shape whose rows or columns are not a multiple of 32"});
@@ -114,7 +118,8 @@ TEST_CASE("one size fails and every other passes: the edge is named, and a hang 
     for (auto& c : cases) {
         c.status = c.plan.shape[0] == 1025 ? Status::wrong_answer : Status::passed;
     }
-    CHECK(summaries(cases) == std::vector<std::string>{"fails only above 31 elements: right up to 31, wrong from 1025 on"});
+    CHECK(summaries(cases) ==
+          std::vector<std::string>{"fails only above 31 elements: right up to 31, wrong from 1025 on"});
 }
 
 TEST_CASE("with a race among the cases, a later call's failure is not taken for state left behind") {
@@ -130,8 +135,10 @@ TEST_CASE("with a race among the cases, a later call's failure is not taken for 
 
 TEST_CASE("one kind of input fails, the others pass") {
     std::vector<ScoredCase> cases = {
-        verdict("edges", {31}, "positive", Status::wrong_answer), verdict("edges", {32}, "positive", Status::wrong_answer),
-        verdict("edges", {31}, "signed", Status::passed),         verdict("edges", {32}, "signed", Status::passed),
+        verdict("edges", {31}, "positive", Status::wrong_answer),
+        verdict("edges", {32}, "positive", Status::wrong_answer),
+        verdict("edges", {31}, "signed", Status::passed),
+        verdict("edges", {32}, "signed", Status::passed),
     };
     CHECK(summaries(cases) == std::vector<std::string>{"fails only with the 'positive' inputs"});
 }
@@ -150,9 +157,11 @@ TEST_CASE("one setting of an exercise parameter fails; an empty case shows nothi
 }
 
 TEST_CASE("no pattern from one failure, from failures everywhere, or from what only hidden cases show") {
-    CHECK(failure_patterns({verdict("edges", {1}, "i", Status::wrong_answer), verdict("edges", {2}, "i", Status::passed)})
-              .empty());
-    CHECK(failure_patterns({verdict("edges", {1}, "i", Status::wrong_answer), verdict("edges", {2}, "i", Status::wrong_answer)})
+    CHECK(
+        failure_patterns({verdict("edges", {1}, "i", Status::wrong_answer), verdict("edges", {2}, "i", Status::passed)})
+            .empty());
+    CHECK(failure_patterns(
+              {verdict("edges", {1}, "i", Status::wrong_answer), verdict("edges", {2}, "i", Status::wrong_answer)})
               .empty());
     CHECK(failure_patterns({verdict("edges", {1}, "i", Status::passed),
                             verdict("large", {3}, "i", Status::wrong_answer, "", Visibility::hidden),
@@ -174,8 +183,11 @@ TEST_CASE("the class report counts the students each pattern fits, the commonest
     };
     std::vector<ClassReportStudent> students = {
         {"ana", "graded", 50, results({"fails every n that is not a multiple of 256"}), {}},
-        {"ben", "graded", 40, results({"right on the first call, wrong on a later call of the same input",
-                                       "fails every n that is not a multiple of 256"}),
+        {"ben",
+         "graded",
+         40,
+         results({"right on the first call, wrong on a later call of the same input",
+                  "fails every n that is not a multiple of 256"}),
          {}},
         {"cy", "graded", 100, results({}), {}},
     };

@@ -70,8 +70,10 @@ TEST_CASE("a copy to the host in the source is refused before it runs, with the 
     REQUIRE(findings.size() == 1);
     CHECK(findings[0].rule == "host-copy");
     CHECK(findings[0].symbol == "cudaMemcpyDeviceToHost");
-    CHECK(findings[0].message == shown(9) + ": copies to the host (cudaMemcpyDeviceToHost), which this exercise "
-                                            "forbids (\"copy to the host\"): " + advice);
+    CHECK(findings[0].message == shown(9) +
+                                     ": copies to the host (cudaMemcpyDeviceToHost), which this exercise "
+                                     "forbids (\"copy to the host\"): " +
+                                     advice);
 }
 
 TEST_CASE("an exercise whose contract allows host copies refuses none") {
@@ -88,8 +90,10 @@ void sum(const float* input, std::size_t n, float* result, float*, cudaStream_t 
 )");
     REQUIRE(findings.size() == 1);
     CHECK(findings[0].symbol == "cudaMemcpyFromSymbol()");
-    CHECK(findings[0].message == shown(11) + ": copies to the host (cudaMemcpyFromSymbol()), which this exercise "
-                                             "forbids (\"copy to the host\"): " + advice);
+    CHECK(findings[0].message == shown(11) +
+                                     ": copies to the host (cudaMemcpyFromSymbol()), which this exercise "
+                                     "forbids (\"copy to the host\"): " +
+                                     advice);
 }
 
 // A kernel's constants come from the host, and a copy between the buffers it is given may name cudaMemcpyDefault:

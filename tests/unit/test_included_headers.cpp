@@ -60,8 +60,8 @@ TEST_CASE("headers map to libraries by a component of their path, CUDA's own hea
     CHECK(library_of_header(include_dir + "cublas_v2.h").library->display == "cuBLAS");
     CHECK(library_of_header(include_dir + "cufftXt.h").library->name == "cufft");
     CHECK(library_of_header("/usr/local/include/cute/tensor.hpp").library->name == "cutlass");
-    for (const std::string other : {"cuda_runtime.h", "crt/host_config.h", "cooperative_groups/reduce.h",
-                                    "cuda_fp16.h", "mma.h", "curand_kernel.h"}) {
+    for (const std::string other : {"cuda_runtime.h", "crt/host_config.h", "cooperative_groups/reduce.h", "cuda_fp16.h",
+                                    "mma.h", "curand_kernel.h"}) {
         CHECK(library_of_header(include_dir + other).library == nullptr);
     }
     CHECK(library_of_header(cccl + "cuda/std/__cccl/compiler.h").library == nullptr);

@@ -209,8 +209,8 @@ TEST_CASE("code that would run before main runs when the grader calls, not befor
 }
 
 TEST_CASE("code placed where the loader runs it, or resolved by it, is rejected") {
-    auto findings = inspect(std::string(correct_kernel) + entry +
-                            "__attribute__((section(\".init\"))) void in_init() {}\n");
+    auto findings =
+        inspect(std::string(correct_kernel) + entry + "__attribute__((section(\".init\"))) void in_init() {}\n");
     REQUIRE_FALSE(findings.empty());
     CHECK(findings[0].rule == "runs-before-main");
     CHECK(findings[0].message == shown(11) + ": puts code in .init, which the loader runs around main: a submission's "
@@ -239,7 +239,8 @@ TEST_CASE("code placed where the loader runs it, or resolved by it, is rejected"
 TEST_CASE("definitions that would replace what the program or its libraries have are rejected") {
     const std::string start = std::string(correct_kernel) + entry;
     // A weak definition of a C name the program takes from the C library.
-    auto findings = inspect(start + "extern \"C\" __attribute__((weak)) void* malloc(std::size_t n) noexcept { return nullptr; }\n");
+    auto findings = inspect(
+        start + "extern \"C\" __attribute__((weak)) void* malloc(std::size_t n) noexcept { return nullptr; }\n");
     REQUIRE(findings.size() == 1);
     CHECK(findings[0].message == shown(11) + ": defines malloc, which the C library (libc.so.6) already has: a "
                                              "submission may define only sum() and its own helpers");
@@ -270,8 +271,8 @@ TEST_CASE("calls outside what an exercise needs are rejected, weak references an
                        "    if (getpid) result[1] = getpid();\n}\n");
     REQUIRE(findings.size() == 1);
     CHECK(findings[0].message == shown(1) + ": calls getpid(), which submissions may not use: it is not among the "
-                                             "functions a CUDA exercise needs (docs/rubric.md lists them); an "
-                                             "instructor can allow it in the rubric");
+                                            "functions a CUDA exercise needs (docs/rubric.md lists them); an "
+                                            "instructor can allow it in the rubric");
     findings = inspect("extern \"C\" int __open64(const char*, int, ...);\n" + start +
                        "    if (n == 7) __open64(\"/etc/passwd\", 0);\n}\n");
     REQUIRE(findings.size() == 1);
@@ -286,16 +287,15 @@ TEST_CASE("calls outside what an exercise needs are rejected, weak references an
     ApiRules rules;
     rules.allowed_functions = {"getpid"};
     CHECK(inspect("extern \"C\" int getpid() __attribute__((weak));\n" + start +
-                  "    if (getpid) result[1] = getpid();\n}\n", rules)
+                      "    if (getpid) result[1] = getpid();\n}\n",
+                  rules)
               .empty());
 }
-
 
 // Libraries are found by what the submission's own lines include (the compiler's dependency list), whatever of them
 // its object shows: block-level CUB in device code leaves no host name at all.
 TEST_CASE("device-only cub::BlockReduce in a sum is rejected at its #include") {
-    const Built built = build_as("sum", "sum.cu",
-                                 fixture_source("sum/cub_block_reduce_device/sum.cu"));
+    const Built built = build_as("sum", "sum.cu", fixture_source("sum/cub_block_reduce_device/sum.cu"));
     const auto findings = inspect_built(built);
     REQUIRE(findings.size() == 1);
     CHECK(findings[0].rule == "forbidden-library");
@@ -307,9 +307,8 @@ TEST_CASE("device-only cub::BlockReduce in a sum is rejected at its #include") {
 }
 
 TEST_CASE("device-only cub::BlockHistogram in a histogram is rejected at its #include") {
-    const Built built = build_as(
-        "histogram", "histogram.cu",
-        fixture_source("histogram/cub_block_histogram/histogram.cu"));
+    const Built built =
+        build_as("histogram", "histogram.cu", fixture_source("histogram/cub_block_histogram/histogram.cu"));
     const auto findings = inspect_built(built);
     REQUIRE(findings.size() == 1);
     CHECK(findings[0].message == built.shown(3) +
@@ -319,8 +318,7 @@ TEST_CASE("device-only cub::BlockHistogram in a histogram is rejected at its #in
 }
 
 TEST_CASE("cub::BlockScan in a scan is named CUB, not the Thrust its headers use") {
-    const Built built = build_as("scan", "scan.cu",
-                                 fixture_source("scan/cub_block_scan/scan.cu"));
+    const Built built = build_as("scan", "scan.cu", fixture_source("scan/cub_block_scan/scan.cu"));
     const auto findings = inspect_built(built);
     REQUIRE(findings.size() == 1);
     CHECK(findings[0].message == built.shown(6) +
@@ -376,8 +374,7 @@ void scan(const float* input, std::size_t n, float* output, int, float*, cudaStr
 }
 
 TEST_CASE("a cuBLAS call that fails the link is told that cuBLAS is refused") {
-    const Built built = build_as("sum", "sum.cu",
-                                 fixture_source("sum/cublas_dot/sum.cu"));
+    const Built built = build_as("sum", "sum.cu", fixture_source("sum/cublas_dot/sum.cu"));
     REQUIRE_FALSE(built.build.ok);
     CHECK(built.build.step == "link");
     CHECK(fs::is_regular_file(built.build.dependencies));  // kept with a build that did not link too
@@ -425,8 +422,7 @@ TEST_CASE("the templates and references include no library: the contract's heade
 }
 
 TEST_CASE("a library the exercise allows passes, and a rubric can refuse it again") {
-    Built built = build_as("sum", "sum.cu",
-                           fixture_source("sum/cub_block_reduce_device/sum.cu"));
+    Built built = build_as("sum", "sum.cu", fixture_source("sum/cub_block_reduce_device/sum.cu"));
     REQUIRE(built.build.ok);
     const Toolchain toolchain = find_toolchain(std::nullopt);
     built.exercise.rules.allowed_libraries = {"cub"};

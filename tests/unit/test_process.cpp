@@ -103,8 +103,9 @@ TEST_CASE("a program with a peer and no result channel finds nothing open at the
     int peer[2];
     REQUIRE(::pipe(peer) == 0);
     ProcessOptions options;
-    options.argv = {"/bin/sh", "-c", "if (: >&3) 2>/dev/null; then echo 3 open; else echo 3 closed; fi; "
-                                     "if (: >&$CUGRADE_RUNNER_FD) 2>/dev/null; then echo peer open; fi"};
+    options.argv = {"/bin/sh", "-c",
+                    "if (: >&3) 2>/dev/null; then echo 3 open; else echo 3 closed; fi; "
+                    "if (: >&$CUGRADE_RUNNER_FD) 2>/dev/null; then echo peer open; fi"};
     options.peer_fd = peer[1];
     options.peer_fd_env = "CUGRADE_RUNNER_FD";
     const ProcessResult result = run_process(options, 10s);
@@ -141,8 +142,9 @@ TEST_CASE("an interrupted cugrade takes its running children with it") {
         kill_children_on_interrupt();
         ProcessOptions options;
         // The sleeper is a grandchild: only killing the whole group reaches it.
-        options.argv = {"/bin/sh", "-c", "sleep 60 & echo $! > " + pid_file + ".partial && mv " + pid_file +
-                                             ".partial " + pid_file + " && wait"};
+        options.argv = {
+            "/bin/sh", "-c",
+            "sleep 60 & echo $! > " + pid_file + ".partial && mv " + pid_file + ".partial " + pid_file + " && wait"};
         ChildProcess child(options);
         while (!std::ifstream(pid_file)) {
             ::usleep(10000);

@@ -38,7 +38,8 @@ Report sample_report() {
     exercise.rubric = "rubrics/sum.yaml";
     exercise.build.ok = true;
     exercise.build.cached = true;
-    exercise.build.diagnostics = "student/sum.cu:12: warning #177-D: variable \"unused\" was declared but never referenced\n";
+    exercise.build.diagnostics =
+        "student/sum.cu:12: warning #177-D: variable \"unused\" was declared but never referenced\n";
     exercise.cases.push_back(scored("edges/n=1/integers", Visibility::visible, Status::passed, 1.25, 1.25, ""));
     exercise.cases.push_back(scored("edges/n=256/integers", Visibility::visible, Status::passed, 1.25, 1.25, ""));
     ScoredCase explained = scored("edges/n=257/integers", Visibility::visible, Status::wrong_answer, 0, 1.25,
@@ -131,8 +132,14 @@ TEST_CASE("a wrong matrix's map shows under its case, and a hidden case's stays 
     ExerciseReport& exercise = report.exercises[0];
     ScoredCase matrix = scored("edges/3x1025/signed", Visibility::visible, Status::wrong_answer, 0, 1, "3x1025: wrong");
     matrix.plan.shape = {3, 1025};
-    matrix.diagnosis = Diagnosis{"answer", "about 2% of the elements are wrong", "this case",
-                                 {"c[0][1024] expected 1, got nan (never written)"}, "", "", "", "",
+    matrix.diagnosis = Diagnosis{"answer",
+                                 "about 2% of the elements are wrong",
+                                 "this case",
+                                 {"c[0][1024] expected 1, got nan (never written)"},
+                                 "",
+                                 "",
+                                 "",
+                                 "",
                                  {"...............#", "...............#", "...............#"}};
     exercise.cases.push_back(matrix);
     matrix.plan.visibility = Visibility::hidden;

@@ -80,8 +80,9 @@ TEST_CASE("rubric mistakes are reported at their place") {
           "rubric.yaml:6:19: unknown key 'pionts' in a group (did you mean 'points'?)");
     CHECK(error_of(valid_start + "groups:\n  - {name: edges, points: 10, sizes: [1], inputs: [uniform], seed: 1}\n") ==
           "rubric.yaml:6:52: unknown input 'uniform' (defined in 'inputs': positive)");
-    CHECK(error_of(valid_start + "groups:\n  - {name: edges, points: ten, sizes: [1], inputs: [positive], seed: 1}\n") ==
-          "rubric.yaml:6:27: 'points' must be a number from 0 to 1000000, got 'ten'");
+    CHECK(
+        error_of(valid_start + "groups:\n  - {name: edges, points: ten, sizes: [1], inputs: [positive], seed: 1}\n") ==
+        "rubric.yaml:6:27: 'points' must be a number from 0 to 1000000, got 'ten'");
     CHECK(error_of(valid_start + "groups:\n  - {name: edges, points: 1, sizes: [], inputs: [positive], seed: 1}\n") ==
           "rubric.yaml:6:37: 'sizes' must be a non-empty list, got a list");
     CHECK(error_of(valid_start + "groups:\n  - {name: edges, points: 1, sizes: [-1], inputs: [positive], seed: 1}\n") ==
@@ -90,8 +91,10 @@ TEST_CASE("rubric mistakes are reported at their place") {
           "rubric.yaml:6:12: 'name' must use lowercase letters, digits, '-' and '_', got 'Edges'");
     CHECK(error_of(valid_start + valid_group + valid_group.substr(8)) ==
           "rubric.yaml:7:12: group name 'edges' is used twice");
-    CHECK(error_of(valid_start + "groups:\n  - {name: a, visibility: secret, points: 1, sizes: [1], inputs: [positive], seed: 1}\n") ==
-          "rubric.yaml:6:27: 'visibility' must be one of visible, hidden, got 'secret'");
+    CHECK(
+        error_of(valid_start +
+                 "groups:\n  - {name: a, visibility: secret, points: 1, sizes: [1], inputs: [positive], seed: 1}\n") ==
+        "rubric.yaml:6:27: 'visibility' must be one of visible, hidden, got 'secret'");
     CHECK(error_of("schema: 2\nexercise: sum\n") ==
           "rubric.yaml:1:9: unsupported rubric schema 2; this cugrade reads schema 1");
     CHECK(error_of("- a\n- b\n") == "rubric.yaml:1:1: the rubric must be a mapping of keys to values, got a list");
@@ -111,7 +114,8 @@ TEST_CASE("input distributions are checked") {
 }
 
 TEST_CASE("matrix exercises give shapes, and every group gives the same kind of extent") {
-    const std::string shapes = "groups:\n  - {name: tiles, points: 1, shapes: [[31, 33], [1, 1025]], inputs: [positive], seed: 1}\n";
+    const std::string shapes =
+        "groups:\n  - {name: tiles, points: 1, shapes: [[31, 33], [1, 1025]], inputs: [positive], seed: 1}\n";
     CHECK(error_of(valid_start + shapes) == "no error");
     CHECK(error_of(valid_start + "groups:\n  - {name: t, points: 1, shapes: [[31]], inputs: [positive], seed: 1}\n") ==
           "rubric.yaml:6:35: each of 'shapes' must be [rows, cols]");
@@ -133,15 +137,19 @@ TEST_CASE("planted extremes and infinities are part of an input") {
 
 TEST_CASE("the speed test's sampling and metric are checked") {
     const std::string speed = "speed:\n  size: 100\n  input: positive\n  seed: 1\n";
-    CHECK(error_of(valid_start + valid_group + speed + "  metric: bandwidth\n  tiers:\n    - {min_fraction: 0.8, points: 10}\n"
-                                                         "    - {min_fraction: 0.5, points: 5}\n") == "no error");
-    CHECK(error_of(valid_start + valid_group + speed + "  metric: bandwidth\n  tiers:\n    - {max_ratio: 2, points: 10}\n") ==
+    CHECK(error_of(valid_start + valid_group + speed +
+                   "  metric: bandwidth\n  tiers:\n    - {min_fraction: 0.8, points: 10}\n"
+                   "    - {min_fraction: 0.5, points: 5}\n") == "no error");
+    CHECK(error_of(valid_start + valid_group + speed +
+                   "  metric: bandwidth\n  tiers:\n    - {max_ratio: 2, points: 10}\n") ==
           "rubric.yaml:13:8: unknown key 'max_ratio' in a speed tier");
-    CHECK(error_of(valid_start + valid_group + speed + "  metric: bandwidth\n  tiers:\n    - {min_fraction: 0.5, points: 10}\n"
-                                                         "    - {min_fraction: 0.8, points: 5}\n") ==
+    CHECK(error_of(valid_start + valid_group + speed +
+                   "  metric: bandwidth\n  tiers:\n    - {min_fraction: 0.5, points: 10}\n"
+                   "    - {min_fraction: 0.8, points: 5}\n") ==
           "rubric.yaml:14:22: tiers must be ordered by 'min_fraction', decreasing: 0.8 follows 0.5");
-    CHECK(error_of(valid_start + valid_group + speed + "  target_rse: 0\n  tiers:\n    - {max_ratio: 2, points: 10}\n") ==
-          "rubric.yaml:11:15: 'target_rse' must be a number from 0.0001 to 0.5, got '0'");
+    CHECK(
+        error_of(valid_start + valid_group + speed + "  target_rse: 0\n  tiers:\n    - {max_ratio: 2, points: 10}\n") ==
+        "rubric.yaml:11:15: 'target_rse' must be a number from 0.0001 to 0.5, got '0'");
     CHECK(error_of(valid_start + valid_group + speed + "  samples: 20\n  tiers:\n    - {max_ratio: 2, points: 10}\n") ==
           "rubric.yaml:11:3: unknown key 'samples' in 'speed'");
 }
@@ -169,13 +177,15 @@ TEST_CASE("broken yaml and missing files are reported, not crashed on") {
 TEST_CASE("a key written twice is an error at the second, wherever it is") {
     CHECK(error_of(valid_start + valid_group + "calls_per_case: 2\ncalls_per_case: 3\n") ==
           "rubric.yaml:8:1: key 'calls_per_case' appears twice in this mapping (first at line 7): keep one");
-    CHECK(error_of(valid_start + "groups:\n  - {name: g, points: 1, points: 2, sizes: [1], inputs: [positive], seed: 1}\n") ==
+    CHECK(error_of(valid_start +
+                   "groups:\n  - {name: g, points: 1, points: 2, sizes: [1], inputs: [positive], seed: 1}\n") ==
           "rubric.yaml:6:26: key 'points' appears twice in this mapping (first at line 6): keep one");
 }
 
 TEST_CASE("shapes whose element count would wrap around are refused") {
-    CHECK(error_of(valid_start +
-                   "groups:\n  - {name: t, points: 1, shapes: [[4294967296, 4294967296]], inputs: [positive], seed: 1}\n") ==
+    CHECK(error_of(
+              valid_start +
+              "groups:\n  - {name: t, points: 1, shapes: [[4294967296, 4294967296]], inputs: [positive], seed: 1}\n") ==
           "rubric.yaml:6:35: 'shapes': 4294967296 x 4294967296 elements is more than 17179869184");
     CHECK(error_of(valid_start +
                    "groups:\n  - {name: t, points: 1, shapes: [[131072, 262144]], inputs: [positive], seed: 1}\n") ==
@@ -186,9 +196,10 @@ TEST_CASE("shapes whose element count would wrap around are refused") {
 TEST_CASE("a group's points total exactly what the rubric says") {
     const std::filesystem::path dir = fs::temp_directory_path() / "cugrade-test-rubric";
     fs::create_directories(dir);
-    std::ofstream(dir / "thirds.yaml") << valid_start
-                                       << "groups:\n  - {name: g, points: 10, sizes: [1, 2, 3], inputs: [positive], seed: 1}\n"
-                                          "  - {name: h, points: 90, sizes: [1, 2, 3, 5, 7, 11, 13], inputs: [positive], seed: 2}\n";
+    std::ofstream(dir / "thirds.yaml")
+        << valid_start
+        << "groups:\n  - {name: g, points: 10, sizes: [1, 2, 3], inputs: [positive], seed: 1}\n"
+           "  - {name: h, points: 90, sizes: [1, 2, 3, 5, 7, 11, 13], inputs: [positive], seed: 2}\n";
     const auto cases = plan_cases(load_rubric(dir / "thirds.yaml"));
     std::vector<double> shares;
     for (const auto& c : cases) {

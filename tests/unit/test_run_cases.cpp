@@ -37,8 +37,8 @@ TEST_CASE("each failure is pinned on its own case and the remaining cases still 
 
 // A graded run of `ids` in an empty folder of its own, with its trace's records of `event`.
 std::pair<RunResult, std::vector<nlohmann::json>> graded_in_fresh_folder(const std::vector<std::string>& ids,
-                                                                          const std::string& name,
-                                                                          const std::string& event) {
+                                                                         const std::string& name,
+                                                                         const std::string& event) {
     RunOptions options;
     options.work_dir = fresh_folder("run", name);
     options.startup_seconds = 5.0;
@@ -65,8 +65,8 @@ TEST_CASE("a case ended by a launch failure runs once more, and the second run's
 }
 
 TEST_CASE("a launch failure of the submission's own stays a CUDA error, and only two cases of a run run again") {
-    const auto [result, reruns] = graded_in_fresh_folder({"trap-1", "trap-2", "trap-3", "cuda-4", "pass-5"}, "traps",
-                                                         "launch_failure_rerun");
+    const auto [result, reruns] =
+        graded_in_fresh_folder({"trap-1", "trap-2", "trap-3", "cuda-4", "pass-5"}, "traps", "launch_failure_rerun");
     for (const std::size_t i : {0, 1, 2}) {
         CHECK(result.cases[i].status == Status::cuda_error);
         CHECK(result.cases[i].detail == "cudaErrorLaunchFailure: unspecified launch failure");
@@ -133,9 +133,9 @@ TEST_CASE("after a crash the hidden cases' output is still kept apart, whichever
 TEST_CASE("a submission that faults case after case has the rest run in chains of processes at once") {
     const auto file = std::filesystem::temp_directory_path() / "cugrade-test-run-fault-chains.jsonl";
     std::filesystem::remove(file);
-    std::vector<CasePlan> cases = plans({"slowcuda-1", "slowcuda-2", "slowcuda-3", "slowcuda-4", "slowcuda-5",
-                                         "slowcuda-6", "slowcuda-7", "slowcuda-8", "pass-9", "slowcuda-10", "leak-11",
-                                         "leak-12"});
+    std::vector<CasePlan> cases =
+        plans({"slowcuda-1", "slowcuda-2", "slowcuda-3", "slowcuda-4", "slowcuda-5", "slowcuda-6", "slowcuda-7",
+               "slowcuda-8", "pass-9", "slowcuda-10", "leak-11", "leak-12"});
     cases[10].visibility = cases[11].visibility = Visibility::hidden;
     RunOptions options = with_tools("-fault-chains", 5.0);
     options.diagnose = false;  // the graded run's processes only
@@ -161,8 +161,8 @@ TEST_CASE("a submission that faults case after case has the rest run in chains o
         for (std::size_t b = a + 1; b < processes.size(); ++b) {
             const double a_start = processes[a]["at"].get<double>() - processes[a]["seconds"].get<double>();
             const double b_start = processes[b]["at"].get<double>() - processes[b]["seconds"].get<double>();
-            overlapped = overlapped || (a_start < processes[b]["at"].get<double>() &&
-                                        b_start < processes[a]["at"].get<double>());
+            overlapped = overlapped ||
+                         (a_start < processes[b]["at"].get<double>() && b_start < processes[a]["at"].get<double>());
         }
     }
     CHECK(overlapped);
@@ -186,7 +186,6 @@ TEST_CASE("a program that dies before its first case fails every case once, with
     }
 }
 
-
 TEST_CASE("a wrong answer the harness explains gets the explanation as its diagnosis, read as untrusted text") {
     const RunResult result = run({"explained-1", "fail-2"});
     REQUIRE(result.cases.size() == 2);
@@ -201,7 +200,6 @@ TEST_CASE("a wrong answer the harness explains gets the explanation as its diagn
     CHECK(diagnosis.map == std::vector<std::string>{".#", std::string(80, '#')});
     CHECK_FALSE(result.cases[1].diagnosis);
 }
-
 
 TEST_CASE("the trace records every harness process (its submission, tool, cases, seconds, how it ended) and case") {
     const auto file = std::filesystem::temp_directory_path() / "cugrade-test-run-trace.jsonl";

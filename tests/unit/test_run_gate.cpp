@@ -160,7 +160,7 @@ TEST_CASE("a case that ran long before a speed test asked lets new cases in, and
         hold.change(GpuGate::Use::shared);
         events.note("later case let in after " + std::to_string(gate.exclusive_grants()) + " speed test");
     });
-    std::this_thread::sleep_for(300ms);  // for the later case to ask: what it did then is in `events`
+    std::this_thread::sleep_for(300ms);   // for the later case to ask: what it did then is in `events`
     CHECK(gate.exclusive_grants() == 0);  // the speed test waits for the case let in
     events.note("case let in gave the GPU back");
     let_in.change(GpuGate::Use::none);
@@ -179,7 +179,7 @@ TEST_CASE("a case that seems to hang while a speed test waits is set aside, and 
     REQUIRE(wait_until([&] { return gate.shared_holders() == 1; }));  // the hang holds the GPU shared
     GpuGate::Hold speed_test(&gate);
     speed_test.change(GpuGate::Use::exclusive);  // granted once the hang was stopped, before its limit
-    CHECK(still_running(hanging, 0ms));  // its case waits for a quiet GPU
+    CHECK(still_running(hanging, 0ms));          // its case waits for a quiet GPU
     speed_test.change(GpuGate::Use::none);
     const RunResult result = hanging.get();
     CHECK(result.cases[0].status == Status::timed_out);  // as alone, after its whole limit
@@ -210,7 +210,7 @@ TEST_CASE("cases set aside run again side by side, each in its own process: thei
         speed_test.change(GpuGate::Use::exclusive);  // granted once the hang was stopped and set aside
     }
     std::this_thread::sleep_for(1500ms);  // for the run to wait for a quiet GPU; not asserted
-    gate.give_place();  // the GPU is quiet now
+    gate.give_place();                    // the GPU is quiet now
     const RunResult result = hanging.get();
     // The two limits of 6 s at once, not one after the other: the processes that ran the hangs again overlapped.
     std::vector<std::pair<double, double>> reruns;  // from, to: seconds of the trace
@@ -250,7 +250,7 @@ TEST_CASE("work set aside waits until every student graded on the GPU waits too,
     auto third = std::async(std::launch::async, [&gate] { gate.take_place(); });
     CHECK(third.wait_for(200ms) == std::future_status::timeout);  // two places, both taken
     auto set_aside = std::async(std::launch::async, [&gate] { return gate.wait_until_quiet(true); });
-    third.get();  // the place given up while it waits
+    third.get();                                                      // the place given up while it waits
     CHECK(set_aside.wait_for(200ms) == std::future_status::timeout);  // two students still graded
     gate.give_place();
     CHECK(set_aside.wait_for(200ms) == std::future_status::timeout);
@@ -268,7 +268,8 @@ TEST_CASE("work set aside waits until every student graded on the GPU waits too,
     gate.give_place();
 }
 
-TEST_CASE("the students of a quiet round go on together, past the places, and no one else starts until places are free") {
+TEST_CASE(
+    "the students of a quiet round go on together, past the places, and no one else starts until places are free") {
     using namespace std::chrono_literals;
     GpuGate gate(2s, 2);
     gate.take_place();  // a student of the class, still graded
@@ -291,7 +292,6 @@ TEST_CASE("the students of a quiet round go on together, past the places, and no
     gate.give_place();
     gate.give_place();
 }
-
 
 TEST_CASE("a speed test's grant says how long it waited and what work left last before it") {
     using namespace std::chrono_literals;

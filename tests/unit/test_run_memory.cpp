@@ -35,7 +35,6 @@ TEST_CASE("the compute-sanitizer reruns of a failing case that never ends stop w
     CHECK(tools == std::vector<std::string>{"none", "memcheck"});
 }
 
-
 TEST_CASE("what memcheck caught in the memory check fails its case as a memory error, and a race stays a race") {
     std::vector<CasePlan> cases = plans({"pass-1", "oob-race", "racy-17", "pass-race"});
     for (std::size_t i = 1; i < cases.size(); ++i) {
@@ -116,8 +115,7 @@ TEST_CASE("in a batch a kept memcheck says whether memcheck has anything to say;
     }
     // The fault memcheck stops ends the kept checker before the job's end; a fresh memcheck reports it.
     CHECK(memcheck_endings == std::vector<std::string>{"a job served, nothing reported",
-                                                       "a job not finished: its checker ended",
-                                                       "exited with code 86",
+                                                       "a job not finished: its checker ended", "exited with code 86",
                                                        "a job served, nothing reported"});
     CHECK(checkers_started == 2);
     CHECK(std::count(memcheck_endings.begin(), memcheck_endings.end(), "a job served, nothing reported") == 2);
@@ -149,13 +147,10 @@ TEST_CASE("in a batch a wrong answer's reruns ask kept checkers first; what a to
         }
     }
     // initcheck always starts afresh; a CUDA error goes to a fresh memcheck at once.
-    CHECK(endings == std::vector<std::string>{"memcheck: a job served, nothing reported",
-                                              "initcheck: exited with code 0",
-                                              "synccheck: a job served, nothing reported",
-                                              "memcheck: a job served, nothing reported",
-                                              "initcheck: exited with code 0",
-                                              "synccheck: a job served, nothing reported",
-                                              "memcheck: a job not finished: its checker ended",
-                                              "memcheck: exited with code 86",
-                                              "memcheck: exited with code 3"});
+    CHECK(endings == std::vector<std::string>{
+                         "memcheck: a job served, nothing reported", "initcheck: exited with code 0",
+                         "synccheck: a job served, nothing reported", "memcheck: a job served, nothing reported",
+                         "initcheck: exited with code 0", "synccheck: a job served, nothing reported",
+                         "memcheck: a job not finished: its checker ended", "memcheck: exited with code 86",
+                         "memcheck: exited with code 3"});
 }

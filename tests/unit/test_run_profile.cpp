@@ -23,8 +23,9 @@ TEST_CASE("a profile with no figures, or none at all, is left out with why, not 
               "the speed test could not be profiled: Nsight Compute measured no time in the submission's kernels"});
     const RunResult none = profiled_by("ncu_stand_in_warns.sh", "-profile-warns");
     CHECK_FALSE(none.cases[0].diagnosis);
-    CHECK(none.diagnosis_notes == std::vector<std::string>{"the speed test could not be profiled: Nsight Compute "
-                                                           "exited with code 0: ==WARNING== No kernels were profiled."});
+    CHECK(none.diagnosis_notes ==
+          std::vector<std::string>{"the speed test could not be profiled: Nsight Compute "
+                                   "exited with code 0: ==WARNING== No kernels were profiled."});
 }
 
 TEST_CASE("a profile that fails as Nsight Compute does beside other processes is tried once more") {
@@ -102,13 +103,12 @@ TEST_CASE("the trace says what held the GPU alone, and what each of the checker'
     options.trace_label = "alice/sum.cu";
     RunResult result = run_cases(CUGRADE_SCRIPTED_HARNESS, cases, options);
     REQUIRE(result.cases[1].status == Status::passed);
-    result.cases[1].measurements = {
-        {"kernel_profile",
-         {{"launches", nlohmann::json::array()},
-          {"passes", 5},
-          {"setup_seconds", 0.25},
-          {"seconds", 0.5},
-          {"steps", {{"availability", 0.2}, {"warm-up", 0.3}, {"passes", 0.05}}}}}};
+    result.cases[1].measurements = {{"kernel_profile",
+                                     {{"launches", nlohmann::json::array()},
+                                      {"passes", 5},
+                                      {"setup_seconds", 0.25},
+                                      {"seconds", 0.5},
+                                      {"steps", {{"availability", 0.2}, {"warm-up", 0.3}, {"passes", 0.05}}}}}};
     profile_case(CUGRADE_SCRIPTED_HARNESS, cases, 1, options, result);
     const std::vector<nlohmann::json> alone = trace_events(file, "alone");
     const std::vector<nlohmann::json> counters = trace_events(file, "counters");
@@ -122,7 +122,6 @@ TEST_CASE("the trace says what held the GPU alone, and what each of the checker'
     CHECK(counters[0]["seconds"] == 0.5);
     CHECK(counters[0]["steps"]["warm-up"] == 0.3);
 }
-
 
 TEST_CASE("a profile whose turn does not come in time is left out with a note, and holds nothing") {
     std::vector<CasePlan> cases = plans({"timed-1"});
@@ -141,13 +140,13 @@ TEST_CASE("a profile whose turn does not come in time is left out with a note, a
     }
     REQUIRE(result.diagnosis_notes.size() == 1);
     CHECK(result.diagnosis_notes[0] ==
-          std::string("the speed test was not profiled: other profiles held the GPU's counters for 0.5 s (they take turns "
-                      "on a machine)") +
+          std::string(
+              "the speed test was not profiled: other profiles held the GPU's counters for 0.5 s (they take turns "
+              "on a machine)") +
               (in_batch ? "; `cugrade check` of this submission waits for its turn and profiles it" : ""));
     CHECK(result.seconds.gpu_wait >= 0.5);
     CHECK_FALSE(result.cases[0].diagnosis);
 }
-
 
 TEST_CASE("a checker reading the GPU's counters takes the machine's turn at them, and gives it back with its case") {
     RunOptions options = with_tools("-counters-turn", 5.0);
@@ -257,8 +256,8 @@ TEST_CASE("a speed test of code profiled before in the batch reads no counters, 
     CHECK(run_cases(CUGRADE_SCRIPTED_HARNESS, cases, options).cases[1].detail == "granted");
 }
 
-
-TEST_CASE("a checker refused its turn at the counters leaves the profile out, without asking Nsight Compute to wait again") {
+TEST_CASE(
+    "a checker refused its turn at the counters leaves the profile out, without asking Nsight Compute to wait again") {
     std::vector<CasePlan> cases = plans({"timed-1"});
     cases[0].timed = true;
     RunOptions options = with_tools("-turn-refused", 5.0);
@@ -268,8 +267,8 @@ TEST_CASE("a checker refused its turn at the counters leaves the profile out, wi
     RunResult result;
     result.cases.resize(1);
     result.cases[0].status = Status::passed;
-    result.cases[0].measurements = {{"kernel_profile", {{"problem", "other profiles held the GPU's counters"},
-                                                         {"turn_refused", true}}}};
+    result.cases[0].measurements = {
+        {"kernel_profile", {{"problem", "other profiles held the GPU's counters"}, {"turn_refused", true}}}};
     profile_case(CUGRADE_SCRIPTED_HARNESS, cases, 0, options, result);
     CHECK(result.processes == 0);  // no Nsight Compute was started to wait for the counters
     REQUIRE(result.diagnosis_notes.size() == 1);

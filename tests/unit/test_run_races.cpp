@@ -30,7 +30,6 @@ TEST_CASE("a race check that never ends is stopped at its case's limit and says 
     CHECK(result.seconds.race_check > 0.9);
 }
 
-
 TEST_CASE("the race cases run under one racecheck, and a hazard lands on the case whose part of the output shows it") {
     const auto file = std::filesystem::temp_directory_path() / "cugrade-test-run-races.jsonl";
     std::filesystem::remove(file);
@@ -39,10 +38,10 @@ TEST_CASE("the race cases run under one racecheck, and a hazard lands on the cas
     enum class After { nothing, clean_case, left_out_report };
     const After after_report = GENERATE(After::nothing, After::clean_case, After::left_out_report);
     std::vector<CasePlan> cases =
-        after_report == After::nothing      ? plans({"pass-1", "pass-race-a", "pass-race-b", "racy-17", "racy-23"})
-        : after_report == After::clean_case ? plans({"pass-1", "pass-race-a", "racy-17", "pass-race-b", "racy-23"})
-                                            : plans({"pass-1", "pass-race-a", "racy-17", "racyquiet-19", "racy-23",
-                                                     "pass-race-b"});
+        after_report == After::nothing ? plans({"pass-1", "pass-race-a", "pass-race-b", "racy-17", "racy-23"})
+        : after_report == After::clean_case
+            ? plans({"pass-1", "pass-race-a", "racy-17", "pass-race-b", "racy-23"})
+            : plans({"pass-1", "pass-race-a", "racy-17", "racyquiet-19", "racy-23", "pass-race-b"});
     for (std::size_t i = 1; i < cases.size(); ++i) {
         cases[i].race_check = true;
     }
@@ -69,7 +68,7 @@ TEST_CASE("the race cases run under one racecheck, and a hazard lands on the cas
     const auto& racy_23 = result.cases[4];
     REQUIRE(racy_17.diagnosis);
     REQUIRE(racy_23.diagnosis);
-    CHECK(racy_17.diagnosis->summary != racy_23.diagnosis->summary);  // each its own report
+    CHECK(racy_17.diagnosis->summary != racy_23.diagnosis->summary);       // each its own report
     CHECK(result.output.text.find("cugrade-case-") == std::string::npos);  // the markers are not the program's
     // racecheck's reports are the diagnoses', not what the program printed.
     CHECK(result.output.text.find("Race reported") == std::string::npos);
@@ -81,14 +80,17 @@ TEST_CASE("the race cases run under one racecheck, and a hazard lands on the cas
     CHECK(racecheck_processes == (after_report == After::left_out_report ? 3 : 1));
 }
 
-TEST_CASE("in a batch a kept checker's job decides the race cases; a report of its own marks a race, with no fresh racecheck") {
+TEST_CASE(
+    "in a batch a kept checker's job decides the race cases; a report of its own marks a race, with no fresh racecheck") {
     GpuGate gate;  // outlives the kept checkers, which end holding it
     InABatch batch("kept", 5.0, 2);
     RunOptions& options = batch.options;
     options.gpu_gate = &gate;
-    const std::vector<std::vector<std::string>> submissions = {
-        {"pass-race-a", "pass-race-b"}, {"pass-race-c", "pass-race-d"}, {"pass-race-e", "racy-17"},
-        {"fail-race-f", "pass-race-g"}, {"pass-race-h", "pass-race-i"}};
+    const std::vector<std::vector<std::string>> submissions = {{"pass-race-a", "pass-race-b"},
+                                                               {"pass-race-c", "pass-race-d"},
+                                                               {"pass-race-e", "racy-17"},
+                                                               {"fail-race-f", "pass-race-g"},
+                                                               {"pass-race-h", "pass-race-i"}};
     std::vector<RunResult> results;
     for (const auto& ids : submissions) {
         std::vector<CasePlan> cases = plans(ids);
@@ -118,11 +120,10 @@ TEST_CASE("in a batch a kept checker's job decides the race cases; a report of i
             graded_first.push_back(record["first_case"]);
         }
     }
-    CHECK(racecheck_endings == std::vector<std::string>{"a job served, nothing reported",
-                                                        "a job served, nothing reported",
-                                                        "a job served, a report: its checker ended",
-                                                        "a job served, nothing reported",
-                                                        "a job served, nothing reported"});
+    CHECK(racecheck_endings ==
+          std::vector<std::string>{"a job served, nothing reported", "a job served, nothing reported",
+                                   "a job served, a report: its checker ended", "a job served, nothing reported",
+                                   "a job served, nothing reported"});
     CHECK(graded_first ==
           std::vector<std::string>{"pass-race-a", "pass-race-c", "pass-race-e", "fail-race-f", "pass-race-h"});
     // A checker that reported is ended: its print limit spent, and the report might have been another's.

@@ -157,16 +157,17 @@ TEST_CASE("a speed test after a race, or after a case set aside as seeming to ha
         CHECK(result.cases[1].detail == "unwanted");  // left to the round
         profile_case(CUGRADE_SCRIPTED_HARNESS, cases, 1, alone.options, result);
         CHECK(!result.cases[1].diagnosis);
-        CHECK(result.diagnosis_notes == std::vector<std::string>{
-                                            "the speed test was not profiled: a smaller case failed; it is profiled "
-                                            "once every smaller case passes"});
+        CHECK(result.diagnosis_notes ==
+              std::vector<std::string>{"the speed test was not profiled: a smaller case failed; it is profiled "
+                                       "once every smaller case passes"});
         CHECK(trace_events(alone.file, "counters_round").empty());
     }
     SECTION("a case set aside has no verdict yet, and counts as failed") {
         std::vector<CasePlan> cases = plans({"hang-1", "timedprofile-2"});
         cases[0].case_seconds = 3.0;
         cases[1].timed = true;
-        auto graded = std::async(std::launch::async, [&] { return run_cases(CUGRADE_SCRIPTED_HARNESS, cases, options); });
+        auto graded =
+            std::async(std::launch::async, [&] { return run_cases(CUGRADE_SCRIPTED_HARNESS, cases, options); });
         REQUIRE(wait_until([&] { return gate.shared_holders() == 1; }));  // the hang holds the GPU shared
         {
             GpuGate::Hold speed_test(&gate);
@@ -192,11 +193,11 @@ TEST_CASE("a slow speed test is profiled only when every smaller case passed, an
     REQUIRE(result.cases[2].status == Status::passed);
     profile_case(CUGRADE_SCRIPTED_HARNESS, cases, 2, options, result);
     profile_case(CUGRADE_SCRIPTED_HARNESS, cases, 2, options, result);
-    CHECK(result.diagnosis_notes == std::vector<std::string>{
-                                        "the speed test was not profiled: a smaller case failed; it is profiled once "
-                                        "every smaller case passes"});
+    CHECK(result.diagnosis_notes ==
+          std::vector<std::string>{"the speed test was not profiled: a smaller case failed; it is profiled once "
+                                   "every smaller case passes"});
     CHECK(!result.cases[2].diagnosis);
-    CHECK(trace_events(file, "profile").empty());  // no Nsight Compute either
+    CHECK(trace_events(file, "profile").empty());                           // no Nsight Compute either
     CHECK(!smaller_case_failed(cases, result.cases, {true, false, true}));  // only decided cases count
     CHECK(smaller_case_failed(cases, result.cases, {true, true, false}));
     // Where the grader could not run a case (no compute-sanitizer for a race check), the submission failed nothing.

@@ -138,7 +138,8 @@ int running_after_a_while(const std::string& name) {
 
 }  // namespace
 
-TEST_CASE("a sandboxed process sees the system's programs and libraries, the readable folders and its working folder only") {
+TEST_CASE(
+    "a sandboxed process sees the system's programs and libraries, the readable folders and its working folder only") {
     const Mode mode = GENERATE(Mode::bubblewrap, Mode::kernel);
     INFO("mode: " << sandbox_mode_name(mode));
     if (!usable(mode)) {
@@ -211,8 +212,10 @@ TEST_CASE("a sandboxed process sees no other process, and nothing of cugrade's e
     }
     ::setenv("CUGRADE_TEST_SECRET", "the-instructors-token", 1);
     ProcessOptions options;
-    options.argv = {"/bin/sh", "-c", "cat /proc/[0-9]*/environ | tr '\\0' '\\n'; echo; ls /proc | grep -c '^[0-9]'; "
-                                     "cat /proc/" + std::to_string(::getpid()) + "/cmdline || echo hidden"};
+    options.argv = {"/bin/sh", "-c",
+                    "cat /proc/[0-9]*/environ | tr '\\0' '\\n'; echo; ls /proc | grep -c '^[0-9]'; "
+                    "cat /proc/" +
+                        std::to_string(::getpid()) + "/cmdline || echo hidden"};
     options.sandbox = scene().policy(mode);
     const ProcessResult result = run_process(options, 20s);
     ::unsetenv("CUGRADE_TEST_SECRET");
@@ -453,7 +456,8 @@ TEST_CASE("the sandbox's protections are described in fixed words") {
     policy.output_kill_bytes = std::size_t{16} << 20;
     const std::string limits = "limits: cpu 120 s, processes +512, file size 64 MiB, output 16 MiB";
 
-    const std::string shown = "the system's folders, " + s.bin.string() + ", " + s.shared.string() + ", the working folder";
+    const std::string shown =
+        "the system's folders, " + s.bin.string() + ", " + s.shared.string() + ", the working folder";
     std::vector<std::string> kernel;
     if (const int abi = landlock_support().abi; abi > 0) {
         kernel.push_back("landlock (abi " + std::to_string(abi) + "): nothing of the host readable but " + shown);
@@ -465,14 +469,13 @@ TEST_CASE("the sandbox's protections are described in fixed words") {
     }
     kernel.emplace_back(pid_namespace_support().available ? "no network (network namespace, and seccomp)"
                                                           : "seccomp: no network");
-    kernel.emplace_back(pid_namespace_support().available ? "other processes invisible (pid namespace)"
-                                                          : "other processes visible: " +
-                                                                pid_namespace_support().problem);
-    std::vector<std::string> bubblewrap = {"bubblewrap: nothing of the host visible but " + shown +
-                                               "; private /tmp and /dev",
-                                           "bubblewrap: " + (s.bin / "private").string() + " hidden",
-                                           "no network (network namespace)",
-                                           "other processes invisible (pid namespace)"};
+    kernel.emplace_back(pid_namespace_support().available
+                            ? "other processes invisible (pid namespace)"
+                            : "other processes visible: " + pid_namespace_support().problem);
+    std::vector<std::string> bubblewrap = {
+        "bubblewrap: nothing of the host visible but " + shown + "; private /tmp and /dev",
+        "bubblewrap: " + (s.bin / "private").string() + " hidden", "no network (network namespace)",
+        "other processes invisible (pid namespace)"};
     for (auto* lines : {&kernel, &bubblewrap}) {
         if (root) {
             lines->emplace_back("capabilities dropped (running as root)");

@@ -84,10 +84,11 @@ TEST_CASE("racecheck's analysis becomes a diagnosis with both lines and the numb
         "=========     and Write access at partial_sums(const float *, unsigned long, float *)+0x2f0 in /tmp/x/sum.cu:16 [4 hazards]\n"
         "========= \n"
         "========= RACECHECK SUMMARY: 1 hazard displayed (1 error, 0 warnings)\n";
-    CHECK(first_race_report(output) ==
-          "Race reported between Write access at partial_sums(const float *, unsigned long, float *) in /tmp/x/sum.cu:16; "
-          "and Read access at partial_sums(const float *, unsigned long, float *) in /tmp/x/sum.cu:17 [32 hazards]; "
-          "and Write access at partial_sums(const float *, unsigned long, float *) in /tmp/x/sum.cu:16 [4 hazards]");
+    CHECK(
+        first_race_report(output) ==
+        "Race reported between Write access at partial_sums(const float *, unsigned long, float *) in /tmp/x/sum.cu:16; "
+        "and Read access at partial_sums(const float *, unsigned long, float *) in /tmp/x/sum.cu:17 [32 hazards]; "
+        "and Write access at partial_sums(const float *, unsigned long, float *) in /tmp/x/sum.cu:16 [4 hazards]");
     const auto found = race_diagnosis(output);
     REQUIRE(found);
     CHECK(found->summary == "compute-sanitizer racecheck: a write and a read on shared memory with no barrier between "
@@ -96,7 +97,8 @@ TEST_CASE("racecheck's analysis becomes a diagnosis with both lines and the numb
     CHECK(found->category == "a race on shared memory (racecheck)");
     CHECK(found->topic == "barrier");
 
-    // A long kernel name goes on a line of its own, as racecheck printed it for tests/fixtures/minmax/missing_syncthreads.
+    // A long kernel name goes on a line of its own, as racecheck printed it for
+    // tests/fixtures/minmax/missing_syncthreads.
     const std::string wrapped =
         "========= Error: Race reported between Read access at\n"
         "=========     tree(const float *, unsigned long, float *, float *)+0x150 in /tmp/x/minmax.cu:9\n"
@@ -139,8 +141,9 @@ TEST_CASE("memcheck's first error becomes a diagnosis with the kernel, the stude
     CHECK(found->kind == "memory");
     CHECK(found->summary ==
           "compute-sanitizer memcheck: an out-of-bounds write of 4 bytes in global memory in oob_write at sum.cu:8");
-    CHECK(found->evidence == std::vector<std::string>{"thread (232,0,0) of block (3,0,0)",
-                                                      "index 1000 of an array of 1000 elements of 4 bytes (the last is 999)"});
+    CHECK(found->evidence ==
+          std::vector<std::string>{"thread (232,0,0) of block (3,0,0)",
+                                   "index 1000 of an array of 1000 elements of 4 bytes (the last is 999)"});
     CHECK(found->hint.find("guard every store with the bound") != std::string::npos);
     CHECK(found->tool_output.find("Invalid __global__ write of size 4 bytes") != std::string::npos);
     CHECK(found->tool_output.find("Host Frame") == std::string::npos);
@@ -159,15 +162,15 @@ TEST_CASE("a read past the end, an access to shared memory and one far from ever
           "compute-sanitizer memcheck: an out-of-bounds read of 4 bytes in global memory in oob_read at samples.cu:12");
     CHECK(past_input->hint.find("reads past the end") != std::string::npos);
 
-    const std::string shared =
-        "========= Invalid __shared__ read of size 4 bytes\n"
-        "=========     at shared_oob(float *)+0xc0 in samples.cu:29\n"
-        "=========     by thread (63,0,0) in block (0,0,0)\n"
-        "=========     Access to 0x500 is out of bounds\n";
+    const std::string shared = "========= Invalid __shared__ read of size 4 bytes\n"
+                               "=========     at shared_oob(float *)+0xc0 in samples.cu:29\n"
+                               "=========     by thread (63,0,0) in block (0,0,0)\n"
+                               "=========     Access to 0x500 is out of bounds\n";
     const auto in_shared = first_sanitizer_error(SanitizerTool::memcheck, shared, {"samples.cu"});
     REQUIRE(in_shared);
-    CHECK(in_shared->summary ==
-          "compute-sanitizer memcheck: an out-of-bounds read of 4 bytes in shared memory in shared_oob at samples.cu:29");
+    CHECK(
+        in_shared->summary ==
+        "compute-sanitizer memcheck: an out-of-bounds read of 4 bytes in shared memory in shared_oob at samples.cu:29");
     CHECK(in_shared->evidence == std::vector<std::string>{"thread (63,0,0) of block (0,0,0)"});
     CHECK(in_shared->hint.find("__shared__ array") != std::string::npos);
 
@@ -183,12 +186,12 @@ TEST_CASE("a read past the end, an access to shared memory and one far from ever
 }
 
 TEST_CASE("an error in the submission's file comes before one elsewhere, and an API error only when alone") {
-    const std::string harness_first =
-        "========= Invalid __global__ read of size 4 bytes\n"
-        "=========     at compare(const float *)+0x10 in harness.cu:40\n"
-        "=========     by thread (0,0,0) in block (0,0,0)\n"
-        "=========     Access to 0x10 is out of bounds\n"
-        "========= \n" + write_past_the_end;
+    const std::string harness_first = "========= Invalid __global__ read of size 4 bytes\n"
+                                      "=========     at compare(const float *)+0x10 in harness.cu:40\n"
+                                      "=========     by thread (0,0,0) in block (0,0,0)\n"
+                                      "=========     Access to 0x10 is out of bounds\n"
+                                      "========= \n" +
+                                      write_past_the_end;
     const auto found = first_sanitizer_error(SanitizerTool::memcheck, harness_first, {"sum.cu"});
     REQUIRE(found);
     CHECK(found->summary.find("at sum.cu:8") != std::string::npos);
@@ -200,19 +203,20 @@ TEST_CASE("an error in the submission's file comes before one elsewhere, and an 
     const auto api = first_sanitizer_error(SanitizerTool::memcheck, api_only, {"sum.cu"});
     REQUIRE(api);
     CHECK(api->summary.rfind("compute-sanitizer memcheck: program hit cudaErrorIllegalAddress (error 700)", 0) == 0);
-    CHECK_FALSE(first_sanitizer_error(SanitizerTool::memcheck, "========= COMPUTE-SANITIZER\n"
-                                                               "========= ERROR SUMMARY: 0 errors\n", {"sum.cu"}));
+    CHECK_FALSE(first_sanitizer_error(SanitizerTool::memcheck,
+                                      "========= COMPUTE-SANITIZER\n"
+                                      "========= ERROR SUMMARY: 0 errors\n",
+                                      {"sum.cu"}));
 }
 
 TEST_CASE("initcheck names a read of memory nothing wrote, in the submission's code only") {
-    const std::string output =
-        "========= COMPUTE-SANITIZER\n"
-        "========= Uninitialized __global__ memory read of size 4 bytes\n"
-        "=========     at uninit_read(const float *, float *, int)+0xc0 in sum.cu:17\n"
-        "=========     by thread (0,0,0) in block (2,0,0)\n"
-        "=========     Address 0x7f0e4e800800\n"
-        "=========     Saved host backtrace up to driver entry point at kernel launch time\n"
-        "=========         Host Frame: main [0x92d8] in samples\n";
+    const std::string output = "========= COMPUTE-SANITIZER\n"
+                               "========= Uninitialized __global__ memory read of size 4 bytes\n"
+                               "=========     at uninit_read(const float *, float *, int)+0xc0 in sum.cu:17\n"
+                               "=========     by thread (0,0,0) in block (2,0,0)\n"
+                               "=========     Address 0x7f0e4e800800\n"
+                               "=========     Saved host backtrace up to driver entry point at kernel launch time\n"
+                               "=========         Host Frame: main [0x92d8] in samples\n";
     const auto found = first_sanitizer_error(SanitizerTool::initcheck, output, {"sum.cu"});
     REQUIRE(found);
     CHECK(found->kind == "uninitialized");
@@ -224,10 +228,9 @@ TEST_CASE("initcheck names a read of memory nothing wrote, in the submission's c
 }
 
 TEST_CASE("synccheck names a barrier that not every thread reaches") {
-    const std::string output =
-        "========= Barrier error detected. Divergent thread(s) in block\n"
-        "=========     at tree(float *)+0x2a0 in dot.cu:21\n"
-        "=========     by thread (64,0,0) in block (1,0,0)\n";
+    const std::string output = "========= Barrier error detected. Divergent thread(s) in block\n"
+                               "=========     at tree(float *)+0x2a0 in dot.cu:21\n"
+                               "=========     by thread (64,0,0) in block (1,0,0)\n";
     const auto found = first_sanitizer_error(SanitizerTool::synccheck, output, {"dot.cu"});
     REQUIRE(found);
     CHECK(found->kind == "barrier");
@@ -241,7 +244,8 @@ TEST_CASE("each tool's command asks for the error exit code and a bounded report
                                    "--error-exitcode", "86", "--print-limit", "10"});
     CHECK(sanitizer_command("cs", SanitizerTool::racecheck) ==
           std::vector<std::string>{"cs", "--tool", "racecheck", "--racecheck-report", "analysis", "--check-device-heap",
-                                   "no", "--report-api-errors", "no", "--error-exitcode", "86", "--print-limit", "100"});
+                                   "no", "--report-api-errors", "no", "--error-exitcode", "86", "--print-limit",
+                                   "100"});
 }
 
 TEST_CASE("racecheck's summary says how many reports it left out past its print limit; the last summary counts") {
@@ -257,7 +261,8 @@ TEST_CASE("racecheck's summary says how many reports it left out past its print 
 
 TEST_CASE("compute-sanitizer said something where any of its lines but the banner says anything") {
     CHECK_FALSE(sanitizer_said_anything(""));
-    CHECK_FALSE(sanitizer_said_anything("========= COMPUTE-SANITIZER\nsum = 12\n\ncugrade-case-1 races/n=1\n=========\n"));
+    CHECK_FALSE(
+        sanitizer_said_anything("========= COMPUTE-SANITIZER\nsum = 12\n\ncugrade-case-1 races/n=1\n=========\n"));
     CHECK(sanitizer_said_anything("========= COMPUTE-SANITIZER\n========= Error: Race reported between Write access "
                                   "at tree(float *)+0x2f0 in sum.cu:16\n"));
     CHECK(sanitizer_said_anything("========= Target application returned an error\n"));

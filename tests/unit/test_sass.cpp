@@ -22,8 +22,7 @@ std::string instruction(const std::string& text) {
 TEST_CASE("a listing is read as its functions' opcodes, predicates and operands left out") {
     const auto functions = read_sass(listing_of(instruction("LDC R1, c[0x0][0x28]") +
                                                 instruction("@!P1 LDG.E.128.CONSTANT R4, desc[UR4][R2.64]") +
-                                                instruction("@UPT STG.E desc[UR4][R6.64], R9") +
-                                                instruction("EXIT")));
+                                                instruction("@UPT STG.E desc[UR4][R6.64], R9") + instruction("EXIT")));
     REQUIRE(functions.size() == 1);
     CHECK(functions[0].name == "_Z6kernelPKfPfm");
     CHECK(functions[0].opcodes == std::vector<std::string>{"LDC", "LDG.E.128.CONSTANT", "STG.E", "EXIT"});
@@ -35,15 +34,16 @@ TEST_CASE("a listing is read as its functions' opcodes, predicates and operands 
 TEST_CASE("kernels that can touch shared memory are told from those that cannot, and not knowing is touching") {
     const std::string global_only = instruction("LDG.E R2, desc[UR4][R2.64]") + instruction("FADD R5, R2, R4") +
                                     instruction("REDG.E.ADD.F32.FTZ.RN.STRONG.GPU desc[UR4][R6.64], R5") +
-                                    instruction("STG.E desc[UR4][R6.64], R9") + instruction("BAR.SYNC.DEFER_BLOCKING 0x0") +
+                                    instruction("STG.E desc[UR4][R6.64], R9") +
+                                    instruction("BAR.SYNC.DEFER_BLOCKING 0x0") +
                                     instruction("SHFL.DOWN PT, R3, R2, 0x10, 0x1f") + instruction("EXIT");
     CHECK_FALSE(sass_may_touch_shared_memory(listing_of(global_only)));
-    for (const std::string reach : {"LDS R10, [R11]", "STS [R3], R2", "ATOMS.ADD RZ, [R0], R5", "LDSM.16.M88.4 R4, [R2]",
-                                    "LDGSTS.E.BYPASS.128 [R7], desc[UR4][R2.64]", "LD.E R2, [R4.64]",
-                                    "ST.E [R4.64], R2", "RED.E.ADD.F32.FTZ.RN.STRONG.GPU [R2.64], R5",
-                                    "ATOM.E.ADD PT, R5, [R2.64], R4", "SYNCS.ARRIVE.TRANS64.A1T0 RZ, [UR4], RZ",
-                                    "UBLKCP.S.G [UR4], [UR6], UR8", "UTMALDG.2D [UR8], [UR4]",
-                                    "HGMMA.64x128x16.F32 R24, gdesc[UR4], R24"}) {
+    for (const std::string reach :
+         {"LDS R10, [R11]", "STS [R3], R2", "ATOMS.ADD RZ, [R0], R5", "LDSM.16.M88.4 R4, [R2]",
+          "LDGSTS.E.BYPASS.128 [R7], desc[UR4][R2.64]", "LD.E R2, [R4.64]", "ST.E [R4.64], R2",
+          "RED.E.ADD.F32.FTZ.RN.STRONG.GPU [R2.64], R5", "ATOM.E.ADD PT, R5, [R2.64], R4",
+          "SYNCS.ARRIVE.TRANS64.A1T0 RZ, [UR4], RZ", "UBLKCP.S.G [UR4], [UR6], UR8", "UTMALDG.2D [UR8], [UR4]",
+          "HGMMA.64x128x16.F32 R24, gdesc[UR4], R24"}) {
         INFO(reach);
         CHECK(sass_may_touch_shared_memory(listing_of(global_only + instruction(reach))));
     }

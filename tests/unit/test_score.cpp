@@ -26,9 +26,14 @@ CasePlan speed_plan() {
 
 // 4 GB moved; the copy runs at 4000 GB/s, so 1 ms is the whole copy bandwidth.
 CaseResult timed(double submission_ms, double reference_ms) {
-    return {Status::passed, "",
-            {{"submission_ms", submission_ms}, {"reference_ms", reference_ms}, {"submission_rse", 0.002},
-             {"samples", 25}, {"bytes", 4e9}, {"copy_gbps", 4000.0}}};
+    return {Status::passed,
+            "",
+            {{"submission_ms", submission_ms},
+             {"reference_ms", reference_ms},
+             {"submission_rse", 0.002},
+             {"samples", 25},
+             {"bytes", 4e9},
+             {"copy_gbps", 4000.0}}};
 }
 
 }  // namespace
@@ -70,8 +75,8 @@ TEST_CASE("a linear scale interpolates between tiers") {
 
 TEST_CASE("the bandwidth metric scores the fraction of the copy bandwidth") {
     const Rubric rubric = rubric_with_tiers(SpeedMetric::bandwidth);
-    CHECK(score_case(speed_plan(), timed(1.1, 5.0), rubric).points == 30.0);  // 91% of the copy
-    const ScoredCase half = score_case(speed_plan(), timed(1.6, 1.0), rubric);   // 62%
+    CHECK(score_case(speed_plan(), timed(1.1, 5.0), rubric).points == 30.0);    // 91% of the copy
+    const ScoredCase half = score_case(speed_plan(), timed(1.6, 1.0), rubric);  // 62%
     CHECK(half.points == 10.0);
     CHECK_THAT(half.detail, contains_text("; 80% of the copy bandwidth or more earns 30"));
     CHECK(score_case(speed_plan(), timed(2.5, 1.0), rubric).points == 0.0);  // 40%
@@ -88,7 +93,8 @@ TEST_CASE("a time faster than the copy bandwidth allows is an invalid measuremen
 }
 
 TEST_CASE("a speed test that was wrong earns no speed points") {
-    const ScoredCase wrong = score_case(speed_plan(), {Status::wrong_answer, "call 1 of 3: ...", {}}, rubric_with_tiers());
+    const ScoredCase wrong =
+        score_case(speed_plan(), {Status::wrong_answer, "call 1 of 3: ...", {}}, rubric_with_tiers());
     CHECK(wrong.status == Status::wrong_answer);
     CHECK(wrong.points == 0.0);
 }

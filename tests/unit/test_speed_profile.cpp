@@ -56,7 +56,8 @@ TEST_CASE("uncoalesced stores, bank conflicts, one block and an atomic per eleme
 
     const auto unpadded = speed_diagnosis({sample("unpadded_transpose")}, {elements, 3000.0});
     REQUIRE(unpadded);
-    CHECK(unpadded->summary == "Nsight Compute: shared-memory loads of unpadded_transpose have 32.2-way bank conflicts");
+    CHECK(unpadded->summary ==
+          "Nsight Compute: shared-memory loads of unpadded_transpose have 32.2-way bank conflicts");
     CHECK(unpadded->hint.find("TILE+1") != std::string::npos);
 
     const auto one_block = speed_diagnosis({sample("one_block_sum")}, {elements, 3000.0});
@@ -208,7 +209,8 @@ TEST_CASE("a profile from the checker that is not a list of launches is refused 
     CHECK_THROWS_WITH(read_counter_profile(nlohmann::json::parse(R"([{"name": 3, "metrics": {}}])")),
                       "the harness's profile is not a list of launches");
     // Metrics that are not numbers are left out, not read as 0.
-    const auto launches = read_counter_profile(nlohmann::json::parse(R"([{"name": "k", "metrics": {"a": "x", "b": 2}}])"));
+    const auto launches =
+        read_counter_profile(nlohmann::json::parse(R"([{"name": "k", "metrics": {"a": "x", "b": 2}}])"));
     REQUIRE(launches.size() == 1);
     CHECK(launches[0].metrics.size() == 1);
     CHECK(launches[0].metric("b") == 2.0);
@@ -283,9 +285,10 @@ TEST_CASE("from the checker's counters, 16 sectors a request are uncoalesced 4-b
     REQUIRE(!narrow->evidence.empty());
     const std::string both = narrow->summary + "\n" + narrow->evidence[0];
     for (const std::string words : {"loads", "stores"}) {
-        CHECK(both.find("global " + words + " of add_2d are uncoalesced: 16.0 sectors of 32 bytes per warp request, "
-                        "where its 4-byte " + words + " need 4: at most 25% of each sector is used") !=
-              std::string::npos);
+        CHECK(both.find("global " + words +
+                        " of add_2d are uncoalesced: 16.0 sectors of 32 bytes per warp request, "
+                        "where its 4-byte " +
+                        words + " need 4: at most 25% of each sector is used") != std::string::npos);
     }
 
     figures.access_widths["add_2d"] = {16, 16};

@@ -76,6 +76,6 @@ TEST_CASE("a folder, a named pipe or a file too large is refused without blockin
         big << std::string(max_submission_bytes + 1, 'x');
     }
     CHECK(*read_submission(dir, "sum.cu").refused == "sum.cu is 1048577 bytes; a submission file may have at most "
-                                                      "1048576 bytes");
+                                                     "1048576 bytes");
     CHECK_FALSE(submission_present(dir, "minmax.cu"));
 }

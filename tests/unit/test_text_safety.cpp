@@ -15,7 +15,8 @@ TEST_CASE("terminal text: no escape, bell or C1 control; lines and tabs kept; in
     CHECK(terminal_text("\x1b]0;pwned\x07name") == replacement + "]0;pwned" + replacement + "name");
     CHECK(terminal_text("\x1b[31mred") == replacement + "[31mred");
     CHECK(terminal_text("a\tb\nc\rd\x7f") == "a\tb\nc" + replacement + "d" + replacement);
-    CHECK(terminal_text("\xC2\x9B" "2J") == replacement + "2J");  // CSI as one C1 character
+    CHECK(terminal_text("\xC2\x9B"
+                        "2J") == replacement + "2J");  // CSI as one C1 character
     CHECK(terminal_text("caf\xC3\xA9 \xff\xfe") == "caf\xC3\xA9 " + replacement + replacement);
 }
 

@@ -82,10 +82,10 @@ TEST_CASE("the order of timed pairs is shuffled, not a fixed alternation") {
     const auto values = as_values(first_pairs(4, 3, 600));
     int repeated_rounds = 0;
     for (std::size_t round = 1; round < 100; ++round) {
-        repeated_rounds += std::equal(values.begin() + round * 6, values.begin() + round * 6 + 6,
-                                      values.begin() + (round - 1) * 6)
-                               ? 1
-                               : 0;
+        repeated_rounds +=
+            std::equal(values.begin() + round * 6, values.begin() + round * 6 + 6, values.begin() + (round - 1) * 6)
+                ? 1
+                : 0;
     }
     CHECK(repeated_rounds < 10);
     std::set<std::vector<std::pair<int, bool>>> distinct_rounds;
@@ -161,8 +161,8 @@ CasePlan timed_plan() {
 }
 
 CaseResult timed_on_gpu(nlohmann::json gpu) {
-    nlohmann::json m = {{"submission_ms", 1.2}, {"reference_ms", 1.0}, {"submission_rse", 0.002}, {"samples", 25},
-                        {"bytes", 4e9},         {"copy_gbps", 4000.0}};
+    nlohmann::json m = {{"submission_ms", 1.2}, {"reference_ms", 1.0}, {"submission_rse", 0.002},
+                        {"samples", 25},        {"bytes", 4e9},        {"copy_gbps", 4000.0}};
     m.update(gpu);
     return {Status::passed, "", m};
 }
@@ -172,8 +172,7 @@ CaseResult timed_on_gpu(nlohmann::json gpu) {
 TEST_CASE("a scored speed test says what NVML read of the GPU, and nothing where it read nothing") {
     const std::string measured = "1.20x the reference's time: 1.200 ms vs 1.000 ms (+-0.2%); 3333 GB/s, 83% of the "
                                  "copy bandwidth; median of 25";
-    CHECK(score_case(timed_plan(), timed_on_gpu(nlohmann::json::object()), rubric_with_one_tier()).detail ==
-          measured);
+    CHECK(score_case(timed_plan(), timed_on_gpu(nlohmann::json::object()), rubric_with_one_tier()).detail == measured);
     CHECK(score_case(timed_plan(), timed_on_gpu({{"throttled_remeasured", false}}), rubric_with_one_tier()).detail ==
           measured);
 

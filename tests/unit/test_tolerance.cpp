@@ -23,8 +23,9 @@ std::vector<float> seeded_input(std::size_t n, Kind kind, std::uint64_t seed) {
     std::uniform_real_distribution<float> positive(0.0f, 1.0f);
     std::uniform_real_distribution<float> signed_values(-1.0f, 1.0f);
     for (auto& v : x) {
-        v = kind == Kind::integers ? static_cast<float>(integers(rng))
-            : kind == Kind::positive ? positive(rng) : signed_values(rng);
+        v = kind == Kind::integers   ? static_cast<float>(integers(rng))
+            : kind == Kind::positive ? positive(rng)
+                                     : signed_values(rng);
     }
     return x;
 }
@@ -60,7 +61,7 @@ std::vector<float> orders(const std::vector<float>& x, std::uint64_t seed) {
     std::vector<float> reversed(x.rbegin(), x.rend());
     std::vector<float> shuffled = x;
     std::shuffle(shuffled.begin(), shuffled.end(), std::mt19937_64(seed));
-    return {sequential(x), sequential(reversed), sequential(shuffled), pairwise(x.data(), x.size()),
+    return {sequential(x),       sequential(reversed),   sequential(shuffled), pairwise(x.data(), x.size()),
             grid_stride(x, 256), grid_stride(x, 1 << 14)};
 }
 

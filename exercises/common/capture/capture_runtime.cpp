@@ -130,8 +130,7 @@ cudaError_t record_copy(const char* call, void* to, std::size_t to_pitch, const 
             r.work.push_back({{"op", "upload"}, {"to", address(to)}, {"data", work_record::to_hex(from, width)}});
             return cudaSuccess;
         }
-        default:
-            return r.refuse(call, host_rules::no_copy_back);
+        default: return r.refuse(call, host_rules::no_copy_back);
     }
 }
 
@@ -231,8 +230,8 @@ void __cudaRegisterFatBinaryEnd(void**) {}
 void __cudaUnregisterFatBinary(void**) {}
 char __cudaInitModule(void**) { return 1; }
 
-void __cudaRegisterFunction(void**, const char* host_function, char* device_function, const char*, int, uint3*,
-                            uint3*, dim3*, dim3*, int*) {
+void __cudaRegisterFunction(void**, const char* host_function, char* device_function, const char*, int, uint3*, uint3*,
+                            dim3*, dim3*, int*) {
     auto& r = recorder();
     std::lock_guard lock(r.mutex);
     r.kernel_names[host_function] = device_function;
@@ -245,8 +244,8 @@ void __cudaRegisterVar(void**, char* host_variable, char*, const char* device_na
 }
 
 void __cudaRegisterManagedVar(void**, void**, char*, const char* device_name, int, size_t, int, int) {
-    capture::refuse("__managed__", std::string("declares managed memory (") + device_name +
-                                       "); use the buffers you are given");
+    capture::refuse("__managed__",
+                    std::string("declares managed memory (") + device_name + "); use the buffers you are given");
 }
 
 unsigned __cudaPushCallConfiguration(dim3 grid, dim3 block, size_t shared_bytes, struct CUstream_st* stream) {
@@ -295,8 +294,7 @@ cudaError_t cudaLaunchKernel(const void* function, dim3 grid, dim3 block, void**
 }
 cudaError_t cudaLaunchCooperativeKernel(const void* function, dim3 grid, dim3 block, void** arguments,
                                         size_t shared_bytes, cudaStream_t) {
-    return capture::record_launch("cudaLaunchCooperativeKernel", function, grid, block, arguments, shared_bytes,
-                                  true);
+    return capture::record_launch("cudaLaunchCooperativeKernel", function, grid, block, arguments, shared_bytes, true);
 }
 cudaError_t cudaLaunchKernelExC(const cudaLaunchConfig_t* config, const void* function, void** arguments) {
     if (config->numAttrs != 0) {
@@ -332,8 +330,7 @@ cudaError_t cudaMemcpy2DAsync(void* to, size_t to_pitch, const void* from, size_
                               size_t height, cudaMemcpyKind kind, cudaStream_t) {
     return capture::record_copy("cudaMemcpy2DAsync", to, to_pitch, from, from_pitch, width, height, kind);
 }
-cudaError_t cudaMemcpyToSymbol(const void* symbol, const void* data, size_t bytes, size_t offset,
-                               cudaMemcpyKind kind) {
+cudaError_t cudaMemcpyToSymbol(const void* symbol, const void* data, size_t bytes, size_t offset, cudaMemcpyKind kind) {
     return capture::record_symbol_upload("cudaMemcpyToSymbol", symbol, data, bytes, offset, kind);
 }
 cudaError_t cudaMemcpyToSymbolAsync(const void* symbol, const void* data, size_t bytes, size_t offset,
@@ -519,10 +516,8 @@ cudaError_t cudaFuncSetAttribute(const void* function, cudaFuncAttribute attribu
     if (name == nullptr) {
         return r.fail(cudaErrorInvalidDeviceFunction);
     }
-    r.work.push_back({{"op", "function_attribute"},
-                      {"name", *name},
-                      {"attribute", static_cast<int>(attribute)},
-                      {"value", value}});
+    r.work.push_back(
+        {{"op", "function_attribute"}, {"name", *name}, {"attribute", static_cast<int>(attribute)}, {"value", value}});
     return cudaSuccess;
 }
 cudaError_t cudaFuncSetCacheConfig(const void*, cudaFuncCache) { return cudaSuccess; }

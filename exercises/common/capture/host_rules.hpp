@@ -15,10 +15,12 @@ inline constexpr const char* no_host_reads =
     "reads device memory from the host; leave the results in the buffers you are given";
 inline constexpr const char* no_copy_back =
     "reads device memory from the host; compute on the GPU and leave the results in the buffers you are given";
-inline constexpr const char* no_2d_upload = "copies a 2-D block from the host; upload a small table with cudaMemcpyAsync";
+inline constexpr const char* no_2d_upload =
+    "copies a 2-D block from the host; upload a small table with cudaMemcpyAsync";
 
 // Without the call's size: a refusal may become the reason every case of the submission is rejected for
-// (grader/src/score/score.cpp, keep_nothing_after_rejection), and the size of a hidden case's upload would tell its size.
+// (grader/src/score/score.cpp, keep_nothing_after_rejection), and the size of a hidden case's upload would tell its
+// size.
 inline std::string upload_too_large() {
     return "copies more than " + std::to_string(work_record::max_upload_bytes) +
            " bytes from the host in one call; upload a small table only";

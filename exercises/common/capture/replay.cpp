@@ -237,32 +237,32 @@ std::vector<LaunchShape> Work::kernel_launches() const {
 void Replayer::replay(const Work& work, CUstream stream) {
     for (const Work::Item& item : work.items_) {
         switch (item.op) {
-        case Work::Op::kernel: {
-            void** parameters = const_cast<void**>(item.parameters.data());
-            const CUresult launched =
-                item.cooperative
-                    ? cuLaunchCooperativeKernel(item.function, item.grid[0], item.grid[1], item.grid[2], item.block[0],
-                                                item.block[1], item.block[2], item.shared_bytes, stream, parameters)
-                    : cuLaunchKernel(item.function, item.grid[0], item.grid[1], item.grid[2], item.block[0],
-                                     item.block[1], item.block[2], item.shared_bytes, stream, parameters, nullptr);
-            if (launched != CUDA_SUCCESS) {  // the message is built only then: replays run inside timing brackets
-                check(launched, "launching " + item.name);
+            case Work::Op::kernel: {
+                void** parameters = const_cast<void**>(item.parameters.data());
+                const CUresult launched =
+                    item.cooperative
+                        ? cuLaunchCooperativeKernel(item.function, item.grid[0], item.grid[1], item.grid[2],
+                                                    item.block[0], item.block[1], item.block[2], item.shared_bytes,
+                                                    stream, parameters)
+                        : cuLaunchKernel(item.function, item.grid[0], item.grid[1], item.grid[2], item.block[0],
+                                         item.block[1], item.block[2], item.shared_bytes, stream, parameters, nullptr);
+                if (launched != CUDA_SUCCESS) {  // the message is built only then: replays run inside timing brackets
+                    check(launched, "launching " + item.name);
+                }
+                break;
             }
-            break;
-        }
-        case Work::Op::memset:
-            check(cuMemsetD2D8Async(item.address, item.pitch, item.value, item.width, item.height, stream), "memset");
-            break;
-        case Work::Op::copy:
-            check(cuMemcpy2DAsync(&item.copy, stream), "copy");
-            break;
-        case Work::Op::upload:
-            // From pageable memory the driver has taken the bytes when the call returns.
-            check(cuMemcpyHtoDAsync(item.address, item.data.data(), item.data.size(), stream), "upload");
-            break;
-        case Work::Op::function_attribute:
-            check(cuFuncSetAttribute(item.function, item.attribute, item.attribute_value), "cuFuncSetAttribute");
-            break;
+            case Work::Op::memset:
+                check(cuMemsetD2D8Async(item.address, item.pitch, item.value, item.width, item.height, stream),
+                      "memset");
+                break;
+            case Work::Op::copy: check(cuMemcpy2DAsync(&item.copy, stream), "copy"); break;
+            case Work::Op::upload:
+                // From pageable memory the driver has taken the bytes when the call returns.
+                check(cuMemcpyHtoDAsync(item.address, item.data.data(), item.data.size(), stream), "upload");
+                break;
+            case Work::Op::function_attribute:
+                check(cuFuncSetAttribute(item.function, item.attribute, item.attribute_value), "cuFuncSetAttribute");
+                break;
         }
     }
 }

@@ -77,8 +77,8 @@ void on_memory_fault(int signal, siginfo_t* info, void* context) {
 #if defined(__x86_64__)
     caught_fault.instruction = static_cast<std::uintptr_t>(machine->uc_mcontext.gregs[REG_RIP]);
     // The page fault's error code: bit 1 is set for a write.
-    caught_fault.access = (machine->uc_mcontext.gregs[REG_ERR] & 2) != 0 ? AccessFault::Access::write
-                                                                          : AccessFault::Access::read;
+    caught_fault.access =
+        (machine->uc_mcontext.gregs[REG_ERR] & 2) != 0 ? AccessFault::Access::write : AccessFault::Access::read;
 #elif defined(__aarch64__)
     caught_fault.instruction = static_cast<std::uintptr_t>(machine->uc_mcontext.pc);
 #else

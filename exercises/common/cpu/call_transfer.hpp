@@ -41,8 +41,8 @@ inline nlohmann::json arrays_json(const std::vector<DeviceArray>& arrays) {
 inline std::vector<DeviceArray> arrays_from_json(const nlohmann::json& list) {
     std::vector<DeviceArray> arrays;
     for (const auto& item : list) {
-        arrays.push_back({static_cast<std::uintptr_t>(item.at("begin").get<std::uint64_t>()),
-                          item.at("bytes").get<std::size_t>()});
+        arrays.push_back(
+            {static_cast<std::uintptr_t>(item.at("begin").get<std::uint64_t>()), item.at("bytes").get<std::size_t>()});
     }
     return arrays;
 }

@@ -38,7 +38,7 @@ struct Allocation {
     std::size_t bytes = 0;
     void* mapping = nullptr;  // its pages, with an inaccessible one on each side
     std::size_t mapped = 0;
-    bool borrowed = false;    // mapped by the runner for a call: its pages around are not its own (map_array)
+    bool borrowed = false;  // mapped by the runner for a call: its pages around are not its own (map_array)
 };
 
 // Every array cudaMalloc handed out and cudaFree has not taken back, by where it begins.
@@ -96,8 +96,8 @@ std::string dims(const Dim3& d) {
     return std::to_string(d.x) + ", " + std::to_string(d.y) + ", " + std::to_string(d.z);
 }
 
-// What cudaGetErrorString says of a memory fault: in words, then the facts for the grader (grader/src/cpu/cpu_fault.cpp),
-// which adds the line from the instruction's address.
+// What cudaGetErrorString says of a memory fault: in words, then the facts for the grader
+// (grader/src/cpu/cpu_fault.cpp), which adds the line from the instruction's address.
 std::string describe(const MemoryFault& fault, const char* kernel_name) {
     const AccessFault& f = fault.fault;
     const char* access = f.access == AccessFault::Access::read    ? "read"
@@ -267,10 +267,10 @@ std::string& last_fault() {
 
 const char* error_string(cudaError_t error) {
     thread_local std::string text;
-    text = error == cudaErrorLaunchFailure && !last_fault().empty()   ? "unspecified launch failure: " + last_fault()
-           : error == cudaErrorIllegalAddress && !last_fault().empty() ? "an illegal memory access was encountered: " +
-                                                                              last_fault()
-                                                                        : std::string(error_name(error));
+    text = error == cudaErrorLaunchFailure && !last_fault().empty() ? "unspecified launch failure: " + last_fault()
+           : error == cudaErrorIllegalAddress && !last_fault().empty()
+               ? "an illegal memory access was encountered: " + last_fault()
+               : std::string(error_name(error));
     return text.c_str();
 }
 
@@ -305,8 +305,8 @@ void launch_on_cpu(const char* kernel_name, dim3 grid, dim3 block, std::size_t d
         return;  // a context that a fault spoiled runs nothing more
     }
     const std::size_t threads = std::size_t{block.x} * block.y * block.z;
-    if (threads == 0 || threads > 1024 || block.z > 64 || grid.x == 0 || grid.y == 0 || grid.z == 0 ||
-        grid.y > 65535 || grid.z > 65535) {
+    if (threads == 0 || threads > 1024 || block.z > 64 || grid.x == 0 || grid.y == 0 || grid.z == 0 || grid.y > 65535 ||
+        grid.z > 65535) {
         last_error() = cudaErrorInvalidConfiguration;
         return;
     }

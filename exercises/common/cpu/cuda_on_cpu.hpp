@@ -166,13 +166,27 @@ inline float __powf(float a, float b) { return powf(a, b); }
 
 // Without CUDA's alignment: an array of 1025 floats ends where an inaccessible page begins, so it starts 4-aligned
 // on the CPU, and a float4 read of it must not fault for that.
-struct float2 { float x, y; };
-struct float4 { float x, y, z, w; };
-struct int2 { int x, y; };
-struct int4 { int x, y, z, w; };
-struct uint2 { unsigned x, y; };
-struct uint4 { unsigned x, y, z, w; };
-struct double2 { double x, y; };
+struct float2 {
+    float x, y;
+};
+struct float4 {
+    float x, y, z, w;
+};
+struct int2 {
+    int x, y;
+};
+struct int4 {
+    int x, y, z, w;
+};
+struct uint2 {
+    unsigned x, y;
+};
+struct uint4 {
+    unsigned x, y, z, w;
+};
+struct double2 {
+    double x, y;
+};
 inline float2 make_float2(float x, float y) { return {x, y}; }
 inline float4 make_float4(float x, float y, float z, float w) { return {x, y, z, w}; }
 inline int2 make_int2(int x, int y) { return {x, y}; }

@@ -137,8 +137,7 @@ RemoteSubmission::RemoteSubmission(std::vector<char>, int fd) : state_(std::make
         }
         s.protections = nlohmann::json::parse(line).at("protections").get<std::vector<std::string>>();
     } catch (const nlohmann::json::exception& e) {
-        throw std::runtime_error(std::string("the submission's process did not say how it is contained: ") +
-                                 e.what());
+        throw std::runtime_error(std::string("the submission's process did not say how it is contained: ") + e.what());
     }
 }
 

@@ -105,8 +105,8 @@ int serve(Result (*entry)(Args...)) {
         std::vector<DeviceArray> arrays;
         try {
             const nlohmann::json call = nlohmann::json::parse(line);
-            arguments = ::cugrade::runner::decode_arguments<Args...>(call.at("arguments"),
-                                                                     std::index_sequence_for<Args...>{});
+            arguments =
+                ::cugrade::runner::decode_arguments<Args...>(call.at("arguments"), std::index_sequence_for<Args...>{});
             arrays = transfer::arrays_from_json(call.at("arrays"));
         } catch (const std::exception& e) {
             std::fprintf(stderr, "runner: cannot read a call: %s\n", e.what());

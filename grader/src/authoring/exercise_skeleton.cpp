@@ -7,7 +7,8 @@ namespace cugrade {
 
 namespace {
 
-constexpr const char* exercise_yaml = R"~(# What the grader needs to know about the @name@ exercise. The grading policy lives in rubrics/@name@.yaml.
+constexpr const char* exercise_yaml =
+    R"~(# What the grader needs to know about the @name@ exercise. The grading policy lives in rubrics/@name@.yaml.
 # docs/authoring.md walks through every file of an exercise.
 title: @Title@
 submission: @name@.cu    # the file a student writes; the instructor's version is reference/@name@.cu
@@ -70,7 +71,8 @@ constexpr const char* contract_h = R"~(// @Title@: the contract between your @na
 extern "C" void @name@(const float* input, std::size_t n, float* output, cudaStream_t stream);
 )~";
 
-constexpr const char* harness_cu = R"~(// The @name@ harness: seeded input, an exact check of every element of the output on the GPU, and the submission
+constexpr const char* harness_cu =
+    R"~(// The @name@ harness: seeded input, an exact check of every element of the output on the GPU, and the submission
 // called and timed by the shared machinery (exercises/common/harness.cuh). docs/authoring.md says what each part is for.
 //
 // TODO(instructor): the exercise's own check. What must hold of the output, computed here rather than taken from the
@@ -187,7 +189,8 @@ void @name@(const float* input, std::size_t n, float* output, cudaStream_t strea
 }
 )~";
 
-constexpr const char* rubric_yaml = R"~(# Grading policy for the @name@ exercise. Every key is described in docs/rubric.md; docs/authoring.md says how to
+constexpr const char* rubric_yaml =
+    R"~(# Grading policy for the @name@ exercise. Every key is described in docs/rubric.md; docs/authoring.md says how to
 # choose the cases and place the tiers.
 schema: 1
 exercise: @name@
@@ -272,14 +275,16 @@ outside the arrays.
 TODO(instructor): what makes the fast solutions fast, and which tier the classroom solution reaches.
 )~";
 
-constexpr const char* reference_expected = R"~(# The instructor's reference (reference/@name@.cu), graded as a submission.
+constexpr const char* reference_expected =
+    R"~(# The instructor's reference (reference/@name@.cu), graded as a submission.
 build: ok
 status: passed
 cases:
   - {match: "speed/*", status: [passed, slow]}
 )~";
 
-constexpr const char* template_expected = R"~(# The student template (student_template/@name@.cu) builds, writes nothing, and so fails every case but n=0,
+constexpr const char* template_expected =
+    R"~(# The student template (student_template/@name@.cu) builds, writes nothing, and so fails every case but n=0,
 # where there is nothing to write.
 build: ok
 status: wrong_answer

@@ -43,7 +43,8 @@ std::set<std::string> names_declared_elsewhere(const Exercise& exercise, const T
     std::istringstream lines(reference);
     for (std::string line; std::getline(lines, line);) {
         const auto first = line.find_first_not_of(" \t");
-        if (first != std::string::npos && line.compare(first, 1, "#") == 0 && line.find("include") != std::string::npos) {
+        if (first != std::string::npos && line.compare(first, 1, "#") == 0 &&
+            line.find("include") != std::string::npos) {
             includes += line + "\n";
         }
     }
@@ -127,8 +128,7 @@ void check_output_folder(const Course& course, const fs::path& output) {
 // uses it (a lock), holding a copy of what the harness compiles from.
 class KitWorkshop {
 public:
-    KitWorkshop()
-        : root_(created(fs::temp_directory_path() / "cugrade-kit-build")), lock_(root_ / ".lock") {}
+    KitWorkshop() : root_(created(fs::temp_directory_path() / "cugrade-kit-build")), lock_(root_ / ".lock") {}
     ~KitWorkshop() { clear(); }
     KitWorkshop(const KitWorkshop&) = delete;
     KitWorkshop& operator=(const KitWorkshop&) = delete;
@@ -140,7 +140,8 @@ public:
         clear();
         const Course copy{root_, std::nullopt};
         copy_folder_into(course.common_dir(), copy.common_dir());
-        for (const auto& file : {exercise.directory / "exercise.yaml", exercise.contract_header, exercise.harness_source}) {
+        for (const auto& file :
+             {exercise.directory / "exercise.yaml", exercise.contract_header, exercise.harness_source}) {
             copy_file_into(file, copy.exercises_dir() / exercise.name / file.filename());
         }
         // exercise.yaml's readme_sections name sections of the README, which loading the exercise checks.
@@ -169,8 +170,8 @@ public:
             build_cpu_kit_objects(staged, root_, build / "cpu");
             copy_folder_into(build / "cpu", folder / "cpu");
         }
-        for (const auto& file : {exercise.directory / "exercise.yaml", exercise.contract_header,
-                                 exercise.directory / "README.md"}) {
+        for (const auto& file :
+             {exercise.directory / "exercise.yaml", exercise.contract_header, exercise.directory / "README.md"}) {
             std::error_code ec;
             if (fs::is_regular_file(file, ec)) {
                 copy_file_into(file, folder / file.filename());
@@ -261,16 +262,15 @@ void copy_cugrade_sources(const Course& course, const fs::path& staging) {
 void stage_exercise(const Course& course, const Exercise& exercise, const Toolchain& toolchain, const Kit& kit,
                     const HandoutOptions& options, KitWorkshop& workshop, const fs::path& staging) {
     if (options.progress) {
-        options.progress(fmt::format("building the {} harness and reference: SASS for {}, PTX of {} for "
-                                     "newer GPUs{}",
-                                     exercise.name, fmt::join(kit.arches, " "), kit.arches.back(),
-                                     kit.cpu_target.empty() ? "" : ", and for the CPU self-check on " +
-                                                                        kit.cpu_target));
+        options.progress(
+            fmt::format("building the {} harness and reference: SASS for {}, PTX of {} for "
+                        "newer GPUs{}",
+                        exercise.name, fmt::join(kit.arches, " "), kit.arches.back(),
+                        kit.cpu_target.empty() ? "" : ", and for the CPU self-check on " + kit.cpu_target));
     }
     workshop.write_exercise(course, exercise, toolchain, kit.arches, !kit.cpu_target.empty(), staging);
     fs::create_directories(staging / "rubrics");
-    write_file(staging / "rubrics" / (exercise.name + ".yaml"),
-               visible_rubric_text(course.rubric_for(exercise.name)));
+    write_file(staging / "rubrics" / (exercise.name + ".yaml"), visible_rubric_text(course.rubric_for(exercise.name)));
     const fs::path template_file = course.root / "student_template" / exercise.submission_file;
     std::error_code ec;
     if (fs::is_regular_file(template_file, ec)) {
@@ -329,8 +329,8 @@ void pack_kit(const fs::path& output, const fs::path& tarball) {
 std::vector<std::string> kit_architectures(const Toolchain& toolchain) {
     static const std::regex sass(R"(^sm_(\d+)$)");
     std::vector<std::string> arches;
-    std::istringstream codes(tool_output({toolchain.nvcc, "--list-gpu-code"}, fs::temp_directory_path(),
-                                         "nvcc --list-gpu-code failed:"));
+    std::istringstream codes(
+        tool_output({toolchain.nvcc, "--list-gpu-code"}, fs::temp_directory_path(), "nvcc --list-gpu-code failed:"));
     for (std::string code; codes >> code;) {
         if (std::smatch m; std::regex_match(code, m, sass) && std::stoi(m[1].str()) >= 75) {
             arches.push_back(code);

@@ -14,9 +14,9 @@
 namespace cugrade {
 
 struct HandoutOptions {
-    std::filesystem::path output;         // the kit's folder: new, or a kit made before (replaced)
-    std::vector<std::string> exercises;   // empty: every exercise of the course
-    std::vector<std::string> arches;      // "sm_90" ...; empty: every one from sm_75 that nvcc builds
+    std::filesystem::path output;        // the kit's folder: new, or a kit made before (replaced)
+    std::vector<std::string> exercises;  // empty: every exercise of the course
+    std::vector<std::string> arches;     // "sm_90" ...; empty: every one from sm_75 that nvcc builds
     std::function<void(const std::string&)> progress;
 };
 

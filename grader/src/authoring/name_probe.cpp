@@ -78,7 +78,8 @@ bool ambiguous(const std::string& output, const std::string& name) {
 // The header where the compiler says an earlier declaration or definition is, other than the probe itself.
 std::optional<fs::path> declaring_file(const std::string& output, const std::string& probe) {
     static const std::regex declared(R"~(\((?:declared|previous definition) at line \d+ of "?([^")\n]+)"?\))~");
-    static const std::regex defined(R"~((?:^|\n)([^\s:][^:\n]*):\d+(?::\d+)?: note: this is the location of the previous definition)~");
+    static const std::regex defined(
+        R"~((?:^|\n)([^\s:][^:\n]*):\d+(?::\d+)?: note: this is the location of the previous definition)~");
     for (const auto* pattern : {&declared, &defined}) {
         for (std::sregex_iterator it(output.begin(), output.end(), *pattern), end; it != end; ++it) {
             const fs::path file = (*it)[1].str();
@@ -130,8 +131,8 @@ const std::vector<std::string>& probe_headers() {
         "type_traits", "unordered_map", "utility", "variant", "vector",
         // C, POSIX and Linux
         "dlfcn.h", "errno.h", "fcntl.h", "link.h", "linux/audit.h", "linux/filter.h", "linux/seccomp.h", "math.h",
-        "pthread.h", "sched.h", "stddef.h", "sys/mman.h", "sys/prctl.h", "sys/socket.h", "sys/syscall.h",
-        "ucontext.h", "unistd.h",
+        "pthread.h", "sched.h", "stddef.h", "sys/mman.h", "sys/prctl.h", "sys/socket.h", "sys/syscall.h", "ucontext.h",
+        "unistd.h",
         // CUDA
         "cuda.h", "cuda_occupancy.h", "cuda_runtime.h", "cuda_runtime_api.h"};
     return headers;

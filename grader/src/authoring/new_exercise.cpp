@@ -24,15 +24,20 @@ constexpr std::size_t longest_name = 40;
 // program's main, the course's folder of shared code. What the C and C++ libraries and CUDA declare is asked of the
 // compiler (name_probe.hpp).
 constexpr std::array reserved_names = {
-    "alignas", "alignof", "and", "and_eq", "asm", "auto", "bitand", "bitor", "bool", "break", "case", "catch", "char",
-    "char8_t", "char16_t", "char32_t", "class", "compl", "concept", "const", "consteval", "constexpr", "constinit",
-    "const_cast", "continue", "co_await", "co_return", "co_yield", "decltype", "default", "delete", "do", "double",
-    "dynamic_cast", "else", "enum", "explicit", "export", "extern", "false", "float", "for", "friend", "goto", "if",
-    "inline", "int", "long", "mutable", "namespace", "new", "noexcept", "not", "not_eq", "nullptr", "operator", "or",
-    "or_eq", "private", "protected", "public", "register", "reinterpret_cast", "requires", "return", "short",
-    "signed", "sizeof", "static", "static_assert", "static_cast", "struct", "switch", "template", "this",
-    "thread_local", "throw", "true", "try", "typedef", "typeid", "typename", "union", "unsigned", "using", "virtual",
-    "void", "volatile", "wchar_t", "while", "xor", "xor_eq", "main", "common"};
+    "alignas",     "alignof",   "and",        "and_eq",    "asm",      "auto",         "bitand",
+    "bitor",       "bool",      "break",      "case",      "catch",    "char",         "char8_t",
+    "char16_t",    "char32_t",  "class",      "compl",     "concept",  "const",        "consteval",
+    "constexpr",   "constinit", "const_cast", "continue",  "co_await", "co_return",    "co_yield",
+    "decltype",    "default",   "delete",     "do",        "double",   "dynamic_cast", "else",
+    "enum",        "explicit",  "export",     "extern",    "false",    "float",        "for",
+    "friend",      "goto",      "if",         "inline",    "int",      "long",         "mutable",
+    "namespace",   "new",       "noexcept",   "not",       "not_eq",   "nullptr",      "operator",
+    "or",          "or_eq",     "private",    "protected", "public",   "register",     "reinterpret_cast",
+    "requires",    "return",    "short",      "signed",    "sizeof",   "static",       "static_assert",
+    "static_cast", "struct",    "switch",     "template",  "this",     "thread_local", "throw",
+    "true",        "try",       "typedef",    "typeid",    "typename", "union",        "unsigned",
+    "using",       "virtual",   "void",       "volatile",  "wchar_t",  "while",        "xor",
+    "xor_eq",      "main",      "common"};
 
 std::string replaced(std::string text, std::string_view token, const std::string& value) {
     for (std::size_t at = text.find(token); at != std::string::npos; at = text.find(token, at + value.size())) {
@@ -134,8 +139,8 @@ std::vector<fs::path> new_exercise(const fs::path& course_root, const std::strin
         files.emplace_back(fill(file.path), fill(file.text));
     }
     if (fs::exists(course_root / "exercises" / name)) {
-        throw UsageError(fmt::format("exercise '{}' exists already: {}", name,
-                                     (course_root / "exercises" / name).string()));
+        throw UsageError(
+            fmt::format("exercise '{}' exists already: {}", name, (course_root / "exercises" / name).string()));
     }
     for (const auto& [path, text] : files) {
         if (fs::exists(fs::symlink_status(course_root / path))) {

@@ -14,8 +14,8 @@ namespace cugrade {
 std::set<std::string> identifiers_in(const std::string& text);
 
 struct OpaqueSource {
-    std::string text;                   // compiles as the original did
-    std::vector<std::string> renamed;   // the original names, in the order of their opaque ones
+    std::string text;                  // compiles as the original did
+    std::vector<std::string> renamed;  // the original names, in the order of their opaque ones
 };
 
 // Renames every identifier of `source` not in `known` and not reserved to the implementation (leading "__" or "_"

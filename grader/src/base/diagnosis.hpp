@@ -31,9 +31,7 @@ struct Diagnosis {
 
 // Whether a case's diagnosis names a cause, so that no rerun need look for one: a diagnosis that only describes (where
 // a matrix's wrong elements lie) has no category.
-inline bool names_cause(const std::optional<Diagnosis>& diagnosis) {
-    return diagnosis && !diagnosis->category.empty();
-}
+inline bool names_cause(const std::optional<Diagnosis>& diagnosis) { return diagnosis && !diagnosis->category.empty(); }
 
 // The topics a diagnosis can have, each with what it covers.
 inline const std::vector<std::pair<std::string, std::string>> diagnosis_topics = {

@@ -7,7 +7,7 @@
 
 namespace cugrade {
 
-std::string read_file(const std::filesystem::path& path);                      // throws std::runtime_error
+std::string read_file(const std::filesystem::path& path);                     // throws std::runtime_error
 void write_file(const std::filesystem::path& path, const std::string& text);  // throws std::runtime_error
 
 // The file's size and FNV-1a digest, as cache keys and batch keys name a file's content: "N bytes, fnv1a64 HEX".

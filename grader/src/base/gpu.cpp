@@ -64,10 +64,10 @@ std::vector<GpuInfo> probe_gpus(std::string& unavailable_reason) {
         return {};
     }
     if (const CUresult status = calls.init(0); status != CUDA_SUCCESS) {
-        unavailable_reason = status == CUDA_ERROR_NO_DEVICE
-                                 ? "no NVIDIA GPU is visible"
-                                 : fmt::format("the NVIDIA driver failed to initialise (CUresult {})",
-                                               static_cast<int>(status));
+        unavailable_reason =
+            status == CUDA_ERROR_NO_DEVICE
+                ? "no NVIDIA GPU is visible"
+                : fmt::format("the NVIDIA driver failed to initialise (CUresult {})", static_cast<int>(status));
         return {};
     }
     int devices = 0;

@@ -9,12 +9,12 @@ namespace cugrade {
 
 struct GpuInfo {
     bool available = false;
-    std::string name;           // "NVIDIA H100 80GB HBM3"
-    int major = 0;              // compute capability
+    std::string name;  // "NVIDIA H100 80GB HBM3"
+    int major = 0;     // compute capability
     int minor = 0;
     std::string unavailable_reason;  // why not, when !available
-    int index = 0;              // as CUDA_VISIBLE_DEVICES presents the GPUs to cugrade
-    std::string uuid;           // "GPU-…", what CUDA_VISIBLE_DEVICES names it by in child processes; may be empty
+    int index = 0;                   // as CUDA_VISIBLE_DEVICES presents the GPUs to cugrade
+    std::string uuid;  // "GPU-…", what CUDA_VISIBLE_DEVICES names it by in child processes; may be empty
     std::uint64_t total_memory_bytes = 0;  // 0: unknown
 
     // The nvcc target for this GPU, e.g. "sm_90".

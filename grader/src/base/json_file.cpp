@@ -29,13 +29,13 @@ void write_json_file(const std::string& destination, const nlohmann::json& json,
     const fs::path path = destination;
     struct stat info {};
     if (::lstat(path.c_str(), &info) == 0 && !S_ISREG(info.st_mode)) {
-        const char* what = S_ISLNK(info.st_mode)    ? "a symbolic link"
-                           : S_ISDIR(info.st_mode)  ? "a folder"
-                           : S_ISFIFO(info.st_mode) ? "a named pipe"
+        const char* what = S_ISLNK(info.st_mode)                            ? "a symbolic link"
+                           : S_ISDIR(info.st_mode)                          ? "a folder"
+                           : S_ISFIFO(info.st_mode)                         ? "a named pipe"
                            : S_ISCHR(info.st_mode) || S_ISBLK(info.st_mode) ? "a device"
                                                                             : "not a regular file";
-        throw UsageError(fmt::format("--json: '{}' is {}; give a new file, a regular file to replace, or '-'",
-                                     path.string(), what));
+        throw UsageError(
+            fmt::format("--json: '{}' is {}; give a new file, a regular file to replace, or '-'", path.string(), what));
     }
     const fs::path folder = path.has_parent_path() ? path.parent_path() : fs::path(".");
     std::string partial = (folder / ("." + path.filename().string() + ".XXXXXX")).string();

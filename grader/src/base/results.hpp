@@ -31,12 +31,12 @@ struct RunResult {
     std::vector<CaseResult> cases;  // one per planned case, in plan order
     // What was printed from the first hidden case on is kept apart, so that nothing printed after a hidden case's
     // input was seen (a size kept in a static and printed later, say) reaches the output a student is shown.
-    ProgramOutput output;         // what the processes of visible cases printed
-    ProgramOutput hidden_output;  // what the processes that ran hidden cases printed: instructors only
-    int processes = 0;              // how many times the harness was started
-    std::vector<std::string> protections;  // what the harness reported it applied, beside the sandbox's own
-    int forged_records = 0;         // records on the result channel without the run's token, ignored
-    StageSeconds seconds;           // where the time went (build stays 0 here)
+    ProgramOutput output;                      // what the processes of visible cases printed
+    ProgramOutput hidden_output;               // what the processes that ran hidden cases printed: instructors only
+    int processes = 0;                         // how many times the harness was started
+    std::vector<std::string> protections;      // what the harness reported it applied, beside the sandbox's own
+    int forged_records = 0;                    // records on the result channel without the run's token, ignored
+    StageSeconds seconds;                      // where the time went (build stays 0 here)
     std::vector<std::string> diagnosis_notes;  // why a diagnosis could not be made: the profiler could not run, say
 };
 

@@ -7,21 +7,21 @@
 namespace cugrade {
 
 enum class Status {
-    passed,         // correct (and, for the speed test, in the top tier)
-    slow,           // correct, but the speed test earned less than its top tier
+    passed,               // correct (and, for the speed test, in the top tier)
+    slow,                 // correct, but the speed test earned less than its top tier
     invalid_measurement,  // correct, but timed faster than the memory system allows: no speed points
-    wrong_answer,   // ran, and a result was wrong or missing
-    race,           // results were right, but compute-sanitizer found a data race on shared memory
-    memory_error,   // compute-sanitizer memcheck found an access outside every allocation, whatever the result
-    rejected,       // the submission broke a rule: a forbidden API, a symbol it may not define, host-side computing
-    build_failed,   // the submission did not compile or link
-    timed_out,      // the case ran past its wall-clock limit
-    crashed,        // the process died of a signal during the case
+    wrong_answer,         // ran, and a result was wrong or missing
+    race,                 // results were right, but compute-sanitizer found a data race on shared memory
+    memory_error,         // compute-sanitizer memcheck found an access outside every allocation, whatever the result
+    rejected,        // the submission broke a rule: a forbidden API, a symbol it may not define, host-side computing
+    build_failed,    // the submission did not compile or link
+    timed_out,       // the case ran past its wall-clock limit
+    crashed,         // the process died of a signal during the case
     limit_exceeded,  // a resource limit ended the process: output, CPU time or file size
-    cuda_error,     // a CUDA call or kernel of the case failed (illegal address, bad launch, ...)
-    exited_early,   // the process exited before reporting the case
-    skipped,        // not run: no GPU is visible
-    harness_error,  // the grader's side failed; not the submission's fault
+    cuda_error,      // a CUDA call or kernel of the case failed (illegal address, bad launch, ...)
+    exited_early,    // the process exited before reporting the case
+    skipped,         // not run: no GPU is visible
+    harness_error,   // the grader's side failed; not the submission's fault
 };
 
 std::string to_string(Status status);

@@ -127,8 +127,7 @@ Mapping::Mapping(const std::filesystem::path& file, const YAML::Node& node, std:
             const std::string suggestion = closest(key, known);
             fail(entry.first, suggestion.empty()
                                   ? fmt::format("unknown key '{}' in {}", key, what_)
-                                  : fmt::format("unknown key '{}' in {} (did you mean '{}'?)", key, what_,
-                                                suggestion));
+                                  : fmt::format("unknown key '{}' in {} (did you mean '{}'?)", key, what_, suggestion));
         }
     }
 }

@@ -212,8 +212,8 @@ UnpackResult unpack_archive(const fs::path& archive_path, const fs::path& target
     std::error_code made;
     fs::create_directories(target.parent_path(), made);
     if (!fs::create_directory(target, made)) {
-        throw UsageError(fmt::format("cannot unpack into '{}': {}", target.string(),
-                                     made ? made.message() : "it exists already"));
+        throw UsageError(
+            fmt::format("cannot unpack into '{}': {}", target.string(), made ? made.message() : "it exists already"));
     }
     Unpacker unpacker(reader.handle, archive_path, target, limits);
     archive_entry* entry = nullptr;
@@ -253,7 +253,8 @@ void pack_folder(const fs::path& folder, const fs::path& tarball) {
     const fs::path top = folder.filename();
     for (const auto& path : entries) {
         const bool directory = fs::is_directory(path);
-        const bool executable = !directory && (fs::status(path).permissions() & fs::perms::owner_exec) != fs::perms::none;
+        const bool executable =
+            !directory && (fs::status(path).permissions() & fs::perms::owner_exec) != fs::perms::none;
         const std::string bytes = directory ? std::string() : read_file(path);
         archive_entry* entry = archive_entry_new();
         archive_entry_set_pathname(entry, (top / path.lexically_relative(folder)).c_str());
@@ -280,9 +281,20 @@ void pack_folder(const fs::path& folder, const fs::path& tarball) {
 // Without libarchive, GNU tar and gzip do the same: names sorted, no dates, owners or users.
 void pack_folder(const fs::path& folder, const fs::path& tarball) {
     ProcessOptions options;
-    options.argv = {"tar",          "--sort=name", "--mtime=@0",  "--owner=0", "--group=0", "--numeric-owner",
-                    "--mode=go-w",  "-I",          "gzip -n",     "-cf",       tarball.string(),
-                    "-C",           folder.parent_path().string(), folder.filename().string()};
+    options.argv = {"tar",
+                    "--sort=name",
+                    "--mtime=@0",
+                    "--owner=0",
+                    "--group=0",
+                    "--numeric-owner",
+                    "--mode=go-w",
+                    "-I",
+                    "gzip -n",
+                    "-cf",
+                    tarball.string(),
+                    "-C",
+                    folder.parent_path().string(),
+                    folder.filename().string()};
     const ProcessResult result = run_process(options, std::chrono::minutes(10));
     if (!result.status.success()) {
         throw UsageError(fmt::format("cannot write '{}': this cugrade was built without libarchive, and GNU tar {}:\n{}"

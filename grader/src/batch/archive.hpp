@@ -25,8 +25,8 @@ struct UnpackResult {
     std::size_t files = 0;
     std::size_t entries = 0;  // as UnpackLimits::entries counts them
     std::uint64_t bytes = 0;
-    std::vector<std::string> refused;   // "PATH: why", for the first entries left out
-    std::size_t refused_unnamed = 0;    // entries left out past those named in `refused`
+    std::vector<std::string> refused;  // "PATH: why", for the first entries left out
+    std::size_t refused_unnamed = 0;   // entries left out past those named in `refused`
 };
 
 // How many entries left out an UnpackResult names; the others are counted.

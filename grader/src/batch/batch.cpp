@@ -104,8 +104,8 @@ std::string placeless_wait_words(const StageSeconds& t, int decimals, const char
         words += fmt::format(", waiting without a place for a quiet GPU {:.{}f}{}", t.quiet_wait, decimals, unit);
     }
     if (t.round_wait > 0.0) {
-        words += fmt::format(", waiting without a place for a round of profiles {:.{}f}{}", t.round_wait, decimals,
-                             unit);
+        words +=
+            fmt::format(", waiting without a place for a round of profiles {:.{}f}{}", t.round_wait, decimals, unit);
     }
     return words;
 }
@@ -163,8 +163,8 @@ GradedStudent student_results(const StudentFolder& student, const std::vector<Ex
 }
 
 std::string class_report(const std::vector<ExercisePlan>& plans, const std::vector<nlohmann::json>& rows,
-                         const std::vector<RowFigures>& figures, const ClassSources& sources,
-                         const ResultsStore& store, const fs::path& results) {
+                         const std::vector<RowFigures>& figures, const ClassSources& sources, const ResultsStore& store,
+                         const fs::path& results) {
     std::vector<ClassReportExercise> exercises;
     for (const auto& plan : plans) {
         ClassReportExercise e{plan.exercise.name, plan.max_points, "ratio", {}};
@@ -194,8 +194,8 @@ std::string class_report(const std::vector<ExercisePlan>& plans, const std::vect
         }
         students.push_back(std::move(s));
     }
-    return class_report_html(fmt::format("cugrade: {}", results.filename().string()), exercises,
-                             total_possible(plans), students);
+    return class_report_html(fmt::format("cugrade: {}", results.filename().string()), exercises, total_possible(plans),
+                             students);
 }
 
 // The submission files of `names`, those of the course: (exercise, file).
@@ -215,7 +215,7 @@ std::vector<std::pair<std::string, std::string>> submission_files(const Course& 
 // every exercise of the course.
 std::vector<std::pair<std::string, std::string>> expected_files(const Course& course, const BatchOptions& options,
                                                                 const CourseFile& course_file) {
-    return submission_files(course, !options.exercises.empty()    ? options.exercises
+    return submission_files(course, !options.exercises.empty()       ? options.exercises
                                     : !course_file.exercises.empty() ? course_file.exercises
                                                                      : course.exercise_names());
 }
@@ -266,8 +266,8 @@ fs::path unpacked_submissions(const fs::path& archive, const fs::path& results,
         if (unpacked.refused_unnamed > 0) {
             warnings.push_back(fmt::format("{}: left out {} more entries", name, unpacked.refused_unnamed));
         }
-        write_file(done, fmt::format("{} files, {} bytes, {} entries\n", unpacked.files, unpacked.bytes,
-                                     unpacked.entries));
+        write_file(done,
+                   fmt::format("{} files, {} bytes, {} entries\n", unpacked.files, unpacked.bytes, unpacked.entries));
     }
     ClassRoot root = unwrapped_class(target, name, submission_files);
     warnings.insert(warnings.end(), root.warnings.begin(), root.warnings.end());
@@ -424,11 +424,11 @@ void log_class(BatchProgress& progress, const Course& course, const BatchOptions
     if (!options.course_origin.empty()) {
         progress.line(fmt::format("course: {} ({})", course.root.string(), options.course_origin));
     }
-    progress.line(fmt::format("{} students in '{}' ({}), {} to grade{}, {} up to date", plan.layout.students.size(),
-                              options.submissions.string(), plan.layout.kind, chosen.positions.size(),
-                              options.shard ? fmt::format(" in shard {}/{}", options.shard->index, options.shard->count)
-                                            : "",
-                              summary.reused));
+    progress.line(
+        fmt::format("{} students in '{}' ({}), {} to grade{}, {} up to date", plan.layout.students.size(),
+                    options.submissions.string(), plan.layout.kind, chosen.positions.size(),
+                    options.shard ? fmt::format(" in shard {}/{}", options.shard->index, options.shard->count) : "",
+                    summary.reused));
     progress.line("exercises: " + summary.exercises);
 }
 
@@ -494,8 +494,7 @@ std::vector<BuildTask> build_harnesses(GradingContext& context, const ClassPlan&
 // (found built by then). Joined however the grading ends.
 std::jthread build_beside_grading(const GradingContext& context, const ClassPlan& plan,
                                   const std::vector<BuildTask>& builds, std::vector<BuildTask>& rest,
-                                  const std::vector<GradingContext>& contexts, unsigned jobs,
-                                  BatchProgress& progress) {
+                                  const std::vector<GradingContext>& contexts, unsigned jobs, BatchProgress& progress) {
     if (rest.empty()) {
         return {};
     }
@@ -568,7 +567,11 @@ class ClassGrading {
 public:
     ClassGrading(const ClassPlan& plan, const StudentsToGrade& chosen, const BatchOptions& options,
                  const ResultsStore& store, BatchProgress& progress)
-        : plan_(plan), chosen_(chosen), options_(options), store_(store), progress_(progress),
+        : plan_(plan),
+          chosen_(chosen),
+          options_(options),
+          store_(store),
+          progress_(progress),
           locks_(options.results),
           in_progress_(chosen.positions.size(),
                        StudentInProgress{std::vector<std::optional<ExerciseReport>>(plan.plans.size()), {}}),
@@ -734,13 +737,17 @@ std::vector<nlohmann::json> gradebook_rows(const ClassPlan& plan, const ResultsS
         try {
             rows.push_back(nlohmann::json::parse(read_file(store.students_dir() / student.id / "row.json")));
         } catch (const std::exception& e) {
-            rows.push_back({{"id", student.id}, {"status", "error"}, {"notes", {std::string("no results: ") + e.what()}},
+            rows.push_back({{"id", student.id},
+                            {"status", "error"},
+                            {"notes", {std::string("no results: ") + e.what()}},
                             {"exercises", nlohmann::json::object()}});
         }
     }
     for (const auto& [id, entry] : plan.roster.entries) {
         if (!plan.present_ids.contains(id)) {
-            rows.push_back({{"id", id}, {"status", "missing"}, {"notes", {"no folder in the submissions"}},
+            rows.push_back({{"id", id},
+                            {"status", "missing"},
+                            {"notes", {"no folder in the submissions"}},
                             {"exercises", nlohmann::json::object()}});
         }
     }
@@ -766,32 +773,32 @@ void write_class_outputs(const ClassPlan& plan, const std::vector<nlohmann::json
 }
 
 void log_totals(BatchProgress& progress, const BatchSummary& summary) {
-    progress.line(fmt::format(
-        "graded {} students in {:.0f} s (builds {:.0f} s, cases {:.0f} s, of which the GPU alone {:.0f} s "
-        "for {} speed tests and profiled calls, and {:.0f} s emptied for them{}{}); gradebook: {}",
-        summary.graded, summary.total_seconds, summary.build_seconds, summary.grading_seconds,
-        summary.exclusive_seconds, summary.exclusive_grants, summary.emptying_seconds,
-        summary.counters_rounds == 0
-            ? std::string()
-            : fmt::format("; {} slow speed test{} profiled in {} round{}", summary.profiled_in_rounds,
-                          summary.profiled_in_rounds == 1 ? "" : "s", summary.counters_rounds,
-                          summary.counters_rounds == 1 ? "" : "s"),
-        summary.quiet_rounds == 0
-            ? std::string()
-            : fmt::format("; cases that kept a speed test waiting set aside and run again in {} quiet "
-                          "round{}",
-                          summary.quiet_rounds, summary.quiet_rounds == 1 ? "" : "s"),
-        summary.gradebook.string()));
+    progress.line(
+        fmt::format("graded {} students in {:.0f} s (builds {:.0f} s, cases {:.0f} s, of which the GPU alone {:.0f} s "
+                    "for {} speed tests and profiled calls, and {:.0f} s emptied for them{}{}); gradebook: {}",
+                    summary.graded, summary.total_seconds, summary.build_seconds, summary.grading_seconds,
+                    summary.exclusive_seconds, summary.exclusive_grants, summary.emptying_seconds,
+                    summary.counters_rounds == 0
+                        ? std::string()
+                        : fmt::format("; {} slow speed test{} profiled in {} round{}", summary.profiled_in_rounds,
+                                      summary.profiled_in_rounds == 1 ? "" : "s", summary.counters_rounds,
+                                      summary.counters_rounds == 1 ? "" : "s"),
+                    summary.quiet_rounds == 0
+                        ? std::string()
+                        : fmt::format("; cases that kept a speed test waiting set aside and run again in {} quiet "
+                                      "round{}",
+                                      summary.quiet_rounds, summary.quiet_rounds == 1 ? "" : "s"),
+                    summary.gradebook.string()));
     const StageSeconds& t = summary.stages;
     if (summary.gpus.empty()) {
         return;  // no cases ran: nothing to say by stage
     }
-    progress.line(fmt::format(
-        "time in each stage, summed over the students graded at once: build and inspect {:.0f} s, harness "
-        "start {:.0f} s, correctness {:.0f} s, race checks {:.0f} s, speed tests {:.0f} s, diagnoses "
-        "{:.0f} s, waiting for the GPU {:.0f} s{}",
-        t.build, t.startup, t.correctness, t.race_check, t.speed, t.diagnosis, t.gpu_wait,
-        placeless_wait_words(t, 0, " s")));
+    progress.line(
+        fmt::format("time in each stage, summed over the students graded at once: build and inspect {:.0f} s, harness "
+                    "start {:.0f} s, correctness {:.0f} s, race checks {:.0f} s, speed tests {:.0f} s, diagnoses "
+                    "{:.0f} s, waiting for the GPU {:.0f} s{}",
+                    t.build, t.startup, t.correctness, t.race_check, t.speed, t.diagnosis, t.gpu_wait,
+                    placeless_wait_words(t, 0, " s")));
 }
 
 // The gradebook and the class report written from every student's results, and the batch's last lines.

@@ -24,51 +24,51 @@ struct Shard {
 };
 
 struct BatchOptions {
-    std::filesystem::path submissions;             // a folder of student folders, or of GitHub Classroom clones
-    std::filesystem::path results;                 // RESULTS/
-    std::vector<std::string> exercises;            // empty: every exercise of the course
-    std::optional<std::filesystem::path> roster;   // CSV: id, name, email, section
-    bool force = false;                            // grade every student again
-    std::vector<std::string> only;                 // grade these students again (and no one else)
-    unsigned jobs = 0;                             // builds at once (0: one per CPU core)
-    std::vector<int> gpus;                         // GPUs to grade on, as the driver numbers them; empty: all
-    unsigned gpu_jobs = 0;                         // submissions graded at once on each GPU (0: from the CPU cores)
+    std::filesystem::path submissions;                 // a folder of student folders, or of GitHub Classroom clones
+    std::filesystem::path results;                     // RESULTS/
+    std::vector<std::string> exercises;                // empty: every exercise of the course
+    std::optional<std::filesystem::path> roster;       // CSV: id, name, email, section
+    bool force = false;                                // grade every student again
+    std::vector<std::string> only;                     // grade these students again (and no one else)
+    unsigned jobs = 0;                                 // builds at once (0: one per CPU core)
+    std::vector<int> gpus;                             // GPUs to grade on, as the driver numbers them; empty: all
+    unsigned gpu_jobs = 0;                             // submissions graded at once on each GPU (0: from the CPU cores)
     Containment required_sandbox = Containment::full;  // a class is graded fully contained unless told otherwise
     std::optional<std::string> nvcc;
-    std::filesystem::path cache_dir;               // needed for parallel builds; empty: none
+    std::filesystem::path cache_dir;  // needed for parallel builds; empty: none
     std::uint64_t cache_max_bytes = 0;
-    std::string canvas_assignment = "cugrade";     // the assignment column of gradebook-canvas.csv
-    std::string course_origin;                     // how the course was found (course_locator.hpp), logged first
-    std::optional<Shard> shard;                    // grade only this share and write no gradebook (a Slurm task)
-    std::ostream* log = nullptr;                   // a line per student graded
-    bool live = false;                             // `log` is a terminal: one progress line, rewritten in place
-    bool diagnose = true;                          // rerun failing and slow cases for a diagnosis (--no-diagnosis)
-    std::filesystem::path trace;                   // a JSON line per harness process (run_trace.hpp); empty: none
+    std::string canvas_assignment = "cugrade";  // the assignment column of gradebook-canvas.csv
+    std::string course_origin;                  // how the course was found (course_locator.hpp), logged first
+    std::optional<Shard> shard;                 // grade only this share and write no gradebook (a Slurm task)
+    std::ostream* log = nullptr;                // a line per student graded
+    bool live = false;                          // `log` is a terminal: one progress line, rewritten in place
+    bool diagnose = true;                       // rerun failing and slow cases for a diagnosis (--no-diagnosis)
+    std::filesystem::path trace;                // a JSON line per harness process (run_trace.hpp); empty: none
 };
 
 struct BatchSummary {
     GpuInfo gpu;
-    std::string layout;                  // "folders" or "github-classroom"
-    std::string exercises;               // those graded, and why: "sum (handed in by some student; not graded: ...)"
-    std::size_t students = 0;            // rows of the gradebook (roster-only students included)
-    std::size_t graded = 0;              // graded by this run
-    std::size_t reused = 0;              // results of an earlier run, still up to date
-    std::size_t elsewhere = 0;           // being graded by another batch sharing RESULTS (another Slurm task)
-    std::size_t missing = 0;             // nothing submitted
-    std::size_t failed = 0;              // rows with status build_failed or error
-    std::vector<std::string> warnings;   // folders ignored, roster mismatches, files not where expected
+    std::string layout;                 // "folders" or "github-classroom"
+    std::string exercises;              // those graded, and why: "sum (handed in by some student; not graded: ...)"
+    std::size_t students = 0;           // rows of the gradebook (roster-only students included)
+    std::size_t graded = 0;             // graded by this run
+    std::size_t reused = 0;             // results of an earlier run, still up to date
+    std::size_t elsewhere = 0;          // being graded by another batch sharing RESULTS (another Slurm task)
+    std::size_t missing = 0;            // nothing submitted
+    std::size_t failed = 0;             // rows with status build_failed or error
+    std::vector<std::string> warnings;  // folders ignored, roster mismatches, files not where expected
     std::filesystem::path gradebook;
-    double build_seconds = 0.0;    // the parallel builds
-    double grading_seconds = 0.0;  // the students' cases (the GPU's share of the batch)
+    double build_seconds = 0.0;        // the parallel builds
+    double grading_seconds = 0.0;      // the students' cases (the GPU's share of the batch)
     double exclusive_seconds = 0.0;    // of which speed tests and profiled calls had a GPU alone (summed over GPUs)
     std::size_t exclusive_grants = 0;  // how many times
     double emptying_seconds = 0.0;     // and how long the work running before each was left to end, none let in
     std::size_t quiet_rounds = 0;      // times cases set aside (seeming hangs that kept a speed test waiting) ran
     std::size_t counters_rounds = 0;   // rounds of profiles, and the slow speed tests profiled in them
     std::size_t profiled_in_rounds = 0;
-    std::vector<GpuInfo> gpus;     // the GPUs it graded on
-    unsigned gpu_jobs = 0;         // submissions graded at once on each
-    StageSeconds stages;           // the students' grading time by stage, summed over the workers
+    std::vector<GpuInfo> gpus;  // the GPUs it graded on
+    unsigned gpu_jobs = 0;      // submissions graded at once on each
+    StageSeconds stages;        // the students' grading time by stage, summed over the workers
     double total_seconds = 0.0;
 };
 

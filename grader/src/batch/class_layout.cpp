@@ -44,8 +44,9 @@ std::optional<std::string> clone_time(const fs::path& clone, std::vector<std::st
 // The longest prefix ending in '-' that every name shares, or "" (GitHub Classroom names clones ASSIGNMENT-USER).
 std::string common_dash_prefix(const std::vector<std::string>& names) {
     if (names.size() < 2) {
-        return names.size() == 1 && names[0].find('-') != std::string::npos ? names[0].substr(0, names[0].rfind('-') + 1)
-                                                                            : "";
+        return names.size() == 1 && names[0].find('-') != std::string::npos
+                   ? names[0].substr(0, names[0].rfind('-') + 1)
+                   : "";
     }
     std::string prefix = names.front();
     for (const auto& name : names) {
@@ -124,8 +125,9 @@ void read_submission_record(const YAML::Node& record, const std::string& folder_
         throw MalformedRecord{record.Mark(),
                               "the record is not a map of :submitters and :created_at; its submitters are not graded"};
     }
-    const std::string created = scalar_field(record, ":created_at", "its :created_at is not a time; its submitters "
-                                                                    "are not graded");
+    const std::string created = scalar_field(record, ":created_at",
+                                             "its :created_at is not a time; its submitters "
+                                             "are not graded");
     const YAML::Node submitters = record[":submitters"];
     if (submitters && !submitters.IsNull() && !submitters.IsSequence()) {
         throw MalformedRecord{submitters.Mark(), "its :submitters is not a list; its submitters are not graded"};
@@ -147,8 +149,8 @@ void read_submission_record(const YAML::Node& record, const std::string& folder_
             continue;
         }
         if (!usable_id(student.id) || !seen.insert(student.id).second) {
-            layout.ignored.push_back(fmt::format("{}: submitter '{}' has no usable id, or one already taken",
-                                                 folder_name, student.id));
+            layout.ignored.push_back(
+                fmt::format("{}: submitter '{}' has no usable id, or one already taken", folder_name, student.id));
             continue;
         }
         student.folder = root / folder_name;
@@ -187,8 +189,8 @@ void read_gradescope_export(const fs::path& root, const std::vector<std::pair<st
         const fs::path folder = root / folder_name;
         std::error_code ec;
         if (!usable_id(folder_name) || fs::is_symlink(folder, ec) || !fs::is_directory(folder, ec)) {
-            layout.ignored.push_back(fmt::format("{}: named in submission_metadata.yml, but not a folder of the export",
-                                                 folder_name));
+            layout.ignored.push_back(
+                fmt::format("{}: named in submission_metadata.yml, but not a folder of the export", folder_name));
             continue;
         }
         // Where a record's own node has no place (an empty value), its key's is said.
@@ -198,8 +200,8 @@ void read_gradescope_export(const fs::path& root, const std::vector<std::pair<st
         } catch (const MalformedRecord& e) {
             layout.ignored.push_back(malformed_words(folder_name, metadata_file, place(e.mark), e.why));
         } catch (const YAML::Exception& e) {
-            layout.ignored.push_back(malformed_words(folder_name, metadata_file, place(e.mark),
-                                                     e.msg + "; its submitters are not graded"));
+            layout.ignored.push_back(
+                malformed_words(folder_name, metadata_file, place(e.mark), e.msg + "; its submitters are not graded"));
         }
     }
 }
@@ -257,8 +259,7 @@ std::string quoted_relative(const std::vector<fs::path>& paths, const fs::path& 
 
 // The warning for a folder among `others` that looks like it holds the class, kept from being unwrapped by the
 // files beside it; "" when there is no such folder.
-std::string kept_wrapped(const fs::path& top, const std::vector<fs::path>& others,
-                         const std::string& archive_name,
+std::string kept_wrapped(const fs::path& top, const std::vector<fs::path>& others, const std::string& archive_name,
                          const std::vector<std::pair<std::string, std::string>>& files) {
     std::vector<fs::path> folders, beside;
     for (const auto& entry : others) {
@@ -289,8 +290,7 @@ ClassRoot unwrapped_class(const fs::path& top, const std::string& archive_name,
     while (!fs::exists(root.folder / "submission_metadata.yml", ec)) {
         FolderEntries entries = entries_of(root.folder);
         if (entries.others.size() != 1 || !real_folder(entries.others[0])) {
-            if (std::string kept = kept_wrapped(top, entries.others, archive_name, submission_files);
-                !kept.empty()) {
+            if (std::string kept = kept_wrapped(top, entries.others, archive_name, submission_files); !kept.empty()) {
                 root.warnings.push_back(std::move(kept));
             }
             break;
@@ -401,7 +401,8 @@ ClassLayout read_class_layout(const fs::path& root,
         if (layout.kind == "github-classroom") {
             student.id = student.id.substr(prefix.size());
             if (student.id.empty()) {
-                layout.ignored.push_back(fmt::format("{}: the assignment's name without a user", folder.filename().string()));
+                layout.ignored.push_back(
+                    fmt::format("{}: the assignment's name without a user", folder.filename().string()));
                 continue;
             }
             student.submitted_at = clone_time(folder, layout.warnings);

@@ -33,7 +33,7 @@ struct StudentFolder {
 };
 
 struct ClassLayout {
-    std::string kind;  // "folders", "github-classroom" or "gradescope"
+    std::string kind;                     // "folders", "github-classroom" or "gradescope"
     std::vector<StudentFolder> students;  // sorted by id
     std::vector<std::string> ignored;     // entries of the top folder that are not student folders, with why
     std::vector<std::string> warnings;    // what was not read of a student's folder, with why (a clone's time)

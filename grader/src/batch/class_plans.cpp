@@ -21,8 +21,8 @@ std::string course_revision(const Course& course, const Exercise& exercise, cons
         revision += fmt::format("  {} {}\n", file.filename().string(), file_digest(file));
     }
     for (const auto& file : regular_files_under(course.common_dir())) {
-        revision += fmt::format("  common/{} {}\n", file.lexically_relative(course.common_dir()).string(),
-                                file_digest(file));
+        revision +=
+            fmt::format("  common/{} {}\n", file.lexically_relative(course.common_dir()).string(), file_digest(file));
     }
     return revision;
 }

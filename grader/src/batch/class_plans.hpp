@@ -19,7 +19,7 @@ struct ExercisePlan {
     std::vector<std::string> groups;          // in rubric order, the speed test last
     std::map<std::string, double> group_max;  // points possible per group
     double max_points = 0.0;
-    std::string revision;                     // digests of the course files the grading depends on
+    std::string revision;  // digests of the course files the grading depends on
 };
 
 // The exercises `chosen` (every exercise of the course when empty), in name order, each with its rubric; throws

@@ -20,12 +20,13 @@ std::string bar_chart(const std::vector<std::size_t>& counts, const std::vector<
                       const std::string& caption) {
     const std::size_t most = std::max<std::size_t>(1, *std::max_element(counts.begin(), counts.end()));
     const int bar = 48, gap = 8, height = 160, base = height + 20;
-    std::string svg = fmt::format("<svg role=\"img\" aria-label=\"{}\" width=\"{}\" height=\"{}\">", markup_text(caption),
-                                  counts.size() * (bar + gap) + gap, base + 30);
+    std::string svg = fmt::format("<svg role=\"img\" aria-label=\"{}\" width=\"{}\" height=\"{}\">",
+                                  markup_text(caption), counts.size() * (bar + gap) + gap, base + 30);
     for (std::size_t i = 0; i < counts.size(); ++i) {
         const int h = static_cast<int>(std::lround(static_cast<double>(counts[i]) / most * height));
         const std::size_t x = gap + i * (bar + gap);
-        svg += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"#4a7ab8\"/>", x, base - h, bar, h);
+        svg +=
+            fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"#4a7ab8\"/>", x, base - h, bar, h);
         svg += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" font-size=\"12\">{}</text>", x + bar / 2,
                            base - h - 4, counts[i]);
         svg += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" font-size=\"11\">{}</text>", x + bar / 2,
@@ -236,7 +237,8 @@ std::string exercise_section(const ClassReportExercise& exercise, const Exercise
     bool any = false;
     for (const auto& [source, ids] : tally.identical) {
         if (ids.size() > 1) {
-            page += fmt::format("<p class=\"identical\">{}</p>\n", markup_text(fmt::format("{}", fmt::join(ids, ", "))));
+            page +=
+                fmt::format("<p class=\"identical\">{}</p>\n", markup_text(fmt::format("{}", fmt::join(ids, ", "))));
             any = true;
         }
     }

@@ -15,15 +15,15 @@ namespace cugrade {
 struct ClassReportExercise {
     std::string name;
     double max_points = 0.0;
-    std::string speed_metric;          // "ratio" or "bandwidth"
-    std::vector<double> tier_bounds;   // of the speed scale, best first
+    std::string speed_metric;         // "ratio" or "bandwidth"
+    std::vector<double> tier_bounds;  // of the speed scale, best first
 };
 
 struct ClassReportStudent {
     std::string id;
-    std::string status;  // the gradebook's
-    double total = 0.0;  // the gradebook's, after any penalty
-    nlohmann::json results;  // results-instructor.json, or null when there are none
+    std::string status;                                     // the gradebook's
+    double total = 0.0;                                     // the gradebook's, after any penalty
+    nlohmann::json results;                                 // results-instructor.json, or null when there are none
     std::map<std::string, std::string> normalised_sources;  // exercise -> graded file without comments and spaces
 };
 

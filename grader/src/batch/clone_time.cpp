@@ -148,7 +148,8 @@ Odb own_objects(const fs::path& objects) {
     Odb odb(raw);
     git_odb_backend* loose = nullptr;
     git_odb_backend* packs = nullptr;
-    if (git_odb_backend_loose(&loose, objects.c_str(), -1, 0, 0, 0) != 0 || git_odb_add_backend(odb.get(), loose, 1) != 0) {
+    if (git_odb_backend_loose(&loose, objects.c_str(), -1, 0, 0, 0) != 0 ||
+        git_odb_add_backend(odb.get(), loose, 1) != 0) {
         return nullptr;
     }
     if (git_odb_backend_pack(&packs, objects.c_str()) != 0 || git_odb_add_backend(odb.get(), packs, 2) != 0) {

@@ -35,7 +35,7 @@ nlohmann::json student_row(const StudentFolder& student, const std::vector<Exerc
         }
         exercises[plan.exercise.name] = {{"points", points}, {"max", plan.max_points}, {"groups", groups}};
     }
-    const std::string status = !any_present        ? "missing"
+    const std::string status = !any_present       ? "missing"
                                : any_error        ? "error"
                                : any_build_failed ? "build_failed"
                                : any_skipped      ? "skipped"

@@ -71,9 +71,10 @@ std::vector<GpuInfo> chosen_gpus(const BatchOptions& options) {
     }
     for (const auto& gpu : chosen) {
         if (gpu.name != chosen.front().name) {
-            throw UsageError(fmt::format("--gpus: GPU {} is an {} and GPU {} an {}; speed is graded against one kind of "
-                                         "GPU, so choose GPUs of one kind",
-                                         chosen.front().index, chosen.front().name, gpu.index, gpu.name));
+            throw UsageError(
+                fmt::format("--gpus: GPU {} is an {} and GPU {} an {}; speed is graded against one kind of "
+                            "GPU, so choose GPUs of one kind",
+                            chosen.front().index, chosen.front().name, gpu.index, gpu.name));
         }
     }
     return chosen;

@@ -40,9 +40,9 @@ std::string trimmed(const std::string& text) {
 std::map<std::string, std::size_t> roster_columns(const std::filesystem::path& file,
                                                   const std::vector<std::string>& header) {
     static const std::map<std::string, std::string> column_names = {
-        {"id", "id"},       {"studentid", "id"}, {"sid", "id"},       {"login", "id"},  {"username", "id"},
-        {"name", "name"},   {"fullname", "name"}, {"studentname", "name"}, {"email", "email"},
-        {"emailaddress", "email"}, {"section", "section"}};
+        {"id", "id"},       {"studentid", "id"},       {"sid", "id"},         {"login", "id"},
+        {"username", "id"}, {"name", "name"},          {"fullname", "name"},  {"studentname", "name"},
+        {"email", "email"}, {"emailaddress", "email"}, {"section", "section"}};
     std::map<std::string, std::size_t> column;
     for (std::size_t i = 0; i < header.size(); ++i) {
         const auto known = column_names.find(normalised(header[i]));
@@ -57,8 +57,8 @@ std::map<std::string, std::size_t> roster_columns(const std::filesystem::path& f
         }
     }
     if (!column.contains("id")) {
-        throw UsageError(fmt::format("roster '{}':1: no id column: name one id, student_id, sid, login or username",
-                                     file.string()));
+        throw UsageError(
+            fmt::format("roster '{}':1: no id column: name one id, student_id, sid, login or username", file.string()));
     }
     return column;
 }

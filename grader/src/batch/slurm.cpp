@@ -91,8 +91,8 @@ std::string submit(const SlurmOptions& slurm, const std::vector<std::string>& op
     try {
         result = run_process(process, std::chrono::seconds(120));
     } catch (const std::exception& e) {
-        throw std::runtime_error(fmt::format("{} (is Slurm installed here? --slurm submits from a login node)",
-                                             e.what()));
+        throw std::runtime_error(
+            fmt::format("{} (is Slurm installed here? --slurm submits from a login node)", e.what()));
     }
     std::string output = result.output;
     while (!output.empty() && (output.back() == '\n' || output.back() == ' ')) {
@@ -125,8 +125,9 @@ SlurmSubmission submit_to_slurm(const Course& course, const BatchOptions& batch,
     SlurmSubmission submission;
     submission.students = listing.ids.size();
     submission.warnings = listing.warnings;
-    submission.tasks = slurm.tasks > 0 ? slurm.tasks
-                                       : std::clamp<unsigned>(static_cast<unsigned>((listing.ids.size() + 24) / 25), 1, 32);
+    submission.tasks = slurm.tasks > 0
+                           ? slurm.tasks
+                           : std::clamp<unsigned>(static_cast<unsigned>((listing.ids.size() + 24) / 25), 1, 32);
     submission.tasks = std::min<unsigned>(submission.tasks, static_cast<unsigned>(listing.ids.size()));
     const fs::path results = fs::absolute(batch.results);
     const fs::path folder = results / "slurm";

@@ -55,7 +55,8 @@ Blame blame(const ProcessResult& result, const fs::path& dir, const std::functio
 }
 
 [[noreturn]] void fail_not_the_submissions(const std::string& step, const ProcessResult& result) {
-    std::string output = result.output.size() > 4000 ? result.output.substr(result.output.size() - 4000) : result.output;
+    std::string output =
+        result.output.size() > 4000 ? result.output.substr(result.output.size() - 4000) : result.output;
     throw std::runtime_error(fmt::format(
         "the build failed for a reason that is not the submission's (a full disk, or the harness changed while it "
         "was linked): the {} {}{}{}",
@@ -86,8 +87,8 @@ BuildResult present(const fs::path& dir, const fs::path& harness_dir, const Exer
     if (fs::exists(dir / dependency_file)) {
         result.dependencies = dir / dependency_file;
     }
-    result.diagnostics = present_diagnostics(read_file(dir / "diagnostics.txt"), exercise.submission_file,
-                                             submission.shown.string());
+    result.diagnostics =
+        present_diagnostics(read_file(dir / "diagnostics.txt"), exercise.submission_file, submission.shown.string());
     const std::string outcome = read_file(dir / "outcome.txt");
     result.ok = outcome == "ok";
     if (result.ok) {
@@ -208,8 +209,9 @@ std::string with_link_hints(std::string output, const Exercise& exercise, const 
 void extract_code(const BuildFolder& folder, const Exercise& exercise, const Toolchain& toolchain,
                   const BuildOptions& options) {
     // The device code, for the checker to load: the object's .nv_fatbin section (empty when it has no kernels).
-    run_course_tool({toolchain.objcopy, "-O", "binary", "--only-section=.nv_fatbin", "submission.o", "device-code.fatbin"},
-                    folder.dir, "objcopy could not take the device code out of the submission:");
+    run_course_tool(
+        {toolchain.objcopy, "-O", "binary", "--only-section=.nv_fatbin", "submission.o", "device-code.fatbin"},
+        folder.dir, "objcopy could not take the device code out of the submission:");
     // Past a size, no other submission is likely the same: it keeps its code to itself.
     constexpr std::uintmax_t largest_shared_code = 1 << 20;
     if (write_code_without_comments(folder.dir, exercise.submission_file, same_code_file, options.compile_seconds,

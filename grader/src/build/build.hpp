@@ -16,9 +16,9 @@
 namespace cugrade {
 
 struct BuildOptions {
-    std::string arch;                    // "sm_90"
-    std::filesystem::path cache_dir;     // empty: build in a temporary folder and discard it
-    std::uint64_t cache_max_bytes = 0;   // the cache's size limit (0: none)
+    std::string arch;                   // "sm_90"
+    std::filesystem::path cache_dir;    // empty: build in a temporary folder and discard it
+    std::uint64_t cache_max_bytes = 0;  // the cache's size limit (0: none)
     double compile_seconds = 300.0;
     // For compiling and linking the submission: its work_dir and readable paths are set per step, so that the
     // compiler sees the submission, its contract header, the toolkit and the system's headers, nothing else.
@@ -39,9 +39,9 @@ struct BuildResult {
     // The submission's source without its comments (same_code.hpp), when ok: the same for two files that compile to
     // the same program; empty where it is not known.
     std::string same_code;
-    std::string step;                       // what failed: "compile" or "link"
-    std::string diagnostics;                // the compiler's messages, paths shown as the user gave them
-    std::shared_ptr<void> temporary;        // the folders of a build without a cache, removed with the last copy
+    std::string step;                 // what failed: "compile" or "link"
+    std::string diagnostics;          // the compiler's messages, paths shown as the user gave them
+    std::shared_ptr<void> temporary;  // the folders of a build without a cache, removed with the last copy
 };
 
 // Builds the submission. A failure of the submission is a BuildResult with ok = false. A failure of the course's

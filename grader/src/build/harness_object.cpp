@@ -49,13 +49,14 @@ void compile_harness_object(const Exercise& exercise, const Toolchain& toolchain
         return compile_course_file(compile, source, object, dir, std::move(failure));
     };
     std::vector<std::future<void>> objects;
-    objects.push_back(compiled(recipe.reference_source, "reference.o",
-                               fmt::format("the reference '{}' failed to compile:", exercise.reference_source.string())));
+    objects.push_back(
+        compiled(recipe.reference_source, "reference.o",
+                 fmt::format("the reference '{}' failed to compile:", exercise.reference_source.string())));
     objects.push_back(compiled(exercise.harness_source, "harness_main.o",
                                fmt::format("the harness '{}' failed to compile:", exercise.harness_source.string())));
     objects.push_back(compiled(common / "capture" / "replay.cpp", "replay.o", "the replayer failed to compile:"));
-    objects.push_back(compiled(common / "counter_profile.cpp", "counter_profile.o",
-                               "the counter profiler failed to compile:"));
+    objects.push_back(
+        compiled(common / "counter_profile.cpp", "counter_profile.o", "the counter profiler failed to compile:"));
     for (const char* part : host_parts) {
         objects.push_back(compiled(common / (std::string(part) + ".cpp"), (std::string(part) + ".o").c_str(),
                                    fmt::format("the harness's {}.cpp failed to compile:", part)));

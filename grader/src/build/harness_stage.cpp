@@ -53,8 +53,8 @@ void record_program_symbols(const Exercise& exercise, const Toolchain& toolchain
             names += "W " + symbol.name + "\n";
         }
     }
-    const std::string program = tool_output({toolchain.nm, "program-without-submission"}, dir,
-                                            "nm failed on the runner program:");
+    const std::string program =
+        tool_output({toolchain.nm, "program-without-submission"}, dir, "nm failed on the runner program:");
     for (const Symbol& symbol : parse_nm(program)) {
         if (!symbol.defined()) {
             names += "U " + symbol.name + "\n";
@@ -72,8 +72,8 @@ void record_program_symbols(const Exercise& exercise, const Toolchain& toolchain
         if (!std::regex_search(line, m, library)) {
             continue;
         }
-        const std::string exports = tool_output({toolchain.nm, "-D", "--defined-only", m[2].str()}, dir,
-                                                "nm failed on " + m[2].str() + ":");
+        const std::string exports =
+            tool_output({toolchain.nm, "-D", "--defined-only", m[2].str()}, dir, "nm failed on " + m[2].str() + ":");
         for (const Symbol& symbol : parse_nm(exports)) {
             names += "X " + m[1].str() + " " + symbol.name + "\n";
         }
@@ -123,36 +123,33 @@ HarnessBuild build_harness(const Exercise& exercise, const Toolchain& toolchain,
                            exercise.contract_header.filename().string(), exercise.entry_points.front()));
     auto runner_main =
         compile_course_file(compile, "runner_main.cpp", "runner_main.o", dir, "the runner's loop failed to compile:");
-    auto capture_runtime = compile_course_file(compile, common / "capture" / "capture_runtime.cpp",
-                                               "capture_runtime.o", dir, "the capture runtime failed to compile:");
+    auto capture_runtime = compile_course_file(compile, common / "capture" / "capture_runtime.cpp", "capture_runtime.o",
+                                               dir, "the capture runtime failed to compile:");
     if (exercise.prebuilt_harness.empty()) {
         if (options.progress) {
             options.progress(fmt::format("building the {} harness and reference for {} (once per course revision "
                                          "and toolchain; this takes a minute)",
                                          exercise.name, options.arch));
         }
-        compile_harness_object(exercise, toolchain, {{"-arch=" + options.arch}, exercise.reference_source, true},
-                               dir);
+        compile_harness_object(exercise, toolchain, {{"-arch=" + options.arch}, exercise.reference_source, true}, dir);
     } else {
         fs::copy_file(exercise.prebuilt_harness, dir / "harness.o");
     }
 
     // The checker holds none of the submission's code: it loads the device code at run time
     // (capture/replay.hpp, through the driver API), so one program serves every submission.
-    std::vector<std::string> link = {toolchain.nvcc, "-arch=" + options.arch, "harness.o", "-lcuda", "-o",
-                                     "checker"};
+    std::vector<std::string> link = {toolchain.nvcc, "-arch=" + options.arch, "harness.o", "-lcuda", "-o", "checker"};
     for (const auto& library : exercise.checker_libraries) {
         link.push_back("-l" + library);
     }
     const ProcessResult linked = run_tool(link, dir, course_tool_seconds * 5);
     if (!linked.status.success()) {
         throw UsageError(command_failure(
-            linked,
-            exercise.prebuilt_harness.empty()
-                ? std::string("linking the checker failed:")
-                : fmt::format("linking the kit's prebuilt harness '{}' with {} ({}) failed; a kit links with "
-                              "the CUDA release it was built with or a newer one (kit.json says which):",
-                              exercise.prebuilt_harness.string(), toolchain.nvcc, toolchain.nvcc_version)));
+            linked, exercise.prebuilt_harness.empty()
+                        ? std::string("linking the checker failed:")
+                        : fmt::format("linking the kit's prebuilt harness '{}' with {} ({}) failed; a kit links with "
+                                      "the CUDA release it was built with or a newer one (kit.json says which):",
+                                      exercise.prebuilt_harness.string(), toolchain.nvcc, toolchain.nvcc_version)));
     }
     runner_main.get();
     capture_runtime.get();

@@ -89,8 +89,8 @@ void prepare_for_link(const fs::path& object, const ObjectFile& contents, const 
     options.argv = argv;
     const ProcessResult result = run_process(options, std::chrono::seconds(60));
     if (!result.status.success()) {
-        throw std::runtime_error(fmt::format("objcopy failed on '{}' ({}):\n{}", object.string(),
-                                             result.status.describe(), result.output));
+        throw std::runtime_error(
+            fmt::format("objcopy failed on '{}' ({}):\n{}", object.string(), result.status.describe(), result.output));
     }
     hide_definitions(output);
 }

@@ -19,9 +19,8 @@ std::string readelf(const Toolchain& toolchain, const char* option, const std::f
     options.output_limit = std::size_t{256} << 20;
     const ProcessResult result = run_process(options, std::chrono::seconds(60));
     if (!result.status.success()) {
-        throw std::runtime_error(
-            fmt::format("readelf {} failed on '{}' ({}):\n{}", option, path.string(), result.status.describe(),
-                        result.output));
+        throw std::runtime_error(fmt::format("readelf {} failed on '{}' ({}):\n{}", option, path.string(),
+                                             result.status.describe(), result.output));
     }
     return result.output;
 }
@@ -32,7 +31,8 @@ ObjectFile read_object(const std::filesystem::path& path, const Toolchain& toolc
     ObjectFile object;
 
     // "  [ 1] .group            GROUP           0000000000000000 000040 000008 04     36  38  4"
-    static const std::regex section_line(R"(^\s*\[\s*(\d+)\]\s+(\S+)\s+(\S+)\s+[0-9a-fA-F]+\s+[0-9a-fA-F]+\s+([0-9a-fA-F]+)\s)");
+    static const std::regex section_line(
+        R"(^\s*\[\s*(\d+)\]\s+(\S+)\s+(\S+)\s+[0-9a-fA-F]+\s+[0-9a-fA-F]+\s+([0-9a-fA-F]+)\s)");
     std::istringstream sections(readelf(toolchain, "-S", path));
     for (std::string line; std::getline(sections, line);) {
         std::smatch m;

@@ -9,9 +9,9 @@
 namespace cugrade {
 
 struct Toolchain {
-    std::string nvcc = "nvcc";  // an absolute path once found
-    std::string nvcc_version;   // the last line of `nvcc --version`, part of every cache key
-    std::string release;        // "13.0", from "release 13.0, V13.0.88"; empty when nvcc did not say
+    std::string nvcc = "nvcc";           // an absolute path once found
+    std::string nvcc_version;            // the last line of `nvcc --version`, part of every cache key
+    std::string release;                 // "13.0", from "release 13.0, V13.0.88"; empty when nvcc did not say
     std::filesystem::path toolkit_root;  // the folder above nvcc's bin/: what a sandboxed build may read of it
     std::string ld = "ld";
     std::string nm = "nm";

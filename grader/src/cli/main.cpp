@@ -79,8 +79,8 @@ Shape parse_size(const std::string& text) {
     if (const auto n = parse_extent(text)) {
         return {*n};
     }
-    throw UsageError(fmt::format("--size takes a number of elements from 1 to {}, such as 16777216, not '{}'",
-                                 max_elements, text));
+    throw UsageError(
+        fmt::format("--size takes a number of elements from 1 to {}, such as 16777216, not '{}'", max_elements, text));
 }
 
 Shape parse_shape(const std::string& text) {
@@ -264,13 +264,16 @@ Subcommand add_grade(CLI::App& app) {
     command->add_flag("--slurm", args->use_slurm, "submit the batch to Slurm as a job array and a merge job");
     command->add_option("--partition", slurm.partition, "with --slurm: the partition");
     command->add_option("--gres", slurm.gres, "with --slurm: the generic resources of each job (default gpu:1)");
-    command->add_option("--tasks", slurm.tasks, "with --slurm: tasks of the job array (default: one per 25 "
-                                                "students, at most 32)");
+    command->add_option("--tasks", slurm.tasks,
+                        "with --slurm: tasks of the job array (default: one per 25 "
+                        "students, at most 32)");
     command->add_option("--time", slurm.time, "with --slurm: the time limit of each job, as sbatch takes it");
     command->add_option("--account", slurm.account, "with --slurm: the account to charge");
     command->add_option("--sbatch-arg", slurm.sbatch_args, "with --slurm: one more sbatch option (repeatable)");
     command->add_flag("--dry-run", slurm.dry_run, "with --slurm: write and print the job scripts, submit nothing");
-    command->add_option("--exercise,-e", batch.exercises, "grade only this exercise (repeatable; default: course.yaml's exercises, else those some student handed in)");
+    command->add_option(
+        "--exercise,-e", batch.exercises,
+        "grade only this exercise (repeatable; default: course.yaml's exercises, else those some student handed in)");
     command->add_option("--roster", args->roster, "a CSV of the class: id, name, email, section");
     command->add_flag("--force", batch.force, "grade every student again, even with up-to-date results");
     command->add_flag("--no-diagnosis", args->no_diagnosis,
@@ -300,8 +303,8 @@ Subcommand add_grade(CLI::App& app) {
 int print_batch_status(const std::string& status_dir) {
     const BatchStatus status = batch_status(status_dir);
     print(std::cout, fmt::format("{} students: {} done, {} build_failed, {} error, {} running, {} missing\n",
-                                 status.total(), status.done.size(), status.build_failed.size(),
-                                 status.error.size(), status.running.size(), status.missing.size()));
+                                 status.total(), status.done.size(), status.build_failed.size(), status.error.size(),
+                                 status.running.size(), status.missing.size()));
     for (const auto& [label, ids] :
          {std::pair{"running", &status.running}, std::pair{"build_failed", &status.build_failed},
           std::pair{"error", &status.error}, std::pair{"missing", &status.missing}}) {
@@ -340,18 +343,18 @@ int submit_batch(const Course& course, const BatchOptions& batch, const SlurmOpt
         std::cerr << "cugrade: warning: " << warning << "\n";
     }
     if (slurm.dry_run) {
-        print(std::cout, fmt::format("# {}\n{}\n# {}\n{}", submitted.array_script.string(),
-                                     read_file(submitted.array_script), submitted.merge_script.string(),
-                                     read_file(submitted.merge_script)));
+        print(std::cout,
+              fmt::format("# {}\n{}\n# {}\n{}", submitted.array_script.string(), read_file(submitted.array_script),
+                          submitted.merge_script.string(), read_file(submitted.merge_script)));
         return to_int(ExitCode::passed);
     }
-    print(std::cout, fmt::format(
-        "submitted {} students in {} tasks: job array {}, merge job {} (runs when every task has ended)\n"
-        "follow them: squeue -j {},{}   or   cugrade grade --status {}\n"
-        "task logs: {}\n",
-        submitted.students, submitted.tasks, submitted.array_job, submitted.merge_job,
-        submitted.array_job, submitted.merge_job, batch.results.string(),
-        (batch.results / "slurm" / "logs").string()));
+    print(
+        std::cout,
+        fmt::format("submitted {} students in {} tasks: job array {}, merge job {} (runs when every task has ended)\n"
+                    "follow them: squeue -j {},{}   or   cugrade grade --status {}\n"
+                    "task logs: {}\n",
+                    submitted.students, submitted.tasks, submitted.array_job, submitted.merge_job, submitted.array_job,
+                    submitted.merge_job, batch.results.string(), (batch.results / "slurm" / "logs").string()));
     return to_int(ExitCode::passed);
 }
 
@@ -364,17 +367,15 @@ int grade_on_this_machine(const GradeArgs& args, BatchOptions batch) {
         print(std::cerr, "cugrade: warning: " + warning + "\n");
     }
     if (batch.shard) {
-        print(std::cout, fmt::format("shard {}/{}: {} students graded now, {} by another batch\n",
-                                     batch.shard->index, batch.shard->count, summary.graded,
-                                     summary.elsewhere));
+        print(std::cout, fmt::format("shard {}/{}: {} students graded now, {} by another batch\n", batch.shard->index,
+                                     batch.shard->count, summary.graded, summary.elsewhere));
         return to_int(summary.gpu.available ? ExitCode::passed : ExitCode::skipped);
     }
-    print(std::cout,
-          fmt::format("{} students ({} graded now, {} up to date, {} missing, {} failed) on GPU {}\n"
-                      "exercises: {}\ngradebook: {}\n",
-                      summary.students, summary.graded, summary.reused, summary.missing, summary.failed,
-                      summary.gpu.available ? summary.gpu.name : "none: " + summary.gpu.unavailable_reason,
-                      summary.exercises, summary.gradebook.string()));
+    print(std::cout, fmt::format("{} students ({} graded now, {} up to date, {} missing, {} failed) on GPU {}\n"
+                                 "exercises: {}\ngradebook: {}\n",
+                                 summary.students, summary.graded, summary.reused, summary.missing, summary.failed,
+                                 summary.gpu.available ? summary.gpu.name : "none: " + summary.gpu.unavailable_reason,
+                                 summary.exercises, summary.gradebook.string()));
     return to_int(summary.gpu.available ? ExitCode::passed : ExitCode::skipped);
 }
 
@@ -470,8 +471,10 @@ Subcommand add_handout(CLI::App& app) {
     auto args = std::make_shared<HandoutArgs>();
     CLI::App* command = app.add_subcommand(
         "handout", "write the student kit: the course without its references or hidden cases (docs/handout.md)");
-    command->add_option("output", args->output, "the kit's folder, new or a kit made before; OUTPUT.tar.gz "
-                                                "is written beside it")
+    command
+        ->add_option("output", args->output,
+                     "the kit's folder, new or a kit made before; OUTPUT.tar.gz "
+                     "is written beside it")
         ->required();
     command->add_option("--exercise,-e", args->options.exercises, "only this exercise (repeatable; default: all)");
     command
@@ -485,14 +488,13 @@ Subcommand add_handout(CLI::App& app) {
 }
 
 void print_handout(const Handout& handout) {
-    print(std::cout, fmt::format("kit: {}\n     {}\nexercises: {}\nbuilt with CUDA {} for {}, and PTX of {} "
-                                 "for newer GPUs\n{}\n",
-                                 handout.folder.string(), handout.tarball.string(),
-                                 fmt::join(handout.kit.exercises, ", "), handout.kit.release,
-                                 fmt::join(handout.kit.arches, " "), handout.kit.arches.back(),
-                                 handout.kit.cpu_target.empty()
-                                     ? "no CPU self-check (see above why)"
-                                     : "CPU self-check without a GPU on " + handout.kit.cpu_target));
+    print(std::cout,
+          fmt::format("kit: {}\n     {}\nexercises: {}\nbuilt with CUDA {} for {}, and PTX of {} "
+                      "for newer GPUs\n{}\n",
+                      handout.folder.string(), handout.tarball.string(), fmt::join(handout.kit.exercises, ", "),
+                      handout.kit.release, fmt::join(handout.kit.arches, " "), handout.kit.arches.back(),
+                      handout.kit.cpu_target.empty() ? "no CPU self-check (see above why)"
+                                                     : "CPU self-check without a GPU on " + handout.kit.cpu_target));
 }
 
 int run_handout(const HandoutArgs& args) {
@@ -552,8 +554,7 @@ std::optional<int> parse_command_line(CLI::App& app, int argc, char** argv) {
         if (e.get_exit_code() == 0) {
             return app.exit(e);  // --help, --version
         }
-        print(std::cerr,
-              fmt::format("cugrade: error: {}\n(run '{}' for the options)\n", e.what(), help_command(app)));
+        print(std::cerr, fmt::format("cugrade: error: {}\n(run '{}' for the options)\n", e.what(), help_command(app)));
         return to_int(ExitCode::invalid);
     }
     return std::nullopt;

@@ -27,7 +27,8 @@ CourseFile load_course_file(const std::filesystem::path& file, const std::vector
                 fields.fail(entry, suggestion.empty() ? fmt::format("no exercise '{}' in the course (it has {})", name,
                                                                     fmt::join(known_exercises, ", "))
                                                       : fmt::format("no exercise '{}' in the course (did you mean "
-                                                                    "'{}'?)", name, suggestion));
+                                                                    "'{}'?)",
+                                                                    name, suggestion));
             }
             if (std::find(course.exercises.begin(), course.exercises.end(), name) != course.exercises.end()) {
                 fields.fail(entry, fmt::format("exercise '{}' is named twice", name));

@@ -37,7 +37,8 @@ CourseChoice find_course(const std::string& option, const std::string& environme
     }
     // build/grader/cugrade in a checkout; PREFIX/bin/cugrade beside PREFIX/share/cugrade/course when installed.
     const fs::path bin = fs::weakly_canonical(executable, ec).parent_path();
-    for (const fs::path& folder : {bin.parent_path().parent_path(), bin.parent_path() / "share" / "cugrade" / "course"}) {
+    for (const fs::path& folder :
+         {bin.parent_path().parent_path(), bin.parent_path() / "share" / "cugrade" / "course"}) {
         if (is_course_folder(folder)) {
             return {folder.lexically_normal(), "beside cugrade"};
         }

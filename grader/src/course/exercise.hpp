@@ -30,9 +30,9 @@ struct Course {
 // A library's solution that `cugrade bench` times the reference against: built into the checker in the
 // reference's place, so it runs with the harness's rights (a library such as cuBLAS needs the GPU in its own process).
 struct Baseline {
-    std::string name;                 // "cub", "cublas": the bench row's name
-    std::filesystem::path source;     // exercises/NAME/baselines/NAME.cu, defining the exercise's entry points
-    std::vector<std::string> link;    // libraries the checker links for it ("cublas" links -lcublas)
+    std::string name;               // "cub", "cublas": the bench row's name
+    std::filesystem::path source;   // exercises/NAME/baselines/NAME.cu, defining the exercise's entry points
+    std::vector<std::string> link;  // libraries the checker links for it ("cublas" links -lcublas)
 };
 
 // The course's part of an exercise's CPU self-check (cpu_build.hpp), as object files: built into the cache in a
@@ -45,20 +45,20 @@ inline const std::vector<std::string> cpu_course_object_files = {
 struct Exercise {
     std::string name;
     std::string title;
-    std::string submission_file;            // e.g. "sum.cu", the file a student writes
-    std::filesystem::path directory;        // exercises/NAME
-    std::filesystem::path contract_header;  // exercises/NAME/NAME.h
-    std::filesystem::path harness_source;   // exercises/NAME/harness.cu
-    std::filesystem::path reference_source; // reference/NAME.cu
+    std::string submission_file;             // e.g. "sum.cu", the file a student writes
+    std::filesystem::path directory;         // exercises/NAME
+    std::filesystem::path contract_header;   // exercises/NAME/NAME.h
+    std::filesystem::path harness_source;    // exercises/NAME/harness.cu
+    std::filesystem::path reference_source;  // reference/NAME.cu
     // In a kit, the harness and the reference compiled into one object (exercises/NAME/harness.o) in place of both
     // sources; empty in a course.
     std::filesystem::path prebuilt_harness;
     // In a kit, the folder (exercises/NAME/cpu) of the harness, the reference and the CPU runtime compiled for the
     // CPU self-check (cpu_build.hpp); empty in a course, or a kit made without them.
     std::filesystem::path prebuilt_cpu_objects;
-    std::vector<Baseline> baselines;         // exercise.yaml's `baselines`, for `cugrade bench`
-    std::vector<std::string> entry_points;  // extern "C" functions both the submission and the reference define
-    RubricChoices choices;                  // exercise.yaml's `operands` and `parameters`
+    std::vector<Baseline> baselines;             // exercise.yaml's `baselines`, for `cugrade bench`
+    std::vector<std::string> entry_points;       // extern "C" functions both the submission and the reference define
+    RubricChoices choices;                       // exercise.yaml's `operands` and `parameters`
     std::vector<std::string> checker_libraries;  // linked into the checker: a baseline's, in `cugrade bench` only
     // exercise.yaml's `readme_sections`: a diagnosis topic (diagnosis.hpp) -> the title of the section of
     // exercises/NAME/README.md that teaches its fix.

@@ -40,8 +40,9 @@ ExerciseChoice choose_exercises(const std::vector<std::string>& course_exercises
 }
 
 std::string describe(const ExerciseChoice& choice) {
-    return fmt::format("{} ({}{})", fmt::join(choice.names, ", "), choice.origin,
-                       choice.left_out.empty() ? "" : fmt::format("; not graded: {}", fmt::join(choice.left_out, ", ")));
+    return fmt::format(
+        "{} ({}{})", fmt::join(choice.names, ", "), choice.origin,
+        choice.left_out.empty() ? "" : fmt::format("; not graded: {}", fmt::join(choice.left_out, ", ")));
 }
 
 }  // namespace cugrade

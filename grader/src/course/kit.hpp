@@ -13,10 +13,10 @@ namespace cugrade {
 inline constexpr const char* kit_manifest_name = "kit.json";
 
 struct Kit {
-    std::string cugrade_version;  // of the cugrade that made it
-    std::string nvcc_version;     // the last line of the instructor's `nvcc --version`
-    std::string release;          // that toolkit's release, "13.0"
-    std::vector<std::string> arches;     // SASS in every harness object, "sm_75" ...; PTX of the last one
+    std::string cugrade_version;      // of the cugrade that made it
+    std::string nvcc_version;         // the last line of the instructor's `nvcc --version`
+    std::string release;              // that toolkit's release, "13.0"
+    std::vector<std::string> arches;  // SASS in every harness object, "sm_75" ...; PTX of the last one
     std::vector<std::string> exercises;
     // The machine its CPU self-check objects were built for (cpu_target(), "x86_64-linux"); empty: the kit has none.
     std::string cpu_target;

@@ -23,7 +23,7 @@ struct LatePolicy {
 };
 
 struct Lateness {
-    int days = 0;              // days late, each part of a day counting as one
+    int days = 0;                   // days late, each part of a day counting as one
     double penalty_fraction = 0.0;  // of the points earned
 };
 

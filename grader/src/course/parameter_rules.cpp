@@ -43,8 +43,7 @@ std::string outside_rule(const std::string& name, const ParameterRule& rule, con
 std::string float32_problem(const std::string& name, const ParameterRule& rule, const ParameterValue& value) {
     const double magnitude = std::fabs(value.number);
     if (!is_boolean(value) && magnitude > FLT_MAX) {
-        return fmt::format("'{}' is {}, outside float32's finite range (about -3.4e38 to 3.4e38)", name,
-                           value.written);
+        return fmt::format("'{}' is {}, outside float32's finite range (about -3.4e38 to 3.4e38)", name, value.written);
     }
     if (!is_boolean(value) && magnitude != 0.0 && magnitude < FLT_MIN) {
         return fmt::format("'{}' is {}, nearer 0 than float32's smallest normal number (about 1.2e-38): give 0 or a "
@@ -176,8 +175,7 @@ std::string parameter_problem(const std::string& name, const ParameterRule& rule
             return !is_boolean(value) && std::floor(value.number) == value.number && within_bounds(rule, value.number)
                        ? ""
                        : outside_rule(name, rule, value);
-        case ParameterType::float32:
-            return float32_problem(name, rule, value);
+        case ParameterType::float32: return float32_problem(name, rule, value);
     }
     return "";
 }
@@ -197,10 +195,11 @@ std::string relation_problem(const std::string& name, const std::map<std::string
     if (as_float32 && static_cast<float>(number) > static_cast<float>(bound)) {
         // The harness divides the range: a width that overflows float32 makes every bin infinite.
         const float width = static_cast<float>(number) - static_cast<float>(bound);
-        return std::isfinite(width) ? ""
-                                    : fmt::format("'{}' - '{}' is {} - {}, beyond float32's finite range (about "
-                                                  "3.4e38): narrow the range",
-                                                  name, rule.greater_than, value->second.written, other->second.written);
+        return std::isfinite(width)
+                   ? ""
+                   : fmt::format("'{}' - '{}' is {} - {}, beyond float32's finite range (about "
+                                 "3.4e38): narrow the range",
+                                 name, rule.greater_than, value->second.written, other->second.written);
     }
     if (!as_float32 && number > bound) {
         return "";

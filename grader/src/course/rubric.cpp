@@ -27,7 +27,7 @@ Visibility read_visibility(const yaml::Mapping& fields, const std::optional<YAML
         return Visibility::visible;
     }
     return fields.choice(*node, "visibility", {"visible", "hidden"}) == "hidden" ? Visibility::hidden
-                                                                                  : Visibility::visible;
+                                                                                 : Visibility::visible;
 }
 
 std::string read_name(const yaml::Mapping& fields, const YAML::Node& node, const std::string& key) {
@@ -97,8 +97,8 @@ InputDistribution read_input(const std::filesystem::path& file, const std::strin
                          {"kind", "low", "high", "value", "min_at", "max_at", "infinities"});
     InputDistribution input;
     input.name = name;
-    input.kind = fields.choice(fields.required("kind"), "kind",
-                               {"uniform", "integers", "constant", "ascending", "descending"});
+    input.kind =
+        fields.choice(fields.required("kind"), "kind", {"uniform", "integers", "constant", "ascending", "descending"});
     if (input.kind == "constant") {
         input.value = fields.number(fields.required("value"), "value", -1e30, 1e30);
         input.low = input.high = input.value;
@@ -216,11 +216,11 @@ SpeedTest read_speed(const std::filesystem::path& file, const YAML::Node& node, 
     speed.visibility = read_visibility(fields, fields.optional("visibility"));
     if (auto metric = fields.optional("metric")) {
         speed.metric = fields.choice(*metric, "metric", {"ratio", "bandwidth"}) == "bandwidth" ? SpeedMetric::bandwidth
-                                                                                                : SpeedMetric::ratio;
+                                                                                               : SpeedMetric::ratio;
     }
     if (auto scale = fields.optional("scale")) {
         speed.scale = fields.choice(*scale, "scale", {"stepped", "linear"}) == "linear" ? SpeedScale::linear
-                                                                                         : SpeedScale::stepped;
+                                                                                        : SpeedScale::stepped;
     }
     if (auto warmup = fields.optional("warmup")) {
         speed.sampling.warmup = static_cast<int>(fields.integer(*warmup, "warmup", 0, 1000));
@@ -229,7 +229,8 @@ SpeedTest read_speed(const std::filesystem::path& file, const YAML::Node& node, 
         speed.sampling.min_samples = static_cast<int>(fields.integer(*samples, "min_samples", 3, 10000));
     }
     if (auto samples = fields.optional("max_samples")) {
-        speed.sampling.max_samples = static_cast<int>(fields.integer(*samples, "max_samples", speed.sampling.min_samples, 100000));
+        speed.sampling.max_samples =
+            static_cast<int>(fields.integer(*samples, "max_samples", speed.sampling.min_samples, 100000));
     }
     if (auto rse = fields.optional("target_rse")) {
         speed.sampling.target_rse = fields.number(*rse, "target_rse", 0.0001, 0.5);
@@ -251,8 +252,8 @@ SpeedTest read_speed(const std::filesystem::path& file, const YAML::Node& node, 
         tier.bound = ratio ? tier_fields.number(bound_node, bound_key, 0.01, 1e6)
                            : tier_fields.number(bound_node, bound_key, 0.001, 1.0);
         tier.points = tier_fields.number(points_node, "points", 0.0, 1e6);
-        if (!speed.tiers.empty() && (ratio ? tier.bound <= speed.tiers.back().bound
-                                           : tier.bound >= speed.tiers.back().bound)) {
+        if (!speed.tiers.empty() &&
+            (ratio ? tier.bound <= speed.tiers.back().bound : tier.bound >= speed.tiers.back().bound)) {
             tier_fields.fail(bound_node,
                              fmt::format("tiers must be ordered by '{}', {}: {} follows {}", bound_key,
                                          ratio ? "increasing" : "decreasing", tier.bound, speed.tiers.back().bound));
@@ -285,7 +286,8 @@ void read_api_list(const std::filesystem::path& file, const YAML::Node& node, co
         for (const auto& item : fields.sequence(*listed, "functions")) {
             const std::string name = fields.text(item, "functions");
             if (!std::regex_match(name, pattern)) {
-                fields.fail(item, fmt::format("'{}' is not a C function name (a trailing '*' matches any ending)", name));
+                fields.fail(item,
+                            fmt::format("'{}' is not a C function name (a trailing '*' matches any ending)", name));
             }
             functions.push_back(name);
         }
@@ -315,8 +317,8 @@ namespace {
 void check_schema(const yaml::Mapping& fields) {
     const auto schema = fields.required("schema");
     if (fields.integer(schema, "schema", 1, 1000) != schema_version) {
-        fields.fail(schema, fmt::format("unsupported rubric schema {}; this cugrade reads schema {}",
-                                        schema.Scalar(), schema_version));
+        fields.fail(schema, fmt::format("unsupported rubric schema {}; this cugrade reads schema {}", schema.Scalar(),
+                                        schema_version));
     }
 }
 
@@ -329,8 +331,8 @@ Limits read_limits(const std::filesystem::path& file, const YAML::Node& node, Li
         limits.case_seconds = limit_fields.number(*seconds, "case_seconds", 0.1, 3600.0);
     }
     if (auto memory = limit_fields.optional("memory_mib")) {
-        limits.memory_bytes =
-            static_cast<std::uint64_t>(limit_fields.integer(*memory, "memory_mib", 256, 1 << 24)) << 20;
+        limits.memory_bytes = static_cast<std::uint64_t>(limit_fields.integer(*memory, "memory_mib", 256, 1 << 24))
+                              << 20;
     }
     return limits;
 }
@@ -401,8 +403,8 @@ std::size_t read_dimensions(const yaml::Mapping& fields, const std::vector<YAML:
 Rubric load_rubric(const std::filesystem::path& file) {
     const YAML::Node document = yaml::load_file(file);
     yaml::Mapping fields(file, document, "the rubric",
-                         {"schema", "exercise", "limits", "calls_per_case", "tolerance", "inputs", "parameters", "groups",
-                          "speed", "forbid", "allow"});
+                         {"schema", "exercise", "limits", "calls_per_case", "tolerance", "inputs", "parameters",
+                          "groups", "speed", "forbid", "allow"});
     Rubric rubric;
     rubric.file = file;
     check_schema(fields);
@@ -533,8 +535,7 @@ SourceLocation later_written(const ParameterValue& a, const ParameterValue& b, c
     if (!a.where || !b.where) {
         return a.where ? *a.where : b.where ? *b.where : otherwise;
     }
-    return std::pair(a.where->line, a.where->column) > std::pair(b.where->line, b.where->column) ? *a.where
-                                                                                                 : *b.where;
+    return std::pair(a.where->line, a.where->column) > std::pair(b.where->line, b.where->column) ? *a.where : *b.where;
 }
 
 // The parameters of one group (or the speed test) as the harness will get them: only the exercise's, each value

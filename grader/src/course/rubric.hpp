@@ -21,7 +21,7 @@ using SpeedMetric = plan::SpeedMetric;
 
 // A case's extent: {n} for vectors, {rows, cols} for matrices.
 using Shape = std::vector<std::uint64_t>;
-std::string format_shape(const Shape& shape);  // "n=31", "33x31"
+std::string format_shape(const Shape& shape);     // "n=31", "33x31"
 std::uint64_t element_count(const Shape& shape);  // the product of the extents; the largest uint64 if it overflows
 
 // The most elements a case may have: enough for any exercise that fits in a GPU's memory, few enough to catch a typo
@@ -51,10 +51,10 @@ struct CaseGroup {
     // One case per entry and shape. An entry names one distribution for every operand, or one per operand.
     std::vector<std::vector<std::string>> inputs;
     ParameterValues parameters;  // the rubric's own, overridden by the group's
-    SourceLocation where;                      // where the group starts in the rubric, for messages
+    SourceLocation where;        // where the group starts in the rubric, for messages
     std::uint64_t seed = 0;
     double case_seconds = 0.0;
-    bool race_check = false;  // run each case under compute-sanitizer racecheck
+    bool race_check = false;    // run each case under compute-sanitizer racecheck
     bool memory_check = false;  // and each once more under compute-sanitizer memcheck
 };
 
@@ -115,7 +115,7 @@ Rubric load_rubric(const std::filesystem::path& file);
 // One case as the grader runs it: what the harness needs (plan::Case, sent to it as the plan) and what the grader
 // keeps to itself.
 struct CasePlan : plan::Case {
-    std::string group;   // the group's name, or "speed"
+    std::string group;  // the group's name, or "speed"
     Visibility visibility = Visibility::visible;
     double max_points = 0.0;
     double case_seconds = 0.0;
@@ -146,8 +146,8 @@ struct ParameterRule {
     double default_value = 0.0;  // true and false as 1 and 0
     std::optional<double> min;   // integer and float32 only
     std::optional<double> max;
-    std::string greater_than;    // another parameter of the exercise whose value this one must exceed, or ""
-    std::string reason;          // why the range is what it is: told with a refusal
+    std::string greater_than;  // another parameter of the exercise whose value this one must exceed, or ""
+    std::string reason;        // why the range is what it is: told with a refusal
 };
 
 // What an exercise lets its rubric choose (exercise.yaml): its operands and its parameters' declarations.

@@ -78,8 +78,8 @@ SubmissionFile read_submission(const fs::path& folder, const std::string& name) 
         return close_and(refuse(fmt::format("is {}, not a file of source code", kind_of(info.st_mode))));
     }
     if (static_cast<std::size_t>(info.st_size) > max_submission_bytes) {
-        return close_and(refuse(fmt::format("is {} bytes; a submission file may have at most {} bytes",
-                                            info.st_size, max_submission_bytes)));
+        return close_and(refuse(fmt::format("is {} bytes; a submission file may have at most {} bytes", info.st_size,
+                                            max_submission_bytes)));
     }
     std::string bytes(static_cast<std::size_t>(info.st_size), '\0');
     std::size_t got = 0;

@@ -13,9 +13,9 @@ namespace cugrade {
 inline constexpr std::size_t max_submission_bytes = std::size_t{1} << 20;
 
 struct SubmissionFile {
-    std::filesystem::path shown;  // the path as the user gave it: "student/sum.cu"
-    std::string name;             // "sum.cu"
-    std::string bytes;            // the contents, when not refused
+    std::filesystem::path shown;         // the path as the user gave it: "student/sum.cu"
+    std::string name;                    // "sum.cu"
+    std::string bytes;                   // the contents, when not refused
     std::optional<std::string> refused;  // why the file is not graded: a link out of the folder, not a file, too big
 };
 

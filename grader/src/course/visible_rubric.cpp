@@ -93,9 +93,10 @@ std::string visible_rubric_text(const std::filesystem::path& rubric_file) {
     compact(visible);
     YAML::Emitter out;
     out << visible;
-    return fmt::format("# The visible part of the rubric for {}, as `cugrade handout` wrote it: the final grade also has\n"
-                       "# hidden cases, which are not in this kit.\n{}\n",
-                       rubric_file.stem().string(), out.c_str());
+    return fmt::format(
+        "# The visible part of the rubric for {}, as `cugrade handout` wrote it: the final grade also has\n"
+        "# hidden cases, which are not in this kit.\n{}\n",
+        rubric_file.stem().string(), out.c_str());
 }
 
 }  // namespace cugrade

@@ -35,9 +35,19 @@ void stage_tree(const fs::path& from, const fs::path& to) {
 
 std::vector<std::string> compile_flags(const fs::path& staged) {
     // -fno-finite-loops: an endless loop without side effects spins, as on the GPU, instead of being assumed away.
-    return {cpu_compiler(), "-std=c++20", "-O2", "-fno-finite-loops", "-DCUGRADE_CPU",
-            "-I", (staged / "common" / "cpu" / "include").string(), "-I", (staged / "common").string(),
-            "-I", (staged / "exercise").string(), "-I", CUGRADE_JSON_INCLUDE_DIR};
+    return {cpu_compiler(),
+            "-std=c++20",
+            "-O2",
+            "-fno-finite-loops",
+            "-DCUGRADE_CPU",
+            "-I",
+            (staged / "common" / "cpu" / "include").string(),
+            "-I",
+            (staged / "common").string(),
+            "-I",
+            (staged / "exercise").string(),
+            "-I",
+            CUGRADE_JSON_INCLUDE_DIR};
 }
 
 std::vector<fs::path> course_objects_in(const fs::path& dir) {
@@ -193,7 +203,7 @@ std::string cpu_target() {
     const std::string arch = machine.substr(0, machine.find('-'));
     const std::string system = machine.find("linux") != std::string::npos    ? "linux"
                                : machine.find("darwin") != std::string::npos ? "darwin"
-                                                                               : machine.substr(machine.find('-') + 1);
+                                                                             : machine.substr(machine.find('-') + 1);
     return arch + "-" + system;
 }
 
@@ -287,7 +297,8 @@ std::optional<CpuBuildResult> link_runner(const SubmissionFile& submission, cons
 
 CpuBuildResult build_for_cpu(const Exercise& exercise, const SubmissionFile& submission,
                              const CpuBuildOptions& options) {
-    if (exercise.prebuilt_cpu_objects.empty() && (exercise.harness_source.empty() || exercise.reference_source.empty())) {
+    if (exercise.prebuilt_cpu_objects.empty() &&
+        (exercise.harness_source.empty() || exercise.reference_source.empty())) {
         throw UsageError(fmt::format("this kit has no CPU self-check of {}: ask your course for a kit made by cugrade "
                                      "{} or later",
                                      exercise.name, CUGRADE_VERSION));

@@ -29,8 +29,8 @@ struct CpuBuildOptions {
 
 struct CpuBuildResult {
     bool ok = false;
-    std::string step;         // what failed of the submission's: "rewrite", "compile" or "link"
-    std::string diagnostics;  // the compiler's words, for the student
+    std::string step;               // what failed of the submission's: "rewrite", "compile" or "link"
+    std::string diagnostics;        // the compiler's words, for the student
     std::filesystem::path checker;  // the harness, the reference and the CPU runtime: no code of the submission's
     std::filesystem::path runner;   // the submission and the CPU runtime: no code of the harness's or reference's
 };
@@ -53,6 +53,7 @@ std::optional<std::string> cpu_self_check_missing();
 
 // Builds the self-check's two programs. Throws UsageError when the course's own part does not build (a missing
 // Boost.Context says so), since that is no fault of the submission's.
-CpuBuildResult build_for_cpu(const Exercise& exercise, const SubmissionFile& submission, const CpuBuildOptions& options);
+CpuBuildResult build_for_cpu(const Exercise& exercise, const SubmissionFile& submission,
+                             const CpuBuildOptions& options);
 
 }  // namespace cugrade

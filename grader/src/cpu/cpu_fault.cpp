@@ -97,8 +97,8 @@ void explain(CaseResult& result, const Fault& fault, const std::string& line) {
     diagnosis.kind = "memory";
     diagnosis.scope = "this case";
     diagnosis.topic = "bounds";
-    diagnosis.evidence.push_back(fmt::format("thread ({}) of block ({})", facts.value("thread", "?"),
-                                             facts.value("block", "?")));
+    diagnosis.evidence.push_back(
+        fmt::format("thread ({}) of block ({})", facts.value("thread", "?"), facts.value("block", "?")));
     const std::string operation = access == "access" ? "access" : access;
     if (outside == "far") {
         diagnosis.category = "an invalid access in global memory (CPU self-check)";
@@ -112,16 +112,16 @@ void explain(CaseResult& result, const Fault& fault, const std::string& line) {
     const std::size_t distance = facts.value("distance", std::size_t{0});
     const std::size_t allocation = facts.value("allocation", std::size_t{0});
     const std::string where =
-        outside == "after"
-            ? fmt::format("{} bytes past the end of an array of {} bytes", distance, allocation)
-            : fmt::format("{} bytes before the start of an array of {} bytes", distance, allocation);
+        outside == "after" ? fmt::format("{} bytes past the end of an array of {} bytes", distance, allocation)
+                           : fmt::format("{} bytes before the start of an array of {} bytes", distance, allocation);
     diagnosis.category = fmt::format("an out-of-bounds {} in global memory (CPU self-check)", operation);
-    diagnosis.summary = fmt::format("CPU self-check: an out-of-bounds {} in global memory in {}{}", operation, kernel, at);
+    diagnosis.summary =
+        fmt::format("CPU self-check: an out-of-bounds {} in global memory in {}{}", operation, kernel, at);
     diagnosis.evidence.push_back(where);
     diagnosis.hint = stray_access_hint(access == "read" ? StrayAccess::read : StrayAccess::write);
     result.status = Status::memory_error;
-    result.detail = fmt::format("the CPU self-check stopped an access outside every array: a {} {} in {}{}",
-                                operation, where, kernel, at);
+    result.detail = fmt::format("the CPU self-check stopped an access outside every array: a {} {} in {}{}", operation,
+                                where, kernel, at);
     result.diagnosis = std::move(diagnosis);
 }
 

@@ -53,8 +53,7 @@ std::string string_literal_text(const std::string& text) {
 std::string dynamic_shared_declarations(const std::string& code) {
     static const std::regex declaration(
         R"(extern\s+__shared__\s+(?:__align__\s*\([^)]*\)\s*)?([A-Za-z_][\w:\s]*?)\s*\b([A-Za-z_]\w*)\s*\[\s*\]\s*;)");
-    return std::regex_replace(code, declaration,
-                              "$1* $2 = static_cast<$1*>(::cugrade::cpu::dynamic_shared_memory());");
+    return std::regex_replace(code, declaration, "$1* $2 = static_cast<$1*>(::cugrade::cpu::dynamic_shared_memory());");
 }
 
 }  // namespace

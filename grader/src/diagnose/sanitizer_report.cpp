@@ -68,8 +68,8 @@ std::string first_race_report(const std::string& output) {
     bool analysis = false;
     int accesses = 0;
     for (std::string line; std::getline(lines, line);) {
-        const bool headline = line.find("hazard detected") != std::string::npos ||
-                              line.find("Race reported") != std::string::npos;
+        const bool headline =
+            line.find("hazard detected") != std::string::npos || line.find("Race reported") != std::string::npos;
         line = std::regex_replace(line, prefix, "");
         line = std::regex_replace(line, offset, "");
         line = std::regex_replace(line, before_colon, ":");
@@ -154,9 +154,9 @@ struct Record {
     std::string file;    // as printed: a path
     int line = 0;
     std::string thread, block;
-    std::string address;   // "is out of bounds", "is misaligned"
-    std::string nearest;   // "1 bytes after the nearest allocation at 0x... of size 4,000 bytes"
-    std::string text;      // its lines as printed, host backtraces left out
+    std::string address;  // "is out of bounds", "is misaligned"
+    std::string nearest;  // "1 bytes after the nearest allocation at 0x... of size 4,000 bytes"
+    std::string text;     // its lines as printed, host backtraces left out
 };
 
 bool is_meta(const std::string& headline) {
@@ -229,8 +229,9 @@ std::string base_name(const std::string& path) {
 }
 
 std::string memory_space(const std::string& headline) {
-    for (const auto& [marker, words] : {std::pair{"__global__", "global memory"}, std::pair{"__shared__", "shared memory"},
-                                        std::pair{"__local__", "local memory"}}) {
+    for (const auto& [marker, words] :
+         {std::pair{"__global__", "global memory"}, std::pair{"__shared__", "shared memory"},
+          std::pair{"__local__", "local memory"}}) {
         if (headline.find(marker) != std::string::npos) {
             return words;
         }
@@ -267,7 +268,8 @@ std::string outside_allocation(std::uint64_t distance, bool after, std::uint64_t
 Diagnosis diagnose(SanitizerTool tool, const Record& record) {
     static const std::regex access(R"(^(Invalid|Misaligned) (?:(__\w+__) )?(read|write|atomic)\w* of size ([\d,]+))");
     static const std::regex uninitialized(R"(^Uninitialized (__\w+__ )?memory read of size ([\d,]+))");
-    static const std::regex distance(R"(^([\d,]+) bytes (after|before) the nearest allocation at 0x[0-9a-fA-F]+ of size ([\d,]+) bytes)");
+    static const std::regex distance(
+        R"(^([\d,]+) bytes (after|before) the nearest allocation at 0x[0-9a-fA-F]+ of size ([\d,]+) bytes)");
     Diagnosis diagnosis;
     diagnosis.kind = tool == SanitizerTool::memcheck    ? "memory"
                      : tool == SanitizerTool::initcheck ? "uninitialized"
@@ -283,8 +285,8 @@ Diagnosis diagnose(SanitizerTool tool, const Record& record) {
         const bool out_of_bounds = record.address.find("out of bounds") != std::string::npos;
         access_size = std::stoull(plain_number(match[4]));
         const char* kind = match[1] == "Misaligned" || misaligned ? "a misaligned"
-                            : out_of_bounds                        ? "an out-of-bounds"
-                                                                   : "an invalid";
+                           : out_of_bounds                        ? "an out-of-bounds"
+                                                                  : "an invalid";
         what = fmt::format("{} {} of {} bytes in {}", kind, operation, plain_number(match[4]), space);
         diagnosis.category = fmt::format("{} {} in {}", kind, operation, space);
         diagnosis.topic = match[1] == "Misaligned" || misaligned ? "alignment"
@@ -324,9 +326,10 @@ Diagnosis diagnose(SanitizerTool tool, const Record& record) {
         }
         diagnosis.hint = stray_access_hint(StrayAccess::far);
     }
-    diagnosis.summary = fmt::format("compute-sanitizer {}: {}{}{}", to_string(tool), what,
-                                    record.kernel.empty() ? "" : " in " + kernel_name(record.kernel),
-                                    record.file.empty() ? "" : fmt::format(" at {}:{}", base_name(record.file), record.line));
+    diagnosis.summary =
+        fmt::format("compute-sanitizer {}: {}{}{}", to_string(tool), what,
+                    record.kernel.empty() ? "" : " in " + kernel_name(record.kernel),
+                    record.file.empty() ? "" : fmt::format(" at {}:{}", base_name(record.file), record.line));
     if (!record.thread.empty()) {
         diagnosis.evidence.push_back(fmt::format("thread ({}) of block ({})", record.thread, record.block));
     }
@@ -392,14 +395,14 @@ Diagnosis analysed_race(Diagnosis diagnosis, const std::string& report, const st
         return diagnosis;
     }
     const bool two_writes = accesses[0][1] == "Write" && accesses[1][1] == "Write";
-    diagnosis.summary = fmt::format("compute-sanitizer racecheck: {} on shared memory {} in {}: {} and {}",
-                                    two_writes ? "two writes" : "a write and a read", no_barrier,
-                                    kernel_name(accesses[0][2]),
-                                    race_place(accesses[0][1], accesses[0][3], accesses[0][4]),
-                                    race_place(accesses[1][1], accesses[1][3], accesses[1][4]));
+    diagnosis.summary =
+        fmt::format("compute-sanitizer racecheck: {} on shared memory {} in {}: {} and {}",
+                    two_writes ? "two writes" : "a write and a read", no_barrier, kernel_name(accesses[0][2]),
+                    race_place(accesses[0][1], accesses[0][3], accesses[0][4]),
+                    race_place(accesses[1][1], accesses[1][3], accesses[1][4]));
     if (accesses[1][5].matched) {
-        diagnosis.evidence.push_back(fmt::format("{} hazards between these two lines in one launch",
-                                                 std::string(accesses[1][5])));
+        diagnosis.evidence.push_back(
+            fmt::format("{} hazards between these two lines in one launch", std::string(accesses[1][5])));
     }
     return diagnosis;
 }
@@ -408,15 +411,17 @@ Diagnosis analysed_race(Diagnosis diagnosis, const std::string& report, const st
 // K(...) in sum.cu:16; Read Thread (32,0,0) at K(...) in sum.cu:16".
 Diagnosis single_hazard(Diagnosis diagnosis, const std::string& report, bool in_one_warp,
                         const std::string& no_barrier) {
-    static const std::regex headline(R"(Potential (RAW|WAR|WAW) hazard detected at (\w+) 0x[0-9a-fA-F]+ in block \(([\d,]+)\))");
+    static const std::regex headline(
+        R"(Potential (RAW|WAR|WAW) hazard detected at (\w+) 0x[0-9a-fA-F]+ in block \(([\d,]+)\))");
     static const std::regex accessed(R"((Write|Read) Thread \(([\d,]+)\) at (.+?) in (\S+):(\d+))");
     std::smatch match;
     if (!std::regex_search(report, match, headline)) {
         diagnosis.summary = "compute-sanitizer racecheck: " + report;
         return diagnosis;
     }
-    const std::string kind = match[1] == "RAW" ? "a read after a write" : match[1] == "WAR" ? "a write after a read"
-                                                                                            : "two writes";
+    const std::string kind = match[1] == "RAW"   ? "a read after a write"
+                             : match[1] == "WAR" ? "a write after a read"
+                                                 : "two writes";
     const std::string space = memory_space(match[2]);
     const std::string block = match[3];
     if (space != "shared memory" && !in_one_warp) {
@@ -427,7 +432,8 @@ Diagnosis single_hazard(Diagnosis diagnosis, const std::string& report, bool in_
     for (auto it = std::sregex_iterator(report.begin(), report.end(), accessed); it != std::sregex_iterator(); ++it) {
         const std::smatch& access = *it;
         places.push_back(race_place(access[1], access[4], access[5]));
-        threads.push_back(fmt::format("thread ({}) {}", std::string(access[2]), access[1] == "Write" ? "writes" : "reads"));
+        threads.push_back(
+            fmt::format("thread ({}) {}", std::string(access[2]), access[1] == "Write" ? "writes" : "reads"));
         kernel = kernel_name(access[3]);
     }
     diagnosis.summary = fmt::format("compute-sanitizer racecheck: {} on {} {}{}{}", kind, space, no_barrier,

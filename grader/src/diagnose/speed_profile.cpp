@@ -88,9 +88,23 @@ double KernelProfile::metric(const std::string& name) const {
 
 std::vector<std::string> profiler_command(const std::string& ncu, const std::filesystem::path& report_file) {
     const std::string metrics = profiler_metric_list();
-    return {ncu,       "--clock-control", "none",   "--target-processes", "application-only",
-            "--nvtx",  "--nvtx-include",  "submission/", "--csv", "--page", "raw", "--print-units", "base",
-            "--log-file", report_file.string(), "--metrics", metrics};
+    return {ncu,
+            "--clock-control",
+            "none",
+            "--target-processes",
+            "application-only",
+            "--nvtx",
+            "--nvtx-include",
+            "submission/",
+            "--csv",
+            "--page",
+            "raw",
+            "--print-units",
+            "base",
+            "--log-file",
+            report_file.string(),
+            "--metrics",
+            metrics};
 }
 
 std::vector<KernelProfile> read_profile(const std::string& csv) {
@@ -226,10 +240,9 @@ std::optional<Finding> idle_sms(const KernelPart& kernel) {
     if (!(sms > 0 && blocks > 0 && blocks < sms && busy < 0.5)) {
         return std::nullopt;
     }
-    return Finding{kernel.part * (1.0 - busy),
-                   "grid", "too few blocks: idle SMs",
-                   fmt::format("{} runs {} block{} on a GPU of {} SMs: {} of {} SMs busy", kernel.where,
-                               blocks, blocks == 1 ? "" : "s", sms, blocks, sms),
+    return Finding{kernel.part * (1.0 - busy), "grid", "too few blocks: idle SMs",
+                   fmt::format("{} runs {} block{} on a GPU of {} SMs: {} of {} SMs busy", kernel.where, blocks,
+                               blocks == 1 ? "" : "s", sms, blocks, sms),
                    "launch enough blocks to fill every SM, several per SM (a grid-stride loop over n "
                    "with about 4 x SMs blocks), and combine the blocks' partial results"};
 }
@@ -240,8 +253,7 @@ std::optional<Finding> atomic_per_element(const KernelPart& kernel, double eleme
     if (!(elements > 0 && atomics * 32.0 >= elements / 2.0)) {
         return std::nullopt;
     }
-    return Finding{kernel.part * 0.9,
-                   "atomics", "an atomic per element",
+    return Finding{kernel.part * 0.9, "atomics", "an atomic per element",
                    fmt::format("{} issues {:.0f} atomic instructions on global memory, one per warp "
                                "for every {:.0f} elements: atomics on one address serialise",
                                kernel.where, atomics, 32.0 * std::max(1.0, elements / (32.0 * atomics))),
@@ -261,8 +273,7 @@ std::optional<Finding> uncoalesced_accesses(const KernelPart& kernel, const char
     // The share of each 32-byte sector's bytes that the threads asked for: 100% when a warp's accesses are
     // consecutive, whatever their width. Without it (an older profiler), sectors per request: a warp's 32
     // consecutive floats are 4 sectors, its 32 float4s 16, so more than 16 is uncoalesced at any width.
-    const double used_pct =
-        k.metric(fmt::format("smsp__sass_average_data_bytes_per_sector_mem_global_op_{}.pct", op));
+    const double used_pct = k.metric(fmt::format("smsp__sass_average_data_bytes_per_sector_mem_global_op_{}.pct", op));
     // Without it (the checker's counters), the kernel's widest access of this kind, from its code: a warp's
     // request of that width asks for width x 32 bytes, that many 32-byte sectors when coalesced. Requests of
     // narrower accesses in the same kernel need fewer, so the share told from it is at most what was used.
@@ -270,20 +281,18 @@ std::optional<Finding> uncoalesced_accesses(const KernelPart& kernel, const char
     const int width = widths == access_widths.end() ? 0
                       : std::string(op) == "ld"     ? widths->second.widest_load_bytes
                                                     : widths->second.widest_store_bytes;
-    const double at_most_used_pct = width > 0 && requests > 0 && sectors > 0
-                                        ? std::min(100.0, 100.0 * width / (sectors / requests))
-                                        : 0.0;
+    const double at_most_used_pct =
+        width > 0 && requests > 0 && sectors > 0 ? std::min(100.0, 100.0 * width / (sectors / requests)) : 0.0;
     const double used_share_pct = used_pct > 0 ? used_pct : at_most_used_pct;  // 0: not known
-    const bool uncoalesced =
-        used_share_pct > 0 ? used_share_pct < 50.0 : requests > 0 && sectors / requests > 16.5;
+    const bool uncoalesced = used_share_pct > 0 ? used_share_pct < 50.0 : requests > 0 && sectors / requests > 16.5;
     // One float per block (a partial sum) fills an eighth of its sector, and costs nothing: only accesses of
     // several sectors each that are a tenth of the kernel's global traffic or more count.
     const bool matters = requests > 0 && sectors / requests >= 2.0 && sectors >= 0.1 * all_sectors;
     if (!(uncoalesced && matters)) {
         return std::nullopt;
     }
-    const double waste = used_share_pct > 0 ? 1.0 - used_share_pct / 100.0
-                                            : std::min(1.0, (sectors / requests - 4.0) / 28.0);
+    const double waste =
+        used_share_pct > 0 ? 1.0 - used_share_pct / 100.0 : std::min(1.0, (sectors / requests - 4.0) / 28.0);
     std::string cause;
     if (used_pct > 0) {
         cause = fmt::format("global {} of {} are uncoalesced: {:.0f}% of each 32-byte sector they fetch "
@@ -312,8 +321,7 @@ std::optional<Finding> bank_conflicts(const KernelPart& kernel, const char* op, 
         return std::nullopt;
     }
     const double ways = wavefronts / instructions;
-    return Finding{kernel.part * 0.8 * (1.0 - 1.0 / ways),
-                   "bank_conflicts", "shared-memory bank conflicts",
+    return Finding{kernel.part * 0.8 * (1.0 - 1.0 / ways), "bank_conflicts", "shared-memory bank conflicts",
                    fmt::format("shared-memory {} of {} have {:.1f}-way bank conflicts", words, kernel.where, ways),
                    "threads of a warp hit the same bank: pad a 2-D tile to TILE+1 columns, or index "
                    "so that consecutive threads use consecutive words"};
@@ -324,8 +332,7 @@ std::optional<Finding> divergent_warps(const KernelPart& kernel) {
     if (!(threads > 0 && threads < 24.0)) {
         return std::nullopt;
     }
-    return Finding{kernel.part * (1.0 - threads / 32.0),
-                   "divergence", "divergent warps",
+    return Finding{kernel.part * (1.0 - threads / 32.0), "divergence", "divergent warps",
                    fmt::format("warps of {} run with {:.1f} of 32 threads active on average", kernel.where, threads),
                    "branches split warps (an if on threadIdx.x % (2 * s), say): keep the active "
                    "threads contiguous, so whole warps take the same branch"};
@@ -337,14 +344,14 @@ double kernel_dram_bytes(const KernelProfile& k) {
 
 std::optional<Finding> local_memory(const KernelPart& kernel) {
     const auto& k = kernel.profile;
-    const double local_bytes =
-        k.metric("l1tex__t_bytes_pipe_lsu_mem_local_op_ld.sum") + k.metric("l1tex__t_bytes_pipe_lsu_mem_local_op_st.sum");
+    const double local_bytes = k.metric("l1tex__t_bytes_pipe_lsu_mem_local_op_ld.sum") +
+                               k.metric("l1tex__t_bytes_pipe_lsu_mem_local_op_st.sum");
     const double kernel_dram = kernel_dram_bytes(k);
     if (!(kernel_dram > 0 && local_bytes > 0.1 * kernel_dram)) {
         return std::nullopt;
     }
-    return Finding{kernel.part * std::min(0.8, local_bytes / kernel_dram),
-                   "occupancy", "local memory: spilled registers",
+    return Finding{kernel.part * std::min(0.8, local_bytes / kernel_dram), "occupancy",
+                   "local memory: spilled registers",
                    fmt::format("{} moves {:.0f} MB through local memory ({:.0f} registers per thread): "
                                "registers spilled, or an array indexed at run time",
                                kernel.where, local_bytes / 1e6, k.metric("launch__registers_per_thread")),
@@ -367,13 +374,11 @@ std::optional<Finding> low_occupancy(const KernelPart& kernel) {
         {fmt::format("the block size ({:.0f} threads)", k.metric("launch__block_size")),
          k.metric("launch__occupancy_limit_warps")},
         {"blocks per SM", k.metric("launch__occupancy_limit_blocks")}};
-    const auto limiter = std::min_element(limits.begin(), limits.end(), [](const auto& a, const auto& b) {
-        return a.second < b.second;
-    });
-    return Finding{kernel.part * 0.5 * (1.0 - achieved / 100.0),
-                   "occupancy", "low occupancy",
-                   fmt::format("{} keeps {:.0f}% of the SM's warps busy (at most {:.0f}%, limited by {})",
-                               kernel.where, achieved, theoretical, limiter->first),
+    const auto limiter = std::min_element(limits.begin(), limits.end(),
+                                          [](const auto& a, const auto& b) { return a.second < b.second; });
+    return Finding{kernel.part * 0.5 * (1.0 - achieved / 100.0), "occupancy", "low occupancy",
+                   fmt::format("{} keeps {:.0f}% of the SM's warps busy (at most {:.0f}%, limited by {})", kernel.where,
+                               achieved, theoretical, limiter->first),
                    "fewer registers or less shared memory per block, or blocks of 128 to 512 threads, "
                    "let more warps hide the memory's latency"};
 }
@@ -390,8 +395,7 @@ std::optional<Finding> narrow_loads(const KernelPart& kernel, double gbps, doubl
           load_sectors / load_requests <= 4.5 && load_sectors * 32.0 > 0.5 * kernel_dram_bytes(k))) {
         return std::nullopt;
     }
-    return Finding{kernel.part * 0.6 * (1.0 - gbps / copy_gbps),
-                   "vector_loads", "narrow loads, few in flight",
+    return Finding{kernel.part * 0.6 * (1.0 - gbps / copy_gbps), "vector_loads", "narrow loads, few in flight",
                    fmt::format("{} loads 4 bytes per thread at a time ({:.1f} sectors per warp request) "
                                "and reaches {} of the copy's bandwidth: too few bytes in flight",
                                kernel.where, load_sectors / load_requests, share(gbps, copy_gbps)),
@@ -427,8 +431,8 @@ std::vector<Finding> findings_by_kernel(const std::vector<KernelProfile>& launch
         if (part < 0.1) {
             continue;
         }
-        const std::string where = launches.size() == 1 ? k.name : fmt::format("{} ({} of the time)", k.name,
-                                                                              share(time, totals.total_ns));
+        const std::string where =
+            launches.size() == 1 ? k.name : fmt::format("{} ({} of the time)", k.name, share(time, totals.total_ns));
         for (auto& finding : kernel_findings({k, part, where}, test, gbps)) {
             findings.push_back(std::move(finding));
         }
@@ -441,14 +445,13 @@ std::optional<Finding> excess_traffic(double dram_bytes, double minimum_bytes) {
     if (!(minimum_bytes > 0 && dram_bytes > 1.4 * minimum_bytes)) {
         return std::nullopt;
     }
-    return Finding{0.9 * (1.0 - minimum_bytes / dram_bytes),
-                   "traffic", "more memory traffic than needed",
-                   fmt::format("the kernels move {:.0f} MB where the exercise needs {:.0f} MB: {:.1f}x the "
-                               "minimum, each element read or written about {:.0f} times",
-                               dram_bytes / 1e6, minimum_bytes / 1e6, dram_bytes / minimum_bytes,
-                               dram_bytes / minimum_bytes),
-                   "read each input once and write each output once: keep partial results on chip and pass "
-                   "only the blocks' totals between passes, or do it in one pass"};
+    return Finding{
+        0.9 * (1.0 - minimum_bytes / dram_bytes), "traffic", "more memory traffic than needed",
+        fmt::format("the kernels move {:.0f} MB where the exercise needs {:.0f} MB: {:.1f}x the "
+                    "minimum, each element read or written about {:.0f} times",
+                    dram_bytes / 1e6, minimum_bytes / 1e6, dram_bytes / minimum_bytes, dram_bytes / minimum_bytes),
+        "read each input once and write each output once: keep partial results on chip and pass "
+        "only the blocks' totals between passes, or do it in one pass"};
 }
 
 // Launches cost a few microseconds each, whatever they do.
@@ -457,8 +460,7 @@ std::optional<Finding> many_launches(std::size_t launch_count, double total_ns) 
     if (!(launch_count >= 4 && launch_ns > 0.2 * total_ns)) {
         return std::nullopt;
     }
-    return Finding{std::min(0.9, launch_ns / std::max(1.0, total_ns + launch_ns)),
-                   "launches", "many short launches",
+    return Finding{std::min(0.9, launch_ns / std::max(1.0, total_ns + launch_ns)), "launches", "many short launches",
                    fmt::format("{} kernel launches per call, {:.1f} us each on average: each launch costs "
                                "about 3 us of its own",
                                launch_count, total_ns / 1000.0 / static_cast<double>(launch_count)),
@@ -469,14 +471,13 @@ std::optional<Finding> many_launches(std::size_t launch_count, double total_ns) 
 // What can explain only a twentieth of the time is not why the kernels are slow.
 std::vector<Finding> likeliest_first(std::vector<Finding> findings) {
     std::erase_if(findings, [](const Finding& f) { return f.weight < 0.05; });
-    std::stable_sort(findings.begin(), findings.end(), [](const Finding& a, const Finding& b) {
-        return a.weight > b.weight;
-    });
+    std::stable_sort(findings.begin(), findings.end(),
+                     [](const Finding& a, const Finding& b) { return a.weight > b.weight; });
     return findings;
 }
 
-Diagnosis speed_diagnosis_of(const std::vector<Finding>& findings, const SpeedTestFigures& test,
-                             const Totals& totals, double gbps) {
+Diagnosis speed_diagnosis_of(const std::vector<Finding>& findings, const SpeedTestFigures& test, const Totals& totals,
+                             double gbps) {
     const double dram_bytes = totals.dram_bytes, copy_gbps = test.copy_gbps;
     Diagnosis diagnosis;
     diagnosis.kind = "speed";

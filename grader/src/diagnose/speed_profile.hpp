@@ -45,9 +45,9 @@ struct AccessWidths {
 using KernelAccessWidths = std::map<std::string, AccessWidths>;  // by kernel name without its parameters
 
 struct SpeedTestFigures {
-    double elements = 0.0;       // the case's size
-    double copy_gbps = 0.0;      // what a plain copy reached in the speed test (0: unknown)
-    double minimum_bytes = 0.0;  // what the exercise must move at least (0: unknown)
+    double elements = 0.0;                  // the case's size
+    double copy_gbps = 0.0;                 // what a plain copy reached in the speed test (0: unknown)
+    double minimum_bytes = 0.0;             // what the exercise must move at least (0: unknown)
     std::string source = "Nsight Compute";  // what measured the kernels, as the diagnosis names it
     // From the kernels' code (access_width.hpp), where the profile lacks the share of each sector used: a request's
     // sectors then say how much of them went unused.

@@ -292,8 +292,8 @@ std::string bench_header(const BenchReport& report) {
                              : fmt::format("built {} checker{} in {:.1f} s, {} at a time\n", report.checkers,
                                            report.checkers == 1 ? "" : "s", report.build_seconds, report.build_jobs);
     return terminal_text(builds + fmt::format("\n{:<10} {:<14} {:<10} {:>10} {:>9} {:>8} {:>8} {:>8} {:>14}\n",
-                                              "exercise", "size", "what", "ms", "GB/s", "of copy", "spread",
-                                              "samples", "reference/this"));
+                                              "exercise", "size", "what", "ms", "GB/s", "of copy", "spread", "samples",
+                                              "reference/this"));
 }
 
 // "1024x1024", or "1024x1024 k=1024" with the parameters bench was given.
@@ -303,16 +303,16 @@ std::string size_label(const BenchRow& row) {
 
 std::string bench_row(const BenchRow& row) {
     if (!row.error.empty()) {
-        return terminal_text(fmt::format("{:<10} {:<14} {:<10} failed: {}\n", row.exercise, size_label(row),
-                                         row.what, row.error));
+        return terminal_text(
+            fmt::format("{:<10} {:<14} {:<10} failed: {}\n", row.exercise, size_label(row), row.what, row.error));
     }
     const std::string ms = row.what == "copy" ? "" : fmt::format("{:.4f}", row.ms);
     const std::string spread = row.what == "copy" ? "" : fmt::format("{:.2f}%", 100 * row.rse);
     const std::string samples = row.what == "copy" ? "" : std::to_string(row.samples);
     const std::string versus = row.reference_over_this > 0 ? fmt::format("{:.3f}", row.reference_over_this) : "";
     return terminal_text(fmt::format("{:<10} {:<14} {:<10} {:>10} {:>9.0f} {:>7.1f}% {:>8} {:>8} {:>14}\n",
-                                     row.exercise, size_label(row), row.what, ms, row.gb_per_s,
-                                     100 * row.copy_fraction, spread, samples, versus));
+                                     row.exercise, size_label(row), row.what, ms, row.gb_per_s, 100 * row.copy_fraction,
+                                     spread, samples, versus));
 }
 
 std::string bench_ending(const BenchReport& report) {
@@ -347,9 +347,11 @@ nlohmann::json bench_to_json(const BenchReport& report) {
         rows.push_back(r);
     }
     return valid_json_text({{"schema", "cugrade-bench"},
-            {"schema_version", bench_schema_version},
-            {"gpu", {{"name", report.gpu.name}, {"compute_capability", fmt::format("{}.{}", report.gpu.major, report.gpu.minor)}}},
-            {"rows", rows}});
+                            {"schema_version", bench_schema_version},
+                            {"gpu",
+                             {{"name", report.gpu.name},
+                              {"compute_capability", fmt::format("{}.{}", report.gpu.major, report.gpu.minor)}}},
+                            {"rows", rows}});
 }
 
 }  // namespace cugrade

@@ -37,7 +37,7 @@ struct BenchOptions {
 struct BenchRow {
     std::string exercise;
     Shape shape;
-    std::string what;  // "reference", "copy", or a baseline's name ("cub", "cublas")
+    std::string what;     // "reference", "copy", or a baseline's name ("cub", "cublas")
     std::string setting;  // the parameters bench was given, as "k=1024", or ""
     double ms = 0.0;
     double gb_per_s = 0.0;
@@ -45,7 +45,7 @@ struct BenchRow {
     double rse = 0.0;  // relative standard error of the median time
     int samples = 0;
     double reference_over_this = 0.0;  // a baseline's row: the reference's median time over the baseline's
-    std::string error;  // why this row has no figures
+    std::string error;                 // why this row has no figures
 };
 
 struct BenchReport {

@@ -20,13 +20,13 @@ struct CheckOptions {
     std::vector<std::string> exercises;           // empty: every exercise whose file the folder holds
     std::optional<std::filesystem::path> rubric;  // instead of rubrics/NAME.yaml (one exercise only)
     std::optional<std::string> nvcc;
-    std::filesystem::path cache_dir;              // empty: no cache
-    std::uint64_t cache_max_bytes = 0;            // the cache's size limit (0: none)
+    std::filesystem::path cache_dir;                   // empty: no cache
+    std::uint64_t cache_max_bytes = 0;                 // the cache's size limit (0: none)
     Containment required_sandbox = Containment::none;  // --require-sandbox
-    std::ostream* progress = nullptr;             // one line per step, for people waiting
-    std::string course_origin;                    // how the course was found (course_locator.hpp), said first
-    bool diagnose = true;                         // rerun failing and slow cases for a diagnosis (--no-diagnosis)
-    CpuSelfCheck cpu = CpuSelfCheck::without_gpu;  // --cpu, --no-cpu
+    std::ostream* progress = nullptr;                  // one line per step, for people waiting
+    std::string course_origin;                         // how the course was found (course_locator.hpp), said first
+    bool diagnose = true;                              // rerun failing and slow cases for a diagnosis (--no-diagnosis)
+    CpuSelfCheck cpu = CpuSelfCheck::without_gpu;      // --cpu, --no-cpu
 };
 
 // Grades every selected exercise. Bad usage or a bad rubric throws UsageError before anything is built; a failure

@@ -40,8 +40,8 @@ std::vector<fs::path> hidden_paths(const Course& course, const GradingSetup& set
         candidates.emplace_back(home);
     }
     candidates.push_back(fs::canonical("/proc/self/exe", ec).parent_path());  // cugrade's own files
-    static const std::vector<fs::path> system = {"/", "/usr", "/lib", "/lib64", "/bin", "/sbin", "/etc", "/opt",
-                                                 "/proc", "/sys", "/dev", "/run", "/tmp", "/var"};
+    static const std::vector<fs::path> system = {"/",    "/usr",  "/lib", "/lib64", "/bin", "/sbin", "/etc",
+                                                 "/opt", "/proc", "/sys", "/dev",   "/run", "/tmp",  "/var"};
     std::vector<fs::path> hidden;
     for (const auto& path : candidates) {
         if (path.empty()) {
@@ -143,9 +143,9 @@ GradingContext make_grading_context(const Course& course, const GradingSetup& se
         if (check.level < setup.required) {
             char host[256] = {};
             ::gethostname(host, sizeof host - 1);
-            throw std::runtime_error(fmt::format(
-                "--require-sandbox {}: this machine ({}) contains submissions only as far as '{}': {}",
-                to_string(setup.required), host, to_string(check.level), fmt::join(check.missing, "; ")));
+            throw std::runtime_error(
+                fmt::format("--require-sandbox {}: this machine ({}) contains submissions only as far as '{}': {}",
+                            to_string(setup.required), host, to_string(check.level), fmt::join(check.missing, "; ")));
         }
     }
     GradingContext context;
@@ -155,8 +155,9 @@ GradingContext make_grading_context(const Course& course, const GradingSetup& se
         check_kit_toolkit(*course.kit, context.toolchain.release, context.toolchain.nvcc);
     }
     context.gpu = probe_gpu();
-    const std::string course_arch = course.kit ? course.kit->graded_arch
-                                               : load_course_file(course.root / "course.yaml", course.exercise_names()).arch;
+    const std::string course_arch = course.kit
+                                        ? course.kit->graded_arch
+                                        : load_course_file(course.root / "course.yaml", course.exercise_names()).arch;
     if (!course_arch.empty()) {
         context.arch_without_gpu = course_arch;
     }
@@ -217,7 +218,8 @@ std::pair<std::vector<CasePlan>, std::vector<std::size_t>> cases_for_cpu(const G
             results[i] = {Status::skipped, "a speed test needs an NVIDIA GPU: the CPU self-check times nothing"};
         } else if (cases[i].size() > cpu_case_budget) {
             results[i] = {Status::skipped, fmt::format("{} elements, above the CPU self-check's {}: it needs an NVIDIA "
-                                                       "GPU", cases[i].size(), cpu_case_budget)};
+                                                       "GPU",
+                                                       cases[i].size(), cpu_case_budget)};
         } else {
             CasePlan plan = cases[i];
             plan.case_seconds = std::max(plan.case_seconds, context.cpu_case_seconds);
@@ -252,7 +254,8 @@ void check_on_cpu(const GradingContext& context, const Exercise& exercise, const
         report.build.diagnostics = build.diagnostics;
         for (auto& r : results) {
             r = {Status::build_failed, fmt::format("the submission did not {} for the CPU self-check; see the "
-                                                   "compiler's messages below", build.step)};
+                                                   "compiler's messages below",
+                                                   build.step)};
         }
         return;
     }
@@ -454,7 +457,8 @@ std::vector<CaseResult> run(const GradingContext& context, const Exercise& exerc
                             const std::vector<CasePlan>& cases, ExerciseReport& report) {
     if (!build.ok && report.violations.empty()) {
         return every_case(cases, {Status::build_failed, fmt::format("the submission did not {}; see the compiler's "
-                                                                    "messages below", build.step)});
+                                                                    "messages below",
+                                                                    build.step)});
     }
     if (!report.violations.empty()) {
         return every_case(cases, {Status::rejected, report.violations.front()});

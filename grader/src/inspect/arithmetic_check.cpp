@@ -68,7 +68,7 @@ std::optional<ArithmeticClass> arithmetic_of(const std::string& instruction) {
     }
     if (root.size() > 3 && root.compare(root.size() - 3, 3, "MMA") == 0) {
         return is_one_of(root, {"IMMA", "IGMMA", "BMMA", "BGMMA", "UTCIMMA"}) ? ArithmeticClass::integer_mma
-                                                                               : ArithmeticClass::float_mma;
+                                                                              : ArithmeticClass::float_mma;
     }
     if (is_one_of(root, {"HADD2", "HMUL2", "HFMA2", "HSETP2", "HSET2", "HMNMX2"})) {
         return half_arithmetic_of(root, operands);
@@ -79,7 +79,8 @@ std::optional<ArithmeticClass> arithmetic_of(const std::string& instruction) {
 std::vector<ArithmeticUse> read_arithmetic(const std::string& listing, const std::string& submission_file) {
     // "	.section	.text._Z10sum_kernelPKfPfi,"ax",@progbits"
     static const std::regex function(R"(^\s*\.section\s+\.text\.([^,\s]+),)");
-    // "	//## File "/tmp/b/sum.cu", line 7" or "//## File "...cuda_fp16.hpp", line 2504 inlined at "sum.cu", line 33"
+    // "	//## File "/tmp/b/sum.cu", line 7" or "//## File "...cuda_fp16.hpp", line 2504 inlined at "sum.cu", line
+    // 33"
     static const std::regex location_mark(R"(^\s*//## File )");
     static const std::regex location(R"re("([^"]*)", line (\d+))re");
     // "        /*0110*/               @!P0 DADD R2, R6, R2 ;"
@@ -189,8 +190,8 @@ ProcessResult run_reader(std::vector<std::string> argv, const fs::path& cwd) {
 std::pair<std::string, std::string> listing_of(const fs::path& object, const std::string& cuobjdump,
                                                const std::string& nvdisasm) {
     ScratchDir scratch("arithmetic");
-    const ProcessResult extracted = run_reader({cuobjdump, "-xelf", "all", fs::absolute(object).string()},
-                                               scratch.path());
+    const ProcessResult extracted =
+        run_reader({cuobjdump, "-xelf", "all", fs::absolute(object).string()}, scratch.path());
     if (!extracted.status.exited()) {
         return {describe_failure(cuobjdump, extracted), ""};
     }
@@ -239,11 +240,10 @@ std::vector<Finding> check_arithmetic(const fs::path& object, const SubmissionFi
         const auto [line, literal] = where_to_point(use, submission.bytes);
         const std::string where = line > 0 ? fmt::format("{}:{}", shown, line) : shown;
         const std::string function = readable_name(use.function);
-        findings.push_back(
-            {"arithmetic", function + " " + arithmetic_key(use.arithmetic),
-             fmt::format("{}: {} uses {} ({}), which this exercise forbids (\"{}\"): {}", where, function,
-                         describe_arithmetic(use.arithmetic), use.opcode, rules.arithmetic_words,
-                         advice(use.arithmetic, literal))});
+        findings.push_back({"arithmetic", function + " " + arithmetic_key(use.arithmetic),
+                            fmt::format("{}: {} uses {} ({}), which this exercise forbids (\"{}\"): {}", where,
+                                        function, describe_arithmetic(use.arithmetic), use.opcode,
+                                        rules.arithmetic_words, advice(use.arithmetic, literal))});
     }
     return findings;
 }

@@ -66,7 +66,7 @@ private:
 // program-symbols.txt (build.cpp's record_program_symbols).
 struct ProgramSymbols {
     std::set<std::string> defined;                // D
-    std::set<std::string> runner_weak;           // W
+    std::set<std::string> runner_weak;            // W
     std::set<std::string> undefined;              // U
     std::map<std::string, std::string> exported;  // X: name -> the library that exports it
     std::set<std::string> math;                   // what the math library exports
@@ -102,8 +102,9 @@ ProgramSymbols read_program_symbols(const fs::path& file) {
 
 std::string describe_library(const std::string& soname) {
     static const std::vector<std::pair<const char*, const char*>> names = {
-        {"libc.so", "the C library"},       {"libstdc++.so", "the C++ library"}, {"libm.so", "the math library"},
-        {"libgcc_s.so", "the compiler's runtime"}, {"ld-linux", "the dynamic loader"}, {"libcuda.so", "the CUDA driver"},
+        {"libc.so", "the C library"},       {"libstdc++.so", "the C++ library"},
+        {"libm.so", "the math library"},    {"libgcc_s.so", "the compiler's runtime"},
+        {"ld-linux", "the dynamic loader"}, {"libcuda.so", "the CUDA driver"},
     };
     for (const auto& [prefix, name] : names) {
         if (soname.rfind(prefix, 0) == 0) {
@@ -115,12 +116,40 @@ std::string describe_library(const std::string& soname) {
 
 // Sections compilers make for ordinary code: anything else was asked for by hand (a section attribute, assembly).
 bool ordinary_section(const std::string& name) {
-    static const std::vector<std::string> globs = {
-        ".text", ".text.*", ".data", ".data.*", ".bss", ".bss.*", ".rodata", ".rodata.*", ".tdata", ".tdata.*",
-        ".tbss", ".tbss.*", ".init_array", ".init_array.*", ".fini_array", ".fini_array.*", ".eh_frame",
-        ".gcc_except_table", ".gcc_except_table.*", ".group", ".rela.*", ".rel.*", ".symtab", ".symtab_shndx",
-        ".strtab", ".shstrtab", ".comment", ".note.GNU-stack", ".note.gnu.property", ".nv_fatbin",
-        ".nvFatBinSegment", "__nv_module_id", ".nv.*", ".debug_*"};
+    static const std::vector<std::string> globs = {".text",
+                                                   ".text.*",
+                                                   ".data",
+                                                   ".data.*",
+                                                   ".bss",
+                                                   ".bss.*",
+                                                   ".rodata",
+                                                   ".rodata.*",
+                                                   ".tdata",
+                                                   ".tdata.*",
+                                                   ".tbss",
+                                                   ".tbss.*",
+                                                   ".init_array",
+                                                   ".init_array.*",
+                                                   ".fini_array",
+                                                   ".fini_array.*",
+                                                   ".eh_frame",
+                                                   ".gcc_except_table",
+                                                   ".gcc_except_table.*",
+                                                   ".group",
+                                                   ".rela.*",
+                                                   ".rel.*",
+                                                   ".symtab",
+                                                   ".symtab_shndx",
+                                                   ".strtab",
+                                                   ".shstrtab",
+                                                   ".comment",
+                                                   ".note.GNU-stack",
+                                                   ".note.gnu.property",
+                                                   ".nv_fatbin",
+                                                   ".nvFatBinSegment",
+                                                   "__nv_module_id",
+                                                   ".nv.*",
+                                                   ".debug_*"};
     return std::any_of(globs.begin(), globs.end(),
                        [&](const std::string& glob) { return ::fnmatch(glob.c_str(), name.c_str(), 0) == 0; });
 }
@@ -335,7 +364,8 @@ void add_section_findings(const Subject& subject, const std::string& only_when_c
         if (symbol.type == "IFUNC" && symbol.defined()) {
             add("runs-before-main", readable_name(symbol.name),
                 fmt::format("{}: defines {} as an indirect function, whose resolver the loader runs before main: {}",
-                            source.where_word(readable_name(symbol.name)), readable_name(symbol.name), only_when_called));
+                            source.where_word(readable_name(symbol.name)), readable_name(symbol.name),
+                            only_when_called));
         }
     }
 }

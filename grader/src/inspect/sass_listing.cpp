@@ -30,8 +30,7 @@ bool opcode_is(const std::string& opcode, const std::string& name) {
     return opcode == name || opcode.rfind(name + ".", 0) == 0;
 }
 
-std::optional<std::string> sass_listing_of(const std::string& cuobjdump, const fs::path& device_code,
-                                           double seconds) {
+std::optional<std::string> sass_listing_of(const std::string& cuobjdump, const fs::path& device_code, double seconds) {
     if (cuobjdump.empty() || device_code.empty()) {
         return std::nullopt;
     }

@@ -14,8 +14,8 @@ bool may_reach_shared_memory(const std::string& opcode) {
     // Shared memory's own instructions; the asynchronous copies into it (LDGSTS, the bulk and tensor-memory copies)
     // and the barriers they arrive on; the warpgroup and tensor-core matrix instructions that read their operands
     // from it; and the generic accesses, which reach it with a shared address.
-    static constexpr std::array<std::string_view, 12> exact = {"LDS",  "STS",     "LDSM", "STSM", "ATOMS", "LDGSTS",
-                                                               "LD",   "ST",      "ATOM", "RED",  "SYNCS", "ARRIVES"};
+    static constexpr std::array<std::string_view, 12> exact = {"LDS", "STS", "LDSM", "STSM", "ATOMS", "LDGSTS",
+                                                               "LD",  "ST",  "ATOM", "RED",  "SYNCS", "ARRIVES"};
     static constexpr std::array<std::string_view, 3> families = {"UBLK", "UTMA", "UTC"};
     const std::string base = opcode.substr(0, opcode.find('.'));
     if (std::any_of(exact.begin(), exact.end(), [&](std::string_view name) { return base == name; })) {

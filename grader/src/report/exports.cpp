@@ -51,8 +51,7 @@ std::string notes_text(const std::vector<std::string>& notes) {
 }
 
 std::string case_score_status(const ScoredCase& c) {
-    return c.status == Status::passed || (c.plan.max_points > 0 && c.points >= c.plan.max_points) ? "passed"
-                                                                                                   : "failed";
+    return c.status == Status::passed || (c.plan.max_points > 0 && c.points >= c.plan.max_points) ? "passed" : "failed";
 }
 
 }  // namespace
@@ -110,11 +109,11 @@ nlohmann::json gradescope_results(const Report& report, const std::vector<std::s
     }
     const std::string output = notes.empty() ? report_text(report) : notes_text(notes) + "\n\n" + report_text(report);
     return valid_json_text({{"score", report.points()},
-            {"max_score", report.max_points()},
-            {"output", output},
-            {"visibility", "visible"},
-            {"stdout_visibility", "hidden"},
-            {"tests", tests}});
+                            {"max_score", report.max_points()},
+                            {"output", output},
+                            {"visibility", "visible"},
+                            {"stdout_visibility", "hidden"},
+                            {"tests", tests}});
 }
 
 std::string junit_xml(const Report& report) {

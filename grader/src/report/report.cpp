@@ -290,7 +290,8 @@ nlohmann::json gpu_to_json(const GpuInfo& gpu) {
     if (!gpu.available) {
         return {{"available", false}, {"reason", gpu.unavailable_reason}};
     }
-    return {{"available", true}, {"name", gpu.name}, {"compute_capability", fmt::format("{}.{}", gpu.major, gpu.minor)}};
+    return {
+        {"available", true}, {"name", gpu.name}, {"compute_capability", fmt::format("{}.{}", gpu.major, gpu.minor)}};
 }
 
 // Patterns are found among visible cases only, so that none of them speaks of a hidden case.
@@ -445,46 +446,45 @@ nlohmann::json report_to_json(const Report& report, const ReportOptions& options
                              {"measurements", shown[i].measurements},
                              {"diagnosis", diagnosis_json(shown[i].diagnosis)}});
         }
-        exercises.push_back({{"exercise", exercise.exercise},
-                             {"title", exercise.title},
-                             {"submission", exercise.submission.string()},
-                             {"rubric", exercise.rubric.string()},
-                             {"outcome", to_string(exercise.outcome())},
-                             {"points", exercise.points()},
-                             {"max_points", exercise.max_points()},
-                             {"build",
-                              {{"attempted", exercise.build.attempted},
-                               {"ok", exercise.build.ok},
-                               {"cached", exercise.build.cached},
-                               {"failed_step", exercise.build.ok || !exercise.build.attempted
-                                                   ? nlohmann::json(nullptr)
-                                                   : nlohmann::json(exercise.build.step)},
-                               {"diagnostics", exercise.build.diagnostics}}},
-                             {"violations", exercise.violations},
-                             {"protections", exercise.protections},
-                             {"skipped_reason", optional_text(exercise.skipped_reason)},
-                             {"error", optional_text(exercise.error)},
-                             {"cases", cases},
-                             {"patterns", patterns_json(exercise)},
-                             {"diagnosis_notes", exercise.diagnosis_notes},
-                             {"program_output", exercise.program_output},
-                             {"program_output_truncated", exercise.program_output_truncated},
-                             {"hidden_program_output",
-                              options.show_hidden ? nlohmann::json(exercise.hidden_program_output) : nullptr},
-                             {"hidden_program_output_truncated",
-                              options.show_hidden ? nlohmann::json(exercise.hidden_program_output_truncated) : nullptr}});
+        exercises.push_back(
+            {{"exercise", exercise.exercise},
+             {"title", exercise.title},
+             {"submission", exercise.submission.string()},
+             {"rubric", exercise.rubric.string()},
+             {"outcome", to_string(exercise.outcome())},
+             {"points", exercise.points()},
+             {"max_points", exercise.max_points()},
+             {"build",
+              {{"attempted", exercise.build.attempted},
+               {"ok", exercise.build.ok},
+               {"cached", exercise.build.cached},
+               {"failed_step", exercise.build.ok || !exercise.build.attempted ? nlohmann::json(nullptr)
+                                                                              : nlohmann::json(exercise.build.step)},
+               {"diagnostics", exercise.build.diagnostics}}},
+             {"violations", exercise.violations},
+             {"protections", exercise.protections},
+             {"skipped_reason", optional_text(exercise.skipped_reason)},
+             {"error", optional_text(exercise.error)},
+             {"cases", cases},
+             {"patterns", patterns_json(exercise)},
+             {"diagnosis_notes", exercise.diagnosis_notes},
+             {"program_output", exercise.program_output},
+             {"program_output_truncated", exercise.program_output_truncated},
+             {"hidden_program_output", options.show_hidden ? nlohmann::json(exercise.hidden_program_output) : nullptr},
+             {"hidden_program_output_truncated",
+              options.show_hidden ? nlohmann::json(exercise.hidden_program_output_truncated) : nullptr}});
     }
     return valid_json_text({{"schema", "cugrade-results"},
-            {"schema_version", results_schema_version},
-            {"cugrade_version", report.cugrade_version},
-            {"gpu", gpu_to_json(report.gpu)},
-            {"outcome", to_string(report.outcome())},
-            {"exit_code", to_int(report.exit_code())},
-            {"points", report.points()},
-            {"max_points", report.max_points()},
-            {"visible_cases_only", report.visible_cases_only},
-            {"cpu_self_check", report.cpu_self_check},
-            {"exercises", exercises}});
+                            {"schema_version", results_schema_version},
+                            {"cugrade_version", report.cugrade_version},
+                            {"gpu", gpu_to_json(report.gpu)},
+                            {"outcome", to_string(report.outcome())},
+                            {"exit_code", to_int(report.exit_code())},
+                            {"points", report.points()},
+                            {"max_points", report.max_points()},
+                            {"visible_cases_only", report.visible_cases_only},
+                            {"cpu_self_check", report.cpu_self_check},
+                            {"exercises", exercises}});
 }
 
 }  // namespace cugrade

@@ -42,7 +42,7 @@ struct ExerciseReport {
     // What the failing visible cases share (failure_patterns.hpp); each case's own diagnosis is in its ScoredCase.
     std::vector<Diagnosis> patterns;
     std::vector<std::string> diagnosis_notes;  // why a diagnosis could not be made
-    std::string program_output;  // what the processes of visible cases printed
+    std::string program_output;                // what the processes of visible cases printed
     bool program_output_truncated = false;
     std::string hidden_program_output;  // what the processes that ran hidden cases printed: shown to instructors only
     bool hidden_program_output_truncated = false;

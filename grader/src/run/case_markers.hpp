@@ -10,8 +10,8 @@ namespace cugrade {
 
 struct MarkedOutput {
     std::map<std::string, std::string> by_case;  // each case's part
-    std::vector<std::string> order;  // the ids as their markers came, a job's end marker's among them
-    std::string unmarked;  // the output without the markers
+    std::vector<std::string> order;              // the ids as their markers came, a job's end marker's among them
+    std::string unmarked;                        // the output without the markers
 };
 
 MarkedOutput split_at_markers(const std::string& output, const std::string& marker);

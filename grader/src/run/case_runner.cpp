@@ -79,16 +79,14 @@ CaseResult not_started(const std::optional<std::string>& fatal, const ExitStatus
         return {Status::harness_error, *fatal};
     }
     if (!status.limit.empty()) {
-        return {Status::limit_exceeded, fmt::format("the program {} before running any case",
-                                                    status.describe())};
+        return {Status::limit_exceeded, fmt::format("the program {} before running any case", status.describe())};
     }
     if (status.timed_out) {
         return {Status::timed_out,
-                tool.empty()
-                    ? fmt::format("the program did not start its first case within {} s", startup_seconds)
-                    : fmt::format("{} stopped after {} s: the program did not start its first case under "
-                                  "the tool",
-                                  tool, startup_seconds)};
+                tool.empty() ? fmt::format("the program did not start its first case within {} s", startup_seconds)
+                             : fmt::format("{} stopped after {} s: the program did not start its first case under "
+                                           "the tool",
+                                           tool, startup_seconds)};
     }
     return {status.signal != 0 ? Status::crashed : Status::exited_early,
             fmt::format("the program {} before running any case", status.describe())};
@@ -161,7 +159,7 @@ CaseRunner::CaseRunner(const fs::path& program, const std::vector<CasePlan>& cas
 }
 
 std::vector<CaseRunner::Ended> CaseRunner::run(const std::vector<std::size_t>& indices,
-                                                const std::vector<std::string>& launcher, RunMode mode) {
+                                               const std::vector<std::string>& launcher, RunMode mode) {
     std::vector<Ended> processes;
     while (true) {
         run_until_set_aside(indices, launcher, mode, processes);
@@ -179,10 +177,8 @@ std::vector<CaseRunner::Ended> CaseRunner::run(const std::vector<std::size_t>& i
         const double waited = options_.gpu_gate->wait_until_quiet(options_.holds_gpu_place);
         run_.seconds.quiet_wait += waited;
         if (options_.trace != nullptr) {
-            options_.trace->record({{"event", "quiet"},
-                                    {"submission", options_.trace_label},
-                                    {"cases", aside},
-                                    {"waited", waited}});
+            options_.trace->record(
+                {{"event", "quiet"}, {"submission", options_.trace_label}, {"cases", aside}, {"waited", waited}});
         }
         std::vector<std::vector<std::size_t>> again;
         for (const std::size_t i : indices) {
@@ -495,7 +491,7 @@ private:
     // Plain runs only: under a tool a case's GPU work is slow by nature, and a profile has the GPU alone anyway.
     const bool may_set_aside_;
 
-    GpuGate::Hold gpu_;  // what this process holds of a shared GPU
+    GpuGate::Hold gpu_;                    // what this process holds of a shared GPU
     std::optional<MachineLock> counters_;  // the machine's turn at the GPU's counters, while the harness has it
     std::optional<Clock::time_point> alone_since_;
     // Whether the counters were held in the turn alone now running (a profile made in a speed test's turn), and
@@ -508,7 +504,7 @@ private:
     double waited_ = 0.0, in_cases_ = 0.0;  // of this process's time
     // Seconds from its start to its ready record: CUDA's start, a tool's.
     std::optional<double> ready_after_;
-    double waited_before_ready_ = 0.0;   // of those, waiting for the GPU (its context is made holding it shared)
+    double waited_before_ready_ = 0.0;  // of those, waiting for the GPU (its context is made holding it shared)
     Clock::time_point deadline_;
     bool killed_at_deadline_ = false;
     std::size_t deferred_to_round_ = no_case;  // the speed test declined its counters for a round of profiles
@@ -556,9 +552,8 @@ CaseRunner::Ended CaseRunner::run_process_once(const std::vector<std::size_t>& l
 CaseRunner::ProcessPlan CaseRunner::plan_process(const std::vector<std::size_t>& left,
                                                  const std::vector<std::string>& launcher, RunMode mode) const {
     // Visible cases come first; what the program prints from the first hidden case on is the hidden output.
-    const auto first_hidden = std::find_if(left.begin(), left.end(), [&](std::size_t i) {
-        return cases_[i].visibility == Visibility::hidden;
-    });
+    const auto first_hidden = std::find_if(left.begin(), left.end(),
+                                           [&](std::size_t i) { return cases_[i].visibility == Visibility::hidden; });
     ProcessPlan process;
     process.starts_hidden = first_hidden == left.begin();
     process.switches = first_hidden != left.end() && !process.starts_hidden;
@@ -608,8 +603,7 @@ void CaseRunner::ProcessWatch::answer(const std::string& line) {
     if (!record.is_object() || !record.contains("event")) {
         return;  // not the harness's: nothing but well-formed records count
     }
-    if (!record.contains("token") || !record["token"].is_string() ||
-        record["token"].get<std::string>() != token_) {
+    if (!record.contains("token") || !record["token"].is_string() || record["token"].get<std::string>() != token_) {
         ++run_.forged_records;
         return;
     }
@@ -685,7 +679,7 @@ void CaseRunner::ProcessWatch::answer_counters(const nlohmann::json& record) {
     }
     if (asks) {
         counters_in_turn_ = counters_in_turn_ || (counters_ && alone_since_);
-        child_.reply(std::string(1, !wanted  ? protocol::counters_unwanted
+        child_.reply(std::string(1, !wanted     ? protocol::counters_unwanted
                                     : counters_ ? protocol::counters_granted
                                                 : protocol::counters_refused));
     } else if (use == "give") {
@@ -697,14 +691,14 @@ bool CaseRunner::ProcessWatch::counters_wanted() const {
     const std::size_t current = seen_.current;
     // Not wanted where a smaller case has failed already (the rule profile_case applies once all have run),
     // or seems to hang: set aside, it has no verdict yet, and will time out alone as it did here.
-    const bool smaller_set_aside = std::ranges::any_of(
-        std::views::iota(std::size_t{0}, cases_.size()),
-        [&](std::size_t j) { return case_runner_.set_aside_[j] && !cases_[j].timed; });
+    const bool smaller_set_aside =
+        std::ranges::any_of(std::views::iota(std::size_t{0}, cases_.size()),
+                            [&](std::size_t j) { return case_runner_.set_aside_[j] && !cases_[j].timed; });
     // Nor where the same code's counters were read already: profile_case diagnoses from those.
     const bool read_before = current != no_case && options_.same_code_profiles != nullptr &&
                              options_.same_code_profiles->find(options_.same_code, cases_[current].id);
-    return counters_.has_value() || (!read_before && !smaller_set_aside &&
-                                     !smaller_case_failed(cases_, run_.cases, case_runner_.done_));
+    return counters_.has_value() ||
+           (!read_before && !smaller_set_aside && !smaller_case_failed(cases_, run_.cases, case_runner_.done_));
 }
 
 // The machine's turn at the counters, waiting for it at most `patience`.
@@ -864,18 +858,19 @@ void CaseRunner::ProcessWatch::count_and_trace(const ExitStatus& status) {
     if (options_.trace == nullptr) {
         return;
     }
-    options_.trace->record({{"submission", options_.trace_label},
-                            {"tool", tool_name_},
-                            {"cases", plan_.cases.size()},
-                            {"first_case", plan_.cases.front()->id},
-                            {"seconds", Seconds(Clock::now() - process_started_).count()},
-                            {"in_cases", in_cases_},
-                            {"waited_for_gpu", waited_},
-                            {"ready_after", ready_after_.value_or(-1.0)},
-                            {"waited_before_ready", waited_before_ready_},
-                            {"cpu", child_.cpu_seconds_used()},
-                            {"runner_cpu", runner_ ? runner_->cpu_seconds_used() : 0.0},
-                            {"ended", seen_.set_aside_now ? std::string("stopped: its case set aside") : status.describe()}});
+    options_.trace->record(
+        {{"submission", options_.trace_label},
+         {"tool", tool_name_},
+         {"cases", plan_.cases.size()},
+         {"first_case", plan_.cases.front()->id},
+         {"seconds", Seconds(Clock::now() - process_started_).count()},
+         {"in_cases", in_cases_},
+         {"waited_for_gpu", waited_},
+         {"ready_after", ready_after_.value_or(-1.0)},
+         {"waited_before_ready", waited_before_ready_},
+         {"cpu", child_.cpu_seconds_used()},
+         {"runner_cpu", runner_ ? runner_->cpu_seconds_used() : 0.0},
+         {"ended", seen_.set_aside_now ? std::string("stopped: its case set aside") : status.describe()}});
     if (seen_.set_aside_now) {
         options_.trace->record({{"event", "set_aside"},
                                 {"submission", options_.trace_label},

@@ -84,7 +84,7 @@ public:
 
     struct Ended {
         ExitStatus status;
-        std::string output;  // what it printed
+        std::string output;      // what it printed
         bool truncated = false;  // past the output limit
     };
 
@@ -162,8 +162,7 @@ private:
     std::unique_ptr<KeptChecker> start_round_checker(GpuGate::Hold& gpu, std::string& why);
     // Speed test i profiled as a job of a round's `checker`: the checker's "kernel_profile", or {"problem": why}.
     // `usable`: the job ended as it should, and the checker may serve the next.
-    nlohmann::json counters_job(KeptChecker& checker, std::size_t i, double call_ms, GpuGate::Hold& gpu,
-                                bool& usable);
+    nlohmann::json counters_job(KeptChecker& checker, std::size_t i, double call_ms, GpuGate::Hold& gpu, bool& usable);
     struct CountersRound;
     // One checker's requests profiled in a round of their own (run_counters_round).
     static void run_one_checkers_round(const std::vector<CountersRequest*>& mine);
@@ -220,7 +219,7 @@ private:
     std::vector<bool> rerun_after_launch_failure_;  // never twice (RunMode::rerun_launch_failures)
     // Shared with the runners of its chains and quiet rounds (run_apart), which run at once: two cases in all.
     std::shared_ptr<std::atomic<int>> launch_failure_reruns_left_;
-    bool splits_fault_chains_ = true;     // false in a chain's own runner (run_until_set_aside)
+    bool splits_fault_chains_ = true;  // false in a chain's own runner (run_until_set_aside)
     std::map<std::string, std::size_t> index_of_;
     std::map<std::size_t, CaseOutput> case_output_;
     RunResult run_;

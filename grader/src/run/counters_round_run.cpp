@@ -39,7 +39,8 @@ std::optional<nlohmann::json> next_round_record(KeptChecker& checker, ChildProce
             continue;
         }
         if (next != ChildProcess::Next::line) {
-            why = next == ChildProcess::Next::closed ? "the profiling checker ended" : "the profiling checker stopped at its limit";
+            why = next == ChildProcess::Next::closed ? "the profiling checker ended"
+                                                     : "the profiling checker stopped at its limit";
             return std::nullopt;
         }
         auto record = nlohmann::json::parse(line, nullptr, false);
@@ -117,14 +118,16 @@ nlohmann::json CaseRunner::counters_job(KeptChecker& checker, std::size_t i, dou
     }
     const int device_code = ::open(options_.device_code.c_str(), O_RDONLY | O_CLOEXEC);
     const nlohmann::json job = {{"cases", {static_cast<const plan::Case&>(cases_[i])}}, {"call_ms", call_ms}};
-    const bool sent = device_code >= 0 && checker.child->reply_with_descriptors(job.dump() + "\n", {device_code, runner_end});
+    const bool sent =
+        device_code >= 0 && checker.child->reply_with_descriptors(job.dump() + "\n", {device_code, runner_end});
     ::close(runner_end);
     if (device_code >= 0) {
         ::close(device_code);
     }
     nlohmann::json profile;
-    std::string why = device_code < 0 ? fmt::format("cannot open {}: {}", options_.device_code.string(), std::strerror(errno))
-                                      : "the profiling checker did not take the job";
+    std::string why = device_code < 0
+                          ? fmt::format("cannot open {}: {}", options_.device_code.string(), std::strerror(errno))
+                          : "the profiling checker did not take the job";
     bool job_done = false;
     auto deadline = after(options_.startup_seconds);
     while (sent) {

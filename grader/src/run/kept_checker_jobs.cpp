@@ -113,9 +113,9 @@ struct JobState {
     std::optional<double> ready_after;
     bool job_done = false;
     bool checker_ended = false;
-    bool past_limit = false;  // a case ran past its limit, or the checker was not ready in time
+    bool past_limit = false;                   // a case ran past its limit, or the checker was not ready in time
     std::optional<std::size_t> last_reported;  // the last case whose result came, while no case runs after it
-    std::string why_not_done;  // for the trace
+    std::string why_not_done;                  // for the trace
 };
 
 void answer_gpu_request(const JobScene& scene, const nlohmann::json& record, JobState& state) {
@@ -281,8 +281,8 @@ void trace_job(const RunOptions& options, const std::vector<CasePlan>& cases, co
                            {"detail", job.nothing_reported || job_done ? std::string() : job.state.why_not_done},
                            {"printed", job_done ? std::string() : job.printed.substr(job.printed.size() - tail)},
                            {"ended", job.nothing_reported ? std::string("a job served, nothing reported")
-                                     : job_done ? std::string("a job served, a report: its checker ended")
-                                                : std::string("a job not finished: its checker ended")}});
+                                     : job_done           ? std::string("a job served, a report: its checker ended")
+                                                          : std::string("a job not finished: its checker ended")}});
 }
 
 // The cases whose part of what the job printed is whole, with their parts (CaseRunner::KeptJob::finished_parts).
@@ -295,8 +295,8 @@ std::vector<std::pair<std::size_t, std::string>> finished_parts(JobPrinted& prin
     MarkedOutput split = split_at_markers(printed.text, marker);
     for (std::size_t position = 0; position < split.order.size(); ++position) {
         const auto found = index_of.find(split.order[position]);
-        const bool whole = position + 1 < split.order.size() ||
-                           (found != index_of.end() && printed.whole_before_end == found->second);
+        const bool whole =
+            position + 1 < split.order.size() || (found != index_of.end() && printed.whole_before_end == found->second);
         if (found != index_of.end() && whole) {
             parts.emplace_back(found->second, std::move(split.by_case[split.order[position]]));
         }
@@ -306,8 +306,8 @@ std::vector<std::pair<std::size_t, std::string>> finished_parts(JobPrinted& prin
 
 }  // namespace
 
-
-bool CaseRunner::kept_checker_serves(const std::vector<std::size_t>& cases, const std::vector<std::string>& launcher) const {
+bool CaseRunner::kept_checker_serves(const std::vector<std::size_t>& cases,
+                                     const std::vector<std::string>& launcher) const {
     if (options_.checker_pool == nullptr || options_.shared_program.empty() || options_.runner.empty() ||
         options_.device_code.empty() || launcher.empty() || cases.empty()) {
         return false;
@@ -356,7 +356,7 @@ std::unique_ptr<KeptChecker> CaseRunner::start_kept_checker(const std::string& k
 }
 
 CaseRunner::KeptJob CaseRunner::run_in_kept_checker(const std::vector<std::size_t>& left,
-                                                     const std::vector<std::string>& launcher, RunMode mode) {
+                                                    const std::vector<std::string>& launcher, RunMode mode) {
     if (!kept_checker_serves(left, launcher)) {
         return {};
     }
@@ -384,8 +384,16 @@ CaseRunner::KeptJob CaseRunner::run_in_kept_checker(const std::vector<std::size_
     }
     ++run_.processes;
     GpuGate::Hold gpu(options_.gpu_gate);
-    const JobScene scene{cases_, index_of_, run_, [this](const CasePlan& c) -> double& { return stage_of(c); },
-                         options_, launcher.front(), *checker, handover, gpu, job_started,
+    const JobScene scene{cases_,
+                         index_of_,
+                         run_,
+                         [this](const CasePlan& c) -> double& { return stage_of(c); },
+                         options_,
+                         launcher.front(),
+                         *checker,
+                         handover,
+                         gpu,
+                         job_started,
                          options_.sanitizer_startup_seconds};
     const JobState state = watch_job(scene, *runner);
     handover.close_unsent();  // never sent: the checker ended before it was ready
@@ -405,8 +413,8 @@ CaseRunner::KeptJob CaseRunner::run_in_kept_checker(const std::vector<std::size_
     }
     // What the cases printed here is filed by the process that grades them.
     KeptJob shown{.nothing_reported = nothing_reported,
-                        .finished_parts = finished_parts(printed, checker->marker, index_of_),
-                        .past_limit = state.past_limit};
+                  .finished_parts = finished_parts(printed, checker->marker, index_of_),
+                  .past_limit = state.past_limit};
     if (!nothing_reported) {
         pool.end(std::move(checker));
         return shown;

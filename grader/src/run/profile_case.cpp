@@ -179,8 +179,7 @@ std::optional<std::string> diagnose_from_counters(const std::vector<CasePlan>& c
 void note_smaller_case_failed(RunResult& result) {
     const std::string note =
         "the speed test was not profiled: a smaller case failed; it is profiled once every smaller case passes";
-    if (std::find(result.diagnosis_notes.begin(), result.diagnosis_notes.end(), note) ==
-        result.diagnosis_notes.end()) {
+    if (std::find(result.diagnosis_notes.begin(), result.diagnosis_notes.end(), note) == result.diagnosis_notes.end()) {
         result.diagnosis_notes.push_back(note);
     }
 }
@@ -282,11 +281,11 @@ void diagnose_from_nsight(const std::vector<CasePlan>& cases, std::size_t i, con
                 "the speed test could not be profiled: Nsight Compute measured no time in the submission's kernels");
         }
     } catch (const std::runtime_error& e) {
-        result.diagnosis_notes.push_back(no_profile_note(
-            profile, processes.empty()                     ? e.what()
-                     : processes.back().status.timed_out ? fmt::format("Nsight Compute stopped after {} s",
-                                                                        options.diagnosis_seconds)
-                                                           : "Nsight Compute " + processes.back().status.describe()));
+        result.diagnosis_notes.push_back(
+            no_profile_note(profile, processes.empty() ? e.what()
+                                     : processes.back().status.timed_out
+                                         ? fmt::format("Nsight Compute stopped after {} s", options.diagnosis_seconds)
+                                         : "Nsight Compute " + processes.back().status.describe()));
     }
 }
 
@@ -305,8 +304,8 @@ bool smaller_case_failed(const std::vector<CasePlan>& cases, const std::vector<C
     return false;
 }
 
-void profile_case(const fs::path& program, const std::vector<CasePlan>& cases, std::size_t i,
-                  const RunOptions& options, RunResult& result) {
+void profile_case(const fs::path& program, const std::vector<CasePlan>& cases, std::size_t i, const RunOptions& options,
+                  RunResult& result) {
     if (!options.diagnose) {
         return;
     }

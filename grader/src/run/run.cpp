@@ -14,9 +14,8 @@ namespace fs = std::filesystem;
 
 nlohmann::json make_plan(const std::vector<const CasePlan*>& cases, bool skip_exit_handlers,
                          const fs::path& device_code) {
-    nlohmann::json plan = {{"cases", nlohmann::json::array()},
-                           {"deny_processes", true},
-                           {"skip_exit_handlers", skip_exit_handlers}};
+    nlohmann::json plan = {
+        {"cases", nlohmann::json::array()}, {"deny_processes", true}, {"skip_exit_handlers", skip_exit_handlers}};
     if (!device_code.empty()) {
         plan["device_code"] = device_code.string();
     }
@@ -116,7 +115,8 @@ RunResult run_cases(const fs::path& program, const std::vector<CasePlan>& cases,
         // The others are graded with the rest too, and racecheck adds its findings to their verdicts after.
         const bool race_checked_case = cases[i].race_check && options.may_touch_shared_memory;
         if (race_checked_case && options.compute_sanitizer.empty()) {
-            runner.settle(i, {Status::harness_error, "compute-sanitizer was not found, so the race check could not run"});
+            runner.settle(i,
+                          {Status::harness_error, "compute-sanitizer was not found, so the race check could not run"});
             continue;
         }
         if (race_checked_case) {

@@ -26,14 +26,14 @@ class SameCodeProfiles;  // same_code_profiles.hpp
 class CountersRounds;    // counters_rounds.hpp
 
 struct RunOptions {
-    std::filesystem::path work_dir;     // a private folder for the plan files; the program runs there
-    double startup_seconds = 60.0;      // from start to "ready", and between cases
+    std::filesystem::path work_dir;  // a private folder for the plan files; the program runs there
+    double startup_seconds = 60.0;   // from start to "ready", and between cases
     // The same under compute-sanitizer, which instruments every module as CUDA starts: about 1.5 s alone on an
     // H100, longer beside a batch's other harnesses.
     double sanitizer_startup_seconds = 30.0;
-    std::size_t output_limit = 64 * 1024;  // of each stream (visible, hidden) and of each process
-    std::string compute_sanitizer;      // runs the race-check cases; empty: they cannot run
-    std::string nsight_compute;         // profiles a speed test below its top tier (ncu); empty: none is
+    std::size_t output_limit = 64 * 1024;        // of each stream (visible, hidden) and of each process
+    std::string compute_sanitizer;               // runs the race-check cases; empty: they cannot run
+    std::string nsight_compute;                  // profiles a speed test below its top tier (ncu); empty: none is
     std::filesystem::path nsight_compute_files;  // what ncu reads of its own, shown to the profiled run
     // The width of each kernel's global accesses, read from its code, where the checker's counters leave how much of
     // each sector was used to be told from it (access_width.hpp); empty: not known.
@@ -41,7 +41,7 @@ struct RunOptions {
     // CUPTI, with which the harness reads the counters of a speed test below its top tier itself (before Nsight
     // Compute is asked); empty: it does not.
     std::filesystem::path cupti_library;
-    SandboxPolicy sandbox;              // for every harness process; its work_dir is work_dir
+    SandboxPolicy sandbox;  // for every harness process; its work_dir is work_dir
     // The submission's runner, started beside each harness process with no GPU, and its device code, which the
     // harness loads; empty: the harness runs without a runner.
     std::filesystem::path runner;
@@ -79,7 +79,8 @@ struct RunOptions {
     // A batch's rounds of profiles (counters_rounds.hpp): a slow speed test is declined its counters in its own turn,
     // and profiled with others' in a round, its grading waiting without its place. Null: it profiles in its turn.
     CountersRounds* counters_rounds = nullptr;
-    // Where each harness process is recorded (run_trace.hpp), under `trace_label` (the submission's file); null: nowhere.
+    // Where each harness process is recorded (run_trace.hpp), under `trace_label` (the submission's file); null:
+    // nowhere.
     RunTrace* trace = nullptr;
     std::string trace_label;
     // Set for every harness process on top of the sandbox's: CUDA_VISIBLE_DEVICES, for a batch on several GPUs.

@@ -57,9 +57,14 @@ void mark_race(CaseResult& graded, const std::string& output) {
     graded.detail = "compute-sanitizer racecheck found a race between threads" + also_wrong;
     graded.diagnosis = race_diagnosis(output);
     if (!graded.diagnosis) {
-        graded.diagnosis = Diagnosis{"race", "compute-sanitizer racecheck: a race on shared memory",
-                                     "this case", {}, "a __syncthreads() is missing between a write and "
-                                     "another thread's read", "", "a race on shared memory (racecheck)",
+        graded.diagnosis = Diagnosis{"race",
+                                     "compute-sanitizer racecheck: a race on shared memory",
+                                     "this case",
+                                     {},
+                                     "a __syncthreads() is missing between a write and "
+                                     "another thread's read",
+                                     "",
+                                     "a race on shared memory (racecheck)",
                                      "barrier"};
     }
     graded.diagnosis->scope = "this case";
@@ -397,9 +402,9 @@ struct DiagnosisReruns {
 bool budget_for(const DiagnosisReruns& reruns, SanitizerTool tool, RunResult& result) {
     const double left = Seconds(reruns.budget_end - Clock::now()).count();
     if (left < 1.0) {
-        result.diagnosis_notes.push_back(fmt::format(
-            "compute-sanitizer's {} did not run {}: the reruns' {} s were spent", to_string(tool), reruns.where,
-            reruns.options.diagnosis_seconds));
+        result.diagnosis_notes.push_back(
+            fmt::format("compute-sanitizer's {} did not run {}: the reruns' {} s were spent", to_string(tool),
+                        reruns.where, reruns.options.diagnosis_seconds));
         return false;
     }
     reruns.rerun_cases[reruns.chosen].case_seconds = std::min(reruns.cases[reruns.chosen].case_seconds, left);
@@ -471,10 +476,10 @@ void diagnose_failures(const fs::path& program, const std::vector<CasePlan>& cas
     if (result.cases[*chosen].status == Status::wrong_answer) {
         tools.insert(tools.end(), {SanitizerTool::initcheck, SanitizerTool::synccheck});
     }
-    const std::string where = cases[*chosen].visibility == Visibility::visible ? "on " + cases[*chosen].id
-                                                                                : "on a hidden case";
-    const DiagnosisReruns chosen_reruns{cases, options, *chosen, reruns, rerun_options, runner, started, budget_end,
-                                        where};
+    const std::string where =
+        cases[*chosen].visibility == Visibility::visible ? "on " + cases[*chosen].id : "on a hidden case";
+    const DiagnosisReruns chosen_reruns{cases,  options, *chosen,    reruns, rerun_options,
+                                        runner, started, budget_end, where};
     for (const SanitizerTool tool : tools) {
         if (!rerun_under(chosen_reruns, tool, result)) {
             break;

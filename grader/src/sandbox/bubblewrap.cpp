@@ -48,8 +48,8 @@ const BubblewrapSupport& bubblewrap_support() {
         BubblewrapSupport result;
         const char* path_variable = std::getenv("PATH");
         std::string bwrap;
-        for (const std::string& folder : {std::string(path_variable != nullptr ? path_variable : ""),
-                                         std::string("/usr/bin:/bin")}) {
+        for (const std::string& folder :
+             {std::string(path_variable != nullptr ? path_variable : ""), std::string("/usr/bin:/bin")}) {
             std::size_t start = 0;
             while (bwrap.empty() && start <= folder.size()) {
                 const std::size_t end = std::min(folder.find(':', start), folder.size());
@@ -113,8 +113,8 @@ std::vector<fs::path> bubblewrap_hidden(const SandboxPolicy& policy) {
 
 std::vector<std::string> bubblewrap_command(const std::string& bwrap, const SandboxPolicy& policy,
                                             const std::vector<std::string>& command) {
-    std::vector<std::string> args = {bwrap, "--die-with-parent", "--new-session", "--unshare-pid", "--unshare-ipc",
-                                     "--unshare-uts"};
+    std::vector<std::string> args = {bwrap,           "--die-with-parent", "--new-session",
+                                     "--unshare-pid", "--unshare-ipc",     "--unshare-uts"};
     if (!policy.network) {
         args.emplace_back("--unshare-net");
     }

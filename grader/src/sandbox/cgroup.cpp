@@ -45,9 +45,9 @@ std::string mount_point(const std::string& controller) {
         }
         std::string type, source, super_options;
         fields >> type >> source >> super_options;
-        if (controller == "cgroup2" ? type == "cgroup2"
-                                    : type == "cgroup" && ("," + super_options + ",").find("," + controller + ",") !=
-                                                              std::string::npos) {
+        if (controller == "cgroup2"
+                ? type == "cgroup2"
+                : type == "cgroup" && ("," + super_options + ",").find("," + controller + ",") != std::string::npos) {
             return point;
         }
     }
@@ -147,8 +147,7 @@ Cgroup::Cgroup(std::uint64_t memory_bytes, int max_processes) {
         const fs::path folder = base / unique_name();
         std::error_code ec;
         if (!fs::create_directory(folder, ec)) {
-            throw std::runtime_error(
-                fmt::format("cannot create control group {}: {}", folder.string(), ec.message()));
+            throw std::runtime_error(fmt::format("cannot create control group {}: {}", folder.string(), ec.message()));
         }
         folders_.push_back(folder);
         procs_files_.push_back((folder / "cgroup.procs").string());

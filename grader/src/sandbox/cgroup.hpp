@@ -11,10 +11,10 @@
 namespace cugrade {
 
 struct CgroupSupport {
-    int version = 0;                     // 0: none, 1 or 2
-    std::filesystem::path memory_base;   // where groups with a memory limit are created
-    std::filesystem::path pids_base;     // where groups with a process limit are created (v1: another hierarchy)
-    std::string problem;                 // why none, when version is 0
+    int version = 0;                    // 0: none, 1 or 2
+    std::filesystem::path memory_base;  // where groups with a memory limit are created
+    std::filesystem::path pids_base;    // where groups with a process limit are created (v1: another hierarchy)
+    std::string problem;                // why none, when version is 0
 };
 
 // Asked once per process: creates and removes a probe group.

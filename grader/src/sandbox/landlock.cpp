@@ -59,8 +59,7 @@ __u64 fs_rights(int abi) {
 }
 // Rights that make sense on a file rather than a folder: a rule on a file may hold no others.
 constexpr __u64 file_rights = LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_WRITE_FILE |
-                              LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_TRUNCATE |
-                              LANDLOCK_ACCESS_FS_IOCTL_DEV;
+                              LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_TRUNCATE | LANDLOCK_ACCESS_FS_IOCTL_DEV;
 constexpr __u64 read_rights = LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR;
 // CUDA names its threads by writing /proc/self/task/TID/comm and fails to start when it cannot. A rule cannot name
 // the process's own folder (it does not exist before fork, and nvcc's or compute-sanitizer's children have others

@@ -154,7 +154,8 @@ int peer_copy(const ProcessOptions& options) {
     // Above the descriptors the child sets up, so that setting them up cannot overwrite it.
     const int peer_fd = options.peer_fd >= 0 ? ::fcntl(options.peer_fd, F_DUPFD_CLOEXEC, 10) : -1;
     if (options.peer_fd >= 0 && peer_fd < 0) {
-        throw std::runtime_error(fmt::format("cannot pass a channel to '{}': {}", options.argv[0], std::strerror(errno)));
+        throw std::runtime_error(
+            fmt::format("cannot pass a channel to '{}': {}", options.argv[0], std::strerror(errno)));
     }
     return peer_fd;
 }
@@ -266,9 +267,9 @@ void set_child_descriptors(const ChildSide& child) {
         }
     }
     ::execvpe(child.argv[0], child.argv, child.envp);
-    fail_in_child(exec_error, errno,
-                  sandbox != nullptr && sandbox->mode() == SandboxPolicy::Mode::bubblewrap ? "cannot run bwrap"
-                                                                                         : nullptr);
+    fail_in_child(
+        exec_error, errno,
+        sandbox != nullptr && sandbox->mode() == SandboxPolicy::Mode::bubblewrap ? "cannot run bwrap" : nullptr);
 }
 
 // What the child's error pipe carried when it closed or had something (nothing: exec succeeded), into `failure`;
@@ -387,8 +388,8 @@ void ChildProcess::await_exec(int exec_error, const std::string& program, bool t
         ::close(exec_error);
         close_fd(output_fd_);
         close_fd(channel_fd_);
-        throw std::runtime_error(fmt::format("cannot start '{}': it did not get as far as running within {} s",
-                                             program, start_seconds));
+        throw std::runtime_error(
+            fmt::format("cannot start '{}': it did not get as far as running within {} s", program, start_seconds));
     }
     ::close(exec_error);
     if (*got > 0) {
@@ -399,11 +400,10 @@ void ChildProcess::await_exec(int exec_error, const std::string& program, bool t
         close_fd(channel_fd_);
         failure.what[sizeof failure.what - 1] = '\0';
         if (failure.what[0] == '\0') {
-            throw std::runtime_error(
-                fmt::format("cannot run '{}': {}", program, std::strerror(failure.error)));
+            throw std::runtime_error(fmt::format("cannot run '{}': {}", program, std::strerror(failure.error)));
         }
-        throw std::runtime_error(fmt::format("cannot sandbox '{}': {}: {}", program, failure.what,
-                                             std::strerror(failure.error)));
+        throw std::runtime_error(
+            fmt::format("cannot sandbox '{}': {}: {}", program, failure.what, std::strerror(failure.error)));
     }
     if (!tracked) {
         ::kill(-pid_, SIGKILL);
@@ -411,8 +411,8 @@ void ChildProcess::await_exec(int exec_error, const std::string& program, bool t
         pid_ = -1;
         close_fd(output_fd_);
         close_fd(channel_fd_);
-        throw std::runtime_error(fmt::format("cannot start '{}': cugrade already runs {} process groups",
-                                             program, max_children));
+        throw std::runtime_error(
+            fmt::format("cannot start '{}': cugrade already runs {} process groups", program, max_children));
     }
 }
 

@@ -1,6 +1,7 @@
 // Child processes with a wall-clock limit, killed as a whole process group, whose output is captured up to a cap.
 // An optional result channel (a socket on file descriptor 3) carries the harness's records, apart from anything the
-// child prints, and the grader's few answers back. An optional sandbox (sandbox.hpp) contains what the child may read, reach and use.
+// child prints, and the grader's few answers back. An optional sandbox (sandbox.hpp) contains what the child may read,
+// reach and use.
 #pragma once
 
 #include <sys/types.h>
@@ -27,7 +28,7 @@ struct ProcessOptions {
     // Set on top of cugrade's own environment; a sandboxed process gets these on top of sandbox_environment() and
     // nothing else of cugrade's.
     std::vector<std::pair<std::string, std::string>> environment;
-    std::size_t output_limit = 256 * 1024;                         // bytes of stdout+stderr kept
+    std::size_t output_limit = 256 * 1024;  // bytes of stdout+stderr kept
     bool result_channel = false;
     // A descriptor of cugrade's the process gets as descriptor 4, named in the environment variable peer_fd_env
     // (the channel between a checker and its runner); -1 for none. cugrade keeps its own copy.
@@ -39,8 +40,8 @@ struct ProcessOptions {
 };
 
 struct ExitStatus {
-    int code = -1;        // the exit code, when the process exited
-    int signal = 0;       // the signal that ended it, when one did
+    int code = -1;           // the exit code, when the process exited
+    int signal = 0;          // the signal that ended it, when one did
     bool timed_out = false;  // cugrade killed it at its deadline
     // The sandbox's limit that ended it: "output" (cugrade killed the group for printing more than
     // output_kill_bytes), "cpu" (SIGXCPU at RLIMIT_CPU), "file size" (SIGXFSZ at RLIMIT_FSIZE), "memory" (the

@@ -203,8 +203,8 @@ SandboxLaunch::SandboxLaunch(const SandboxPolicy& policy, std::vector<std::strin
     if (mode_ == SandboxPolicy::Mode::bubblewrap) {
         const auto& bubblewrap = bubblewrap_support();
         if (bubblewrap.path.empty()) {
-            throw std::runtime_error(fmt::format("cannot sandbox '{}': bubblewrap does not work here: {}", program,
-                                                 bubblewrap.problem));
+            throw std::runtime_error(
+                fmt::format("cannot sandbox '{}': bubblewrap does not work here: {}", program, bubblewrap.problem));
         }
         // Found here rather than by bwrap, so that a missing command reads as it does without a sandbox.
         int error = 0;

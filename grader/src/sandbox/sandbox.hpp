@@ -19,21 +19,21 @@ namespace cugrade {
 
 struct SandboxPolicy {
     bool enabled = false;
-    std::filesystem::path work_dir;                 // read-write; the process's working directory; TMPDIR and HOME point here
-    std::vector<std::filesystem::path> readable;    // read-only paths beyond the system's (the CUDA toolkit)
+    std::filesystem::path work_dir;  // read-write; the process's working directory; TMPDIR and HOME point here
+    std::vector<std::filesystem::path> readable;  // read-only paths beyond the system's (the CUDA toolkit)
     // Paths to cover should they lie under something the sandbox shows (the course installed under /usr, say):
     // defence in depth, since the allowlist shows nothing else of the host anyway.
     std::vector<std::filesystem::path> hidden;
-    bool gpu = false;                               // the GPU's device files, /sys and /dev/shm
-    bool network = false;                           // false: no network
-    double cpu_seconds = 0;                         // RLIMIT_CPU, rounded up to whole seconds (0: none)
-    int extra_processes = 0;                        // processes and threads it may start (0: no limit)
+    bool gpu = false;         // the GPU's device files, /sys and /dev/shm
+    bool network = false;     // false: no network
+    double cpu_seconds = 0;   // RLIMIT_CPU, rounded up to whole seconds (0: none)
+    int extra_processes = 0;  // processes and threads it may start (0: no limit)
     // Where the limit on processes is the user's (RLIMIT_NPROC, without a control group), the processes other
     // sandboxes of the same batch may start meanwhile, so that one busy sandbox does not starve the next.
     int processes_of_others = 0;
-    std::uint64_t file_bytes = 0;                   // RLIMIT_FSIZE (0: none)
-    std::uint64_t memory_bytes = 0;                 // memory of the whole process tree, or of each process (0: none)
-    std::size_t output_kill_bytes = 0;              // kill the whole group once stdout+stderr exceed this (0: never)
+    std::uint64_t file_bytes = 0;       // RLIMIT_FSIZE (0: none)
+    std::uint64_t memory_bytes = 0;     // memory of the whole process tree, or of each process (0: none)
+    std::size_t output_kill_bytes = 0;  // kill the whole group once stdout+stderr exceed this (0: never)
     // automatic: bubblewrap when it is installed and works here, else the kernel's own facilities
     enum class Mode { automatic, bubblewrap, kernel } mode = Mode::automatic;
 };
@@ -62,7 +62,7 @@ enum class Containment {
     files,  // the host's files are hidden (bubblewrap or Landlock), but other processes are visible
     full,   // files hidden, other processes invisible (a pid namespace), no network
 };
-std::string to_string(Containment level);                                 // "none", "files", "full"
+std::string to_string(Containment level);  // "none", "files", "full"
 std::optional<Containment> containment_from_string(const std::string& text);
 
 struct ContainmentCheck {
@@ -83,7 +83,7 @@ inline constexpr const char* system_path_variable = "/usr/local/sbin:/usr/local/
 // them, CUDA_VISIBLE_DEVICES, CUDA_DEVICE_ORDER and LD_LIBRARY_PATH (the driver may be found through it).
 std::vector<std::pair<std::string, std::string>> sandbox_environment(const SandboxPolicy& policy);
 
-std::string describe_bytes(std::uint64_t bytes);  // "16 MiB", "512 KiB", "1000 bytes"
+std::string describe_bytes(std::uint64_t bytes);   // "16 MiB", "512 KiB", "1000 bytes"
 std::string describe_cpu_seconds(double seconds);  // "120 s": the whole seconds RLIMIT_CPU gets
 
 class Cgroup;

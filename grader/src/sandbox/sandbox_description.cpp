@@ -147,8 +147,7 @@ std::vector<std::string> describe_protections(const SandboxPolicy& policy) {
         if (bubblewrap.path.empty()) {
             return {"bubblewrap unavailable: " + bubblewrap.problem};
         }
-        lines.push_back("bubblewrap: nothing of the host visible but " + join(shown, ", ") +
-                        "; private /tmp and /dev");
+        lines.push_back("bubblewrap: nothing of the host visible but " + join(shown, ", ") + "; private /tmp and /dev");
         for (const auto& path : bubblewrap_hidden(policy)) {
             lines.push_back("bubblewrap: " + path.string() + " hidden");
         }
@@ -160,11 +159,11 @@ std::vector<std::string> describe_protections(const SandboxPolicy& policy) {
         }
         const auto& landlock = landlock_support();
         if (landlock.abi > 0) {
-            lines.push_back(fmt::format("landlock (abi {}): nothing of the host readable but {}", landlock.abi,
-                                        join(shown, ", ")));
+            lines.push_back(
+                fmt::format("landlock (abi {}): nothing of the host readable but {}", landlock.abi, join(shown, ", ")));
             for (const auto& [path, folder] : landlock_unhidden(policy)) {
-                lines.push_back(fmt::format("landlock cannot hide {}: it lies under {}", path.string(),
-                                            folder.string()));
+                lines.push_back(
+                    fmt::format("landlock cannot hide {}: it lies under {}", path.string(), folder.string()));
             }
             lines.emplace_back(landlock.abi >= 6 ? "landlock: no signals to processes outside the sandbox"
                                                  : "signals not contained: needs landlock abi 6");
@@ -184,11 +183,10 @@ std::vector<std::string> describe_protections(const SandboxPolicy& policy) {
     lines.emplace_back("environment: PATH, HOME, TMPDIR, LANG and the CUDA variables only");
     if (policy.memory_bytes > 0) {
         const auto& cgroup = cgroup_support();
-        lines.push_back(cgroup.version > 0
-                            ? fmt::format("memory: {} for the whole process tree (cgroup v{})",
-                                          describe_bytes(policy.memory_bytes), cgroup.version)
-                            : fmt::format("memory: {} per process (rlimit; {})", describe_bytes(policy.memory_bytes),
-                                          cgroup.problem));
+        lines.push_back(cgroup.version > 0 ? fmt::format("memory: {} for the whole process tree (cgroup v{})",
+                                                         describe_bytes(policy.memory_bytes), cgroup.version)
+                                           : fmt::format("memory: {} per process (rlimit; {})",
+                                                         describe_bytes(policy.memory_bytes), cgroup.problem));
     }
     if (const std::string limits = limits_line(policy); !limits.empty()) {
         lines.push_back(limits);

@@ -11,8 +11,8 @@ const std::vector<fs::path>& system_folders() {
 }
 
 const std::vector<fs::path>& system_files() {
-    static const std::vector<fs::path> files = {"/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d",
-                                                "/etc/alternatives", "/etc/nvidia", "/etc/localtime"};
+    static const std::vector<fs::path> files = {"/etc/ld.so.cache",  "/etc/ld.so.conf", "/etc/ld.so.conf.d",
+                                                "/etc/alternatives", "/etc/nvidia",     "/etc/localtime"};
     return files;
 }
 
@@ -22,8 +22,7 @@ const std::vector<fs::path>& gpu_system_folders() {
 }
 
 const std::vector<fs::path>& plain_devices() {
-    static const std::vector<fs::path> devices = {"/dev/null", "/dev/zero", "/dev/full", "/dev/random",
-                                                  "/dev/urandom"};
+    static const std::vector<fs::path> devices = {"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"};
     return devices;
 }
 

@@ -27,9 +27,9 @@ struct KeptChecker {
     std::string key;  // its program and tool: only jobs for the same are given to it
     std::unique_ptr<ChildProcess> child;
     std::string token;
-    std::string marker;  // its case marker, and its jobs' end marker's prefix
+    std::string marker;                    // its case marker, and its jobs' end marker's prefix
     std::vector<std::string> protections;  // the checker's own, said when it was ready
-    int jobs = 0;  // jobs served
+    int jobs = 0;                          // jobs served
     GpuGate* gate = nullptr;
 };
 

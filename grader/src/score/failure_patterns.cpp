@@ -80,7 +80,8 @@ std::string input_name(const ScoredCase& c) {
 // behind. One such case proves it; the cases after it may fail from their first call on.
 std::optional<Diagnosis> state_left_behind(const std::vector<ScoredCase>& cases, const Verdicts& verdicts) {
     // A race makes results vary from call to call, so a later call's failure says nothing of state then.
-    const bool racy = std::any_of(cases.begin(), cases.end(), [](const ScoredCase& c) { return c.status == Status::race; });
+    const bool racy =
+        std::any_of(cases.begin(), cases.end(), [](const ScoredCase& c) { return c.status == Status::race; });
     std::vector<std::string> later_calls;
     for (std::size_t i = 0; i < verdicts.cases.size() && !racy; ++i) {
         if (verdicts.failing[i] && failing_call(verdicts.cases[i]->detail) > 1) {
@@ -90,12 +91,15 @@ std::optional<Diagnosis> state_left_behind(const std::vector<ScoredCase>& cases,
     if (later_calls.empty()) {
         return std::nullopt;
     }
-    return Diagnosis{"pattern", "right on the first call, wrong on a later call of the same input",
+    return Diagnosis{"pattern",
+                     "right on the first call, wrong on a later call of the same input",
                      fmt::format("{} of {} visible cases", later_calls.size(), verdicts.cases.size()),
                      later_calls,
                      "state left on the device by one call changes the next: a __device__ counter or flag that "
                      "is not reset, or scratch read before it is written",
-                     "", "right on the first call, wrong on a later call of the same input", "state"};
+                     "",
+                     "right on the first call, wrong on a later call of the same input",
+                     "state"};
 }
 
 // A pattern among the failures: what they share, what likely causes it, and the topic of its fix.
@@ -219,8 +223,7 @@ std::optional<Pattern> non_square_only(const Verdicts& verdicts, bool matrices) 
         only_non_square = only_non_square && !(square(*verdicts.cases[i]) && verdicts.failing[i]);
         non_square += !square(*verdicts.cases[i]);
     }
-    if (!(matrices && squares_pass && only_non_square &&
-          verdicts.failures >= 0.8 * static_cast<double>(non_square))) {
+    if (!(matrices && squares_pass && only_non_square && verdicts.failures >= 0.8 * static_cast<double>(non_square))) {
         return std::nullopt;
     }
     return Pattern{"fails only non-square shapes",
@@ -275,8 +278,8 @@ std::vector<Pattern> parameter_patterns(const Verdicts& verdicts) {
 
 // Every pattern that separates the failures from the passes, in the order they are told.
 std::vector<Pattern> separating_patterns(const Verdicts& verdicts) {
-    const bool matrices = std::all_of(verdicts.cases.begin(), verdicts.cases.end(),
-                                      [](const ScoredCase* c) { return is_matrix(*c); });
+    const bool matrices =
+        std::all_of(verdicts.cases.begin(), verdicts.cases.end(), [](const ScoredCase* c) { return is_matrix(*c); });
     const SizeBounds bounds = size_bounds(verdicts);
     std::vector<Pattern> patterns;
     for (auto pattern : {partial_block(verdicts, matrices), one_failing_shape(verdicts, bounds), size_limit(bounds),
