@@ -133,10 +133,9 @@ std::vector<std::pair<std::string, std::string>> sandbox_environment(const Sandb
     return environment;
 }
 
-SandboxLaunch::SandboxLaunch(const SandboxPolicy& policy, std::vector<std::string>& argv,
-                             std::vector<std::pair<std::string, std::string>>& environment)
-    : mode_(sandbox_mode(policy)) {
-    const std::string program = argv.empty() ? std::string() : argv[0];
+namespace {
+
+void check_work_dir(const SandboxPolicy& policy, const std::string& program) {
     if (policy.work_dir.empty()) {
         throw std::runtime_error(fmt::format("cannot sandbox '{}': no working folder", program));
     }
@@ -146,9 +145,12 @@ SandboxLaunch::SandboxLaunch(const SandboxPolicy& policy, std::vector<std::strin
         throw std::runtime_error(
             fmt::format("cannot sandbox '{}': working folder {} does not exist", program, work_dir.string()));
     }
+}
 
-    // The caller's entries (the result channel, a token, PATH) on top of the minimal environment; HOME and TMPDIR
-    // are always the working folder, the only place the process may write.
+// The caller's entries (the result channel, a token, PATH) on top of the minimal environment; HOME and TMPDIR are
+// always the working folder, the only place the process may write.
+std::vector<std::pair<std::string, std::string>> confined_environment(
+    const SandboxPolicy& policy, const std::vector<std::pair<std::string, std::string>>& environment) {
     auto minimal = sandbox_environment(policy);
     for (const auto& [key, value] : environment) {
         if (key == "HOME" || key == "TMPDIR") {
@@ -157,9 +159,50 @@ SandboxLaunch::SandboxLaunch(const SandboxPolicy& policy, std::vector<std::strin
         std::erase_if(minimal, [&](const auto& entry) { return entry.first == key; });
         minimal.emplace_back(key, value);
     }
-    environment = std::move(minimal);
+    return minimal;
+}
 
-    const bool root = running_as_root();
+// The command is found here rather than by bwrap, so that a missing command reads as it does without a sandbox.
+std::vector<std::string> bubblewrap_argv(const SandboxPolicy& policy, const std::vector<std::string>& argv,
+                                         const std::vector<std::pair<std::string, std::string>>& environment) {
+    const std::string& program = argv[0];
+    const auto& bubblewrap = bubblewrap_support();
+    if (bubblewrap.path.empty()) {
+        throw std::runtime_error(
+            fmt::format("cannot sandbox '{}': bubblewrap does not work here: {}", program, bubblewrap.problem));
+    }
+    std::string path_variable = system_path_variable;
+    for (const auto& [key, value] : environment) {
+        if (key == "PATH") {
+            path_variable = value;
+        }
+    }
+    int error = 0;
+    std::vector<std::string> command = argv;
+    command[0] = find_in_path(program, path_variable, error);
+    if (command[0].empty()) {
+        throw std::runtime_error(fmt::format("cannot run '{}': {}", program, std::strerror(error)));
+    }
+    return bubblewrap_command(bubblewrap.path, policy, command);
+}
+
+}  // namespace
+
+SandboxLaunch::SandboxLaunch(const SandboxPolicy& policy, std::vector<std::string>& argv,
+                             std::vector<std::pair<std::string, std::string>>& environment)
+    : mode_(sandbox_mode(policy)) {
+    const std::string program = argv.empty() ? std::string() : argv[0];
+    check_work_dir(policy, program);
+    environment = confined_environment(policy, environment);
+    set_limits(policy);
+    if (mode_ == SandboxPolicy::Mode::bubblewrap) {
+        argv = bubblewrap_argv(policy, argv, environment);
+        return;
+    }
+    prepare_in_process(policy, program);
+}
+
+void SandboxLaunch::set_limits(const SandboxPolicy& policy) {
     const bool cgroups = policy.memory_bytes > 0 && cgroup_support().version > 0;
     if (cgroups) {
         const int processes = policy.extra_processes > 0 ? policy.extra_processes + 8 : 0;
@@ -193,30 +236,10 @@ SandboxLaunch::SandboxLaunch(const SandboxPolicy& policy, std::vector<std::strin
             limits_.push_back({RLIMIT_DATA, {bytes, bytes}});
         }
     }
+}
 
-    std::string path_variable = system_path_variable;
-    for (const auto& [key, value] : environment) {
-        if (key == "PATH") {
-            path_variable = value;
-        }
-    }
-    if (mode_ == SandboxPolicy::Mode::bubblewrap) {
-        const auto& bubblewrap = bubblewrap_support();
-        if (bubblewrap.path.empty()) {
-            throw std::runtime_error(
-                fmt::format("cannot sandbox '{}': bubblewrap does not work here: {}", program, bubblewrap.problem));
-        }
-        // Found here rather than by bwrap, so that a missing command reads as it does without a sandbox.
-        int error = 0;
-        std::vector<std::string> command = argv;
-        command[0] = find_in_path(program, path_variable, error);
-        if (command[0].empty()) {
-            throw std::runtime_error(fmt::format("cannot run '{}': {}", program, std::strerror(error)));
-        }
-        argv = bubblewrap_command(bubblewrap.path, policy, command);
-        return;
-    }
-
+void SandboxLaunch::prepare_in_process(const SandboxPolicy& policy, const std::string& program) {
+    const bool root = running_as_root();
     const bool pid_namespace = uses_pid_namespace(policy);
     if (pid_namespace) {
         pid_namespace_ = std::make_unique<PidNamespace>(root, policy.gpu, !policy.network);

@@ -123,6 +123,9 @@ public:
     void kill_remaining() const;
 
 private:
+    void set_limits(const SandboxPolicy& policy);
+    void prepare_in_process(const SandboxPolicy& policy, const std::string& program);
+
     struct Limit {
         int resource;
         rlimit value;
